@@ -1,0 +1,588 @@
+"""select-update (seed 004): SELECT a random row by key, UPDATE it to the value read + 1, COMMIT.
+
+A table of 100 rows ``(c1 int primary key, c2 int)``; a fixed number of
+transactions (10,000 by default) shared by N concurrent clients, N swept; or,
+with ``--duration``, as many as fit in a fixed time after a warm-up.
+
+So that the figures describe the database and not the agent, the clients run
+in several worker processes (one Python interpreter cannot drive a fast
+server from many threads), PostgreSQL statements are server-side prepared and
+executed through libpq directly, and every client records latencies into its
+own histogram that are merged afterwards (never averaged percentiles).
+
+With ``--locking for_update`` (default) the row is locked by the SELECT, so
+the sum of c2 must equal the committed transactions; a mismatch aborts the
+run. With ``--locking none`` two clients may read the same value and one
+increment is lost; the run reports how many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import multiprocessing
+import os
+import queue
+import random
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import db, placement
+from ..histogram import Histogram
+from .base import BenchmarkResult, Measurement, Progress, Target
+
+NAME = "select-update"
+VERSION = "1"
+ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+
+DEFAULT_CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80, 100)
+DEFAULT_TRANSACTIONS = 10_000
+ROWS = 100
+TABLE = "benchhub_select_update"
+MAX_ATTEMPTS = 10  # a transaction retried this often counts as an error
+MAX_CONSECUTIVE_ERRORS = 1000  # a client failing this often in a row stops the run
+READY_TIMEOUT_S = 120.0
+
+LATENCY_METRICS = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--locking",
+        choices=("for_update", "none"),
+        default="for_update",
+        help="lock the row with SELECT … FOR UPDATE (default) or not, and count lost updates",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help="worker processes the clients are spread over (default: min(clients, CPUs, 8))",
+    )
+
+
+# --- the transaction, per engine ---------------------------------------------
+
+
+class Retryable(Exception):
+    """Serialization failure, deadlock or lock wait timeout: run the transaction again."""
+
+
+class Failed(Exception):
+    """The transaction failed for good; the connection is still usable."""
+
+
+class PostgresClient:
+    """One connection driving the transaction through prepared statements.
+
+    The libpq calls are made directly on psycopg's ``pgconn``: the four
+    statements of a transaction then cost about as much Python as pgbench
+    costs C, which the agent_overhead benchmark checks.
+    """
+
+    def __init__(self, target: Target, locking: str) -> None:
+        from psycopg import pq
+
+        self.pq = pq
+        self.conn = db.connect_postgresql(target, autocommit=True)
+        self.pgconn = self.conn.pgconn
+        lock = " FOR UPDATE" if locking == "for_update" else ""
+        # TABLE is a constant of this module: nothing user-supplied reaches the SQL text.
+        statements = {
+            b"bh_begin": b"BEGIN",
+            b"bh_select": f"SELECT c2 FROM {TABLE} WHERE c1 = $1{lock}".encode(),  # noqa: S608
+            b"bh_update": f"UPDATE {TABLE} SET c2 = $1 WHERE c1 = $2".encode(),  # noqa: S608
+            b"bh_commit": b"COMMIT",
+            b"bh_rollback": b"ROLLBACK",
+        }
+        for name, sql in statements.items():
+            result = self.pgconn.prepare(name, sql)
+            if result.status != pq.ExecStatus.COMMAND_OK:
+                raise RuntimeError(result.get_error_message())
+        self.keys = [str(key).encode() for key in range(1, ROWS + 1)]
+
+    def backend_pid(self) -> int:
+        return self.pgconn.backend_pid
+
+    def transaction(self, key: int) -> None:
+        ok = self.pq.ExecStatus.COMMAND_OK
+        execute = self.pgconn.exec_prepared
+        param = self.keys[key - 1]
+        self._check(execute(b"bh_begin", None), ok)
+        selected = self._check(execute(b"bh_select", [param]), self.pq.ExecStatus.TUPLES_OK)
+        value = int(selected.get_value(0, 0)) + 1
+        self._check(execute(b"bh_update", [str(value).encode(), param]), ok)
+        self._check(execute(b"bh_commit", None), ok)
+
+    def _check(self, result: Any, expected: Any) -> Any:
+        if result.status == expected:
+            return result
+        state = result.error_field(self.pq.DiagnosticField.SQLSTATE) or b""
+        message = result.get_error_message()
+        if self.pgconn.status != self.pq.ConnStatus.OK:
+            raise ConnectionError(message)
+        self.pgconn.exec_prepared(b"bh_rollback", None)
+        if state in (b"40001", b"40P01", b"55P03"):
+            raise Retryable(message)
+        raise Failed(message)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class MySQLClient:
+    """One PyMySQL connection; statements go as text (PyMySQL has no binary protocol)."""
+
+    RETRYABLE = (1205, 1213)  # lock wait timeout, deadlock
+
+    def __init__(self, target: Target, locking: str) -> None:
+        self.pymysql = db.mysql_module()
+        self.conn = db.connect_mysql(target, autocommit=False)
+        self.cursor = self.conn.cursor()
+        lock = " FOR UPDATE" if locking == "for_update" else ""
+        # Keys and values are ints formatted with %d: nothing to escape, nothing injected.
+        self.select_sql = f"SELECT c2 FROM {TABLE} WHERE c1 = %d{lock}"  # noqa: S608
+        self.update_sql = f"UPDATE {TABLE} SET c2 = %d WHERE c1 = %d"  # noqa: S608
+
+    def backend_pid(self) -> int | None:
+        return None  # one server process for all connections: pinned as a whole
+
+    def transaction(self, key: int) -> None:
+        try:
+            self.cursor.execute(self.select_sql % key)
+            (value,) = self.cursor.fetchone()
+            self.cursor.execute(self.update_sql % (value + 1, key))
+            self.conn.commit()
+        except self.pymysql.err.OperationalError as exc:
+            code = exc.args[0] if exc.args else 0
+            if code in (2006, 2013):  # server gone / lost connection
+                raise ConnectionError(str(exc)) from exc
+            self.conn.rollback()
+            if code in self.RETRYABLE:
+                raise Retryable(str(exc)) from exc
+            raise Failed(str(exc)) from exc
+        except self.pymysql.err.MySQLError as exc:
+            self.conn.rollback()
+            raise Failed(str(exc)) from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_client(target: Target, locking: str) -> PostgresClient | MySQLClient:
+    if target.engine == "postgresql":
+        return PostgresClient(target, locking)
+    return MySQLClient(target, locking)
+
+
+# --- one measurement point: N clients over P worker processes ----------------
+
+
+@dataclass
+class PointPlan:
+    target: Target
+    locking: str
+    quotas: list[int | None]  # per client of this process; None = until the deadline
+    warmup: float
+    duration: float | None
+    client_cpus: frozenset[int]
+    server_cpus: frozenset[int]
+    first_client: int  # this process' clients own progress slots first_client…
+    seed: int
+
+
+@dataclass
+class ClientTally:
+    histogram: Histogram = field(default_factory=Histogram)
+    committed: int = 0  # all commits, warm-up included: what the table's sum must show
+    errors: int = 0
+    retries: int = 0
+    ended_at: float = 0.0
+
+
+def _client_loop(
+    client: PostgresClient | MySQLClient,
+    quota: int | None,
+    plan: PointPlan,
+    start: Any,
+    progress: Any,
+    slot: int,
+    rng: random.Random,
+) -> ClientTally:
+    tally = ClientTally()
+    t0 = start.value
+    window_start = t0 + plan.warmup
+    deadline = window_start + plan.duration if plan.duration is not None else None
+    clock = time.perf_counter
+    record = tally.histogram.record
+    randint = rng.randint
+    transaction = client.transaction
+    done = 0
+    consecutive_errors = 0
+    while True:
+        if quota is not None and done >= quota:
+            break
+        began = clock()
+        if deadline is not None and began >= deadline:
+            break
+        key = randint(1, ROWS)
+        for _attempt in range(MAX_ATTEMPTS):
+            try:
+                transaction(key)
+            except Retryable:
+                tally.retries += 1
+                continue
+            except Failed as exc:
+                tally.errors += 1
+                consecutive_errors += 1
+                if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                    raise RuntimeError(
+                        f"{consecutive_errors} transactions failed in a row: {exc}"
+                    ) from exc
+                break
+            ended = clock()
+            tally.committed += 1
+            consecutive_errors = 0
+            if deadline is None or window_start <= ended <= deadline:
+                record(int((ended - began) * 1_000_000))
+            break
+        else:
+            tally.errors += 1
+        done += 1
+        if done & 15 == 0:
+            progress[slot] = done
+    progress[slot] = done
+    tally.ended_at = clock()
+    return tally
+
+
+def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -> None:
+    """One worker process: connect its clients, wait for the start, run, report."""
+    try:
+        if plan.client_cpus:
+            placement.pin_process(0, plan.client_cpus)
+        clients = [open_client(plan.target, plan.locking) for _ in plan.quotas]
+        if plan.server_cpus:
+            for client in clients:
+                pid = client.backend_pid()
+                if pid:
+                    placement.pin_process(pid, plan.server_cpus)
+    except Exception as exc:  # reported to the parent, which stops the run
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    results.put(("ready", os.getpid()))
+    tallies: list[ClientTally | None] = [None] * len(clients)
+    failures: list[str] = []
+
+    def drive(index: int) -> None:
+        rng = random.Random(plan.seed * 1000 + index)  # noqa: S311 — a workload, not a secret
+        go.wait()
+        try:
+            tallies[index] = _client_loop(
+                clients[index],
+                plan.quotas[index],
+                plan,
+                start,
+                progress,
+                plan.first_client + index,
+                rng,
+            )
+        except Exception as exc:  # reported to the parent
+            failures.append(f"{type(exc).__name__}: {exc}")
+
+    if len(clients) == 1:
+        drive(0)
+    else:
+        threads = [threading.Thread(target=drive, args=(i,)) for i in range(len(clients))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    for client in clients:
+        client.close()
+    if failures:
+        results.put(("error", failures[0]))
+        return
+    results.put(("done", [_tally_dict(t) for t in tallies if t is not None]))
+
+
+def _tally_dict(tally: ClientTally) -> dict[str, Any]:
+    return {
+        "histogram": tally.histogram.to_dict(),
+        "committed": tally.committed,
+        "errors": tally.errors,
+        "retries": tally.retries,
+        "ended_at": tally.ended_at,
+    }
+
+
+@dataclass
+class PointResult:
+    clients: int
+    throughput: float
+    histogram: Histogram
+    committed: int
+    errors: int
+    retries: int
+    lost_updates: int
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` transactions shared as evenly as possible by ``parts`` clients."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def default_processes(clients: int) -> int:
+    # Beyond 8 interpreters memory grows faster than the load they add.
+    return max(1, min(clients, os.cpu_count() or 1, 8))
+
+
+def run_point(
+    target: Target,
+    *,
+    clients: int,
+    transactions: int | None,
+    duration: float | None,
+    warmup: float,
+    locking: str,
+    processes: int | None,
+    pin: placement.Placement,
+    progress: Progress,
+    label: str,
+    seed: int = 0,
+) -> PointResult:
+    """Reset the table, run one point, and check the table against the commits."""
+    reset_table(target)
+    processes = max(1, min(processes or default_processes(clients), clients))
+    quotas: list[int | None] = (
+        list(split(transactions, clients)) if duration is None else [None] * clients
+    )
+    ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    go, start = ctx.Event(), ctx.Value("d", 0.0)
+    counters = ctx.Array("q", clients, lock=False)
+    results = ctx.Queue()
+    workers = []
+    first = 0
+    for index, size in enumerate(split(clients, processes)):
+        plan = PointPlan(
+            target=target,
+            locking=locking,
+            quotas=quotas[first : first + size],
+            warmup=warmup if duration is not None else 0.0,
+            duration=duration,
+            client_cpus=pin.client_cpus,
+            server_cpus=pin.server_cpus if target.engine == "postgresql" else frozenset(),
+            first_client=first,
+            seed=seed * 10_000 + index,
+        )
+        first += size
+        worker = ctx.Process(target=_worker, args=(plan, go, start, counters, results))
+        worker.daemon = True
+        worker.start()
+        workers.append(worker)
+    try:
+        _wait_ready(results, workers)
+        total = transactions if duration is None else int((warmup + duration) * 10)
+        progress.start(total, label)
+        start.value = time.perf_counter()
+        go.set()
+        tallies = _collect(results, workers, counters, progress, start, duration is not None)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join(timeout=5)
+        progress.finish()
+    histogram = Histogram.merged([Histogram.from_dict(t["histogram"]) for t in tallies])
+    committed = sum(t["committed"] for t in tallies)
+    if duration is None:
+        elapsed = max(t["ended_at"] for t in tallies) - start.value
+        throughput = committed / elapsed if elapsed > 0 else 0.0
+    else:
+        throughput = histogram.count / duration
+    table_sum = table_total(target)
+    lost = committed - table_sum
+    if locking == "for_update" and lost != 0:
+        raise RuntimeError(
+            f"select-update: sum(c2) = {table_sum} but {committed} transactions committed "
+            f"with {clients} clients under FOR UPDATE — the database lost or invented updates"
+        )
+    return PointResult(
+        clients=clients,
+        throughput=throughput,
+        histogram=histogram,
+        committed=committed,
+        errors=sum(t["errors"] for t in tallies),
+        retries=sum(t["retries"] for t in tallies),
+        lost_updates=lost,
+    )
+
+
+def _wait_ready(results: Any, workers: list[Any]) -> None:
+    ready = 0
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while ready < len(workers):
+        try:
+            kind, payload = results.get(timeout=0.5)
+        except queue.Empty:
+            if time.monotonic() > deadline or not all(w.is_alive() for w in workers):
+                raise RuntimeError("select-update: a worker process did not start") from None
+            continue
+        if kind == "error":
+            raise RuntimeError(f"select-update: a client could not connect: {payload}")
+        ready += 1
+
+
+def _collect(
+    results: Any, workers: list[Any], counters: Any, progress: Progress, start: Any, timed: bool
+) -> list[dict[str, Any]]:
+    tallies: list[dict[str, Any]] = []
+    finished = 0
+    shown = 0
+    while finished < len(workers):
+        try:
+            kind, payload = results.get(timeout=0.1)
+        except queue.Empty:
+            if not any(w.is_alive() for w in workers):
+                raise RuntimeError("select-update: worker processes died") from None
+            now = int((time.perf_counter() - start.value) * 10) if timed else sum(counters)
+            if now > shown:
+                progress.advance(now - shown)
+                shown = now
+            continue
+        if kind == "error":
+            raise RuntimeError(f"select-update: {payload}")
+        tallies.extend(payload)
+        finished += 1
+    return tallies
+
+
+# --- table ----------------------------------------------------------------
+
+
+def reset_table(target: Target) -> None:
+    """A fresh table for each point, so no point inherits another's bloat."""
+    conn = db.connect(target, autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        engine = " ENGINE=InnoDB" if target.engine != "postgresql" else ""
+        cur.execute(f"CREATE TABLE {TABLE} (c1 int PRIMARY KEY, c2 int NOT NULL){engine}")
+        values = ", ".join(f"({key}, 0)" for key in range(1, ROWS + 1))
+        cur.execute(f"INSERT INTO {TABLE} (c1, c2) VALUES {values}")  # noqa: S608 — ints only
+        if target.engine == "postgresql":
+            cur.execute(f"ANALYZE {TABLE}")
+        else:
+            cur.execute(f"ANALYZE TABLE {TABLE}")
+            cur.fetchall()
+        cur.close()
+    finally:
+        conn.close()
+
+
+def table_total(target: Target) -> int:
+    conn = db.connect(target, autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SELECT COALESCE(SUM(c2), 0), COUNT(*) FROM {TABLE}")  # noqa: S608
+        total, rows = cur.fetchone()
+        cur.close()
+    finally:
+        conn.close()
+    if rows != ROWS:
+        raise RuntimeError(f"select-update: the table has {rows} rows instead of {ROWS}")
+    return int(total)
+
+
+# --- the benchmark ----------------------------------------------------------
+
+
+def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    if target.engine not in ENGINES:
+        raise ValueError(f"select-update runs on {', '.join(sorted(ENGINES))}, not {target.engine}")
+    clients_list = list(getattr(options, "clients", None) or DEFAULT_CLIENTS)
+    duration = getattr(options, "duration", None)
+    transactions = None if duration else (options.transactions or DEFAULT_TRANSACTIONS)
+    warmup = float(getattr(options, "warmup", None) or (5.0 if duration else 0.0))
+    repeat = max(1, int(getattr(options, "repeat", None) or 3))
+    locking = getattr(options, "locking", "for_update")
+
+    info = db.describe(target)
+    pin = placement.plan(getattr(options, "pin", None), info.server_pid)
+    started = dt.datetime.now(dt.UTC)
+    points: dict[int, list[PointResult]] = {n: [] for n in clients_list}
+    server_pin = info.server_pid if target.engine != "postgresql" else None
+    with placement.PinnedServer(server_pin, pin if server_pin else placement.UNPINNED):
+        # Repetition-major order: slow drift of the machine spreads over every N alike.
+        for rep in range(repeat):
+            for n in clients_list:
+                label = f"clients={n} rep {rep + 1}/{repeat}"
+                points[n].append(
+                    run_point(
+                        target,
+                        clients=n,
+                        transactions=transactions,
+                        duration=duration,
+                        warmup=warmup,
+                        locking=locking,
+                        processes=getattr(options, "processes", None),
+                        pin=pin,
+                        progress=progress,
+                        label=label,
+                        seed=rep * 1000 + n,
+                    )
+                )
+    ended = dt.datetime.now(dt.UTC)
+    parameters: dict[str, Any] = {"rows": ROWS, "locking": locking}
+    if duration:
+        parameters.update(duration=duration, warmup=warmup)
+    else:
+        parameters["transactions"] = transactions
+    client = info.client_section()
+    client["cpu_placement"] = pin.mode
+    return BenchmarkResult(
+        benchmark=NAME,
+        benchmark_version=VERSION,
+        parameters=parameters,
+        repetitions=repeat,
+        started_at=started,
+        ended_at=ended,
+        measurements=measurements(points, locking),
+        client=client,
+        database=info.database_section(),
+        storage_path=info.data_directory if info.is_local else None,
+    )
+
+
+def measurements(points: dict[int, list[PointResult]], locking: str) -> list[Measurement]:
+    """Per N: each metric's value is the median of the repetitions, all kept as samples."""
+    units = {"throughput": "tx/s", "errors": "count", "retries": "count", "lost_updates": "count"}
+    found: list[Measurement] = []
+    for n, reps in points.items():
+        per_metric: dict[str, list[float]] = {
+            "throughput": [round(r.throughput, 1) for r in reps],
+            "latency_mean": [round(r.histogram.mean_ms(), 3) for r in reps],
+            "latency_p50": [round(r.histogram.percentile_ms(50), 3) for r in reps],
+            "latency_p95": [round(r.histogram.percentile_ms(95), 3) for r in reps],
+            "latency_p99": [round(r.histogram.percentile_ms(99), 3) for r in reps],
+            "latency_max": [round(r.histogram.max_ms(), 3) for r in reps],
+            "errors": [r.errors for r in reps],
+            "retries": [r.retries for r in reps],
+        }
+        if locking == "none":
+            per_metric["lost_updates"] = [r.lost_updates for r in reps]
+        for metric, samples in per_metric.items():
+            found.append(
+                Measurement(
+                    metric=metric,
+                    value=statistics.median(samples),
+                    unit=units.get(metric, "ms"),
+                    parameters={"clients": n},
+                    samples=samples,
+                )
+            )
+    return found
