@@ -1,0 +1,44 @@
+import datetime as dt
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+
+from benchhub.accounts.models import ApiToken
+from benchhub.accounts.services import token_digest
+
+# Writing last_used_at on every request would turn each upload into two
+# writes; once a minute is precise enough to tell a user what is in use.
+_LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+
+
+class ApiTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Token <secret>`` (``Bearer`` is accepted too)."""
+
+    keywords = ("token", "bearer")
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        keyword, _, secret = header.partition(" ")
+        if keyword.lower() not in self.keywords:
+            return None
+        secret = secret.strip()
+        if not secret or " " in secret:
+            raise exceptions.AuthenticationFailed(
+                "Malformed Authorization header: expected 'Token <your API token>'."
+            )
+        token = (
+            ApiToken.objects.select_related("user")
+            .filter(digest=token_digest(secret), revoked_at__isnull=True)
+            .first()
+        )
+        if token is None or not token.user.is_active:
+            raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at > _LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return token.user, token
+
+    def authenticate_header(self, request) -> str:
+        return "Token"

@@ -1,0 +1,498 @@
+"""REST endpoints of the results app, under /api/v1/.
+
+Each view validates, calls one service or selector, and answers; errors
+take the shape of benchhub.lib.api.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchhub.lib.api import ApiError
+from benchhub.lib.pagination import IdCursorPagination
+from benchhub.results import selectors
+from benchhub.results.exports import measurements_csv_response
+from benchhub.results.filters import MeasurementFilter, RunFilter
+from benchhub.results.models import (
+    Benchmark,
+    Client,
+    DatabaseServer,
+    Hardware,
+    Measurement,
+    Metric,
+    OperatingSystem,
+    Run,
+    Storage,
+    Submission,
+)
+from benchhub.results.services import InvalidDocument, SubmissionConflict, submission_create
+
+
+class SubmissionCursorPagination(IdCursorPagination):
+    ordering = ("-created_at", "-id")
+
+
+# --- output shapes -----------------------------------------------------------
+
+
+class HardwareOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Hardware
+        exclude = ("digest",)
+
+
+class StorageOutput(serializers.ModelSerializer):
+    mount_options = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Storage
+        exclude = ("digest",)
+
+    def get_mount_options(self, obj: Storage) -> list[str]:
+        return obj.mount_options.split(",") if obj.mount_options else []
+
+
+class OperatingSystemOutput(serializers.ModelSerializer):
+    class Meta:
+        model = OperatingSystem
+        exclude = ("digest",)
+
+
+class DatabaseServerOutput(serializers.ModelSerializer):
+    class Meta:
+        model = DatabaseServer
+        exclude = ("digest", "version_sort")
+
+
+class ClientOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Client
+        exclude = ("digest",)
+
+
+class MetricOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Metric
+        fields = ("name", "unit", "direction", "description")
+
+
+class BenchmarkOutput(serializers.ModelSerializer):
+    metrics = MetricOutput(many=True)
+
+    class Meta:
+        model = Benchmark
+        fields = ("name", "title", "description", "origin", "metrics")
+
+
+class RunMeasurementOutput(serializers.ModelSerializer):
+    metric = serializers.CharField(source="metric.name")
+    unit = serializers.CharField(source="metric.unit")
+    direction = serializers.CharField(source="metric.direction")
+
+    class Meta:
+        model = Measurement
+        fields = (
+            "id",
+            "metric",
+            "unit",
+            "direction",
+            "parameters",
+            "value",
+            "samples",
+            "approximate",
+            "note",
+        )
+
+
+class RunOutput(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    submission = serializers.UUIDField(source="submission.uuid")
+    status = serializers.CharField(source="submission.status")
+    source = serializers.CharField(source="submission.source")
+    command = serializers.CharField(source="submission.command")
+    benchmark = serializers.CharField(source="benchmark.name")
+    hardware = HardwareOutput()
+    storage = StorageOutput()
+    os = OperatingSystemOutput()
+    server = DatabaseServerOutput()
+    client = ClientOutput()
+
+    class Meta:
+        model = Run
+        fields = (
+            "id",
+            "url",
+            "submission",
+            "status",
+            "source",
+            "benchmark",
+            "benchmark_version",
+            "parameters",
+            "repetitions",
+            "started_at",
+            "ended_at",
+            "note",
+            "command",
+            "fingerprint",
+            "fingerprint_version",
+            "hardware",
+            "storage",
+            "os",
+            "server",
+            "client",
+        )
+
+    def get_url(self, obj: Run) -> str:
+        return _absolute(self.context.get("request"), "api:run-detail", obj.pk)
+
+
+class RunDetailOutput(RunOutput):
+    measurements = RunMeasurementOutput(many=True)
+
+    class Meta(RunOutput.Meta):
+        fields = (*RunOutput.Meta.fields, "measurements")
+
+
+class MeasurementOutput(serializers.ModelSerializer):
+    """A measurement with the run and environment fields it is filtered by,
+    flat, so that a script or a chart needs no second request."""
+
+    run = serializers.IntegerField(source="run_id")
+    submission = serializers.UUIDField(source="run.submission.uuid")
+    benchmark = serializers.CharField(source="run.benchmark.name")
+    benchmark_version = serializers.CharField(source="run.benchmark_version")
+    fingerprint = serializers.CharField(source="run.fingerprint")
+    metric = serializers.CharField(source="metric.name")
+    unit = serializers.CharField(source="metric.unit")
+    direction = serializers.CharField(source="metric.direction")
+    run_parameters = serializers.JSONField(source="run.parameters")
+    hardware = HardwareOutput(source="run.hardware")
+    storage = StorageOutput(source="run.storage")
+    os = OperatingSystemOutput(source="run.os")
+    server = DatabaseServerOutput(source="run.server")
+    client = ClientOutput(source="run.client")
+
+    class Meta:
+        model = Measurement
+        fields = (
+            "id",
+            "run",
+            "submission",
+            "benchmark",
+            "benchmark_version",
+            "fingerprint",
+            "run_parameters",
+            "metric",
+            "unit",
+            "direction",
+            "parameters",
+            "value",
+            "samples",
+            "approximate",
+            "note",
+            "hardware",
+            "storage",
+            "os",
+            "server",
+            "client",
+        )
+
+
+class SubmissionOutput(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    submitter = serializers.CharField(source="submitter.username")
+
+    class Meta:
+        model = Submission
+        fields = (
+            "uuid",
+            "url",
+            "submitter",
+            "source",
+            "status",
+            "schema_version",
+            "tool",
+            "tool_version",
+            "command",
+            "citation",
+            "note",
+            "created_at",
+        )
+
+    def get_url(self, obj: Submission) -> str:
+        return _absolute(self.context.get("request"), "api:submission-detail", obj.uuid)
+
+
+class SubmissionDetailOutput(SubmissionOutput):
+    runs = serializers.SerializerMethodField()
+    document = serializers.JSONField()
+
+    class Meta(SubmissionOutput.Meta):
+        fields = (*SubmissionOutput.Meta.fields, "runs", "document")
+
+    def get_runs(self, obj: Submission) -> list[dict[str, Any]]:
+        request = self.context.get("request")
+        return [
+            {
+                "id": run.pk,
+                "url": _absolute(request, "api:run-detail", run.pk),
+                "benchmark": run.benchmark.name,
+            }
+            for run in obj.runs.all()
+        ]
+
+
+def _absolute(request: Request | None, name: str, key: Any) -> str:
+    path = reverse(name, args=[key])
+    return request.build_absolute_uri(path) if request else path
+
+
+# --- submissions ---------------------------------------------------------------
+
+
+class SubmissionCollectionApi(APIView):
+    """GET lists the submissions you may see; POST uploads one."""
+
+    def get_permissions(self):
+        return [IsAuthenticated()] if self.request.method == "POST" else []
+
+    @extend_schema(responses=SubmissionOutput(many=True), operation_id="submissions_list")
+    def get(self, request: Request) -> Response:
+        paginator = SubmissionCursorPagination()
+        page = paginator.paginate_queryset(selectors.submission_list(user=request.user), request)
+        data = SubmissionOutput(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        operation_id="submissions_create",
+        request={"application/json": OpenApiTypes.OBJECT},
+        description=(
+            "Upload a submission document (JSON Schema: /api/v1/schema/submission.json). "
+            "Idempotent on the document's uuid: the same uuid and content again answers 200 "
+            "with the stored submission; the same uuid with other content answers 409."
+        ),
+        responses={
+            201: SubmissionDetailOutput,
+            200: SubmissionDetailOutput,
+            400: OpenApiResponse(description="invalid document: every error with its JSON path"),
+            401: OpenApiResponse(description="missing or wrong API token"),
+            409: OpenApiResponse(description="uuid already used by other content"),
+            413: OpenApiResponse(description="body over the upload limit"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        document = _read_json_body(request)
+        try:
+            outcome = submission_create(submitter=request.user, document=document)
+        except InvalidDocument as exc:
+            count = len(exc.errors)
+            raise ApiError(
+                f"The document has {count} error{'s' if count != 1 else ''}; "
+                f"first: {exc.errors[0].path}: {exc.errors[0].message}",
+                code="invalid_document",
+                details=[e.as_dict() for e in exc.errors],
+            ) from None
+        except SubmissionConflict:
+            raise ApiError(
+                f"uuid {document['uuid']} is already used by a submission with different "
+                "content; a new upload needs a new uuid",
+                status_code=status.HTTP_409_CONFLICT,
+                code="conflict",
+            ) from None
+        submission = outcome.submission
+        if submission.submitter_id != request.user.pk:
+            # Somebody else's document replayed: do not reveal it.
+            raise ApiError(
+                f"uuid {submission.uuid} is already used by another submitter",
+                status_code=status.HTTP_409_CONFLICT,
+                code="conflict",
+            )
+        submission = Submission.objects.prefetch_related("runs__benchmark").get(pk=submission.pk)
+        body = SubmissionDetailOutput(submission, context={"request": request}).data
+        code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
+        return Response(body, status=code, headers={"Location": body["url"]})
+
+
+def _read_json_body(request: Request) -> Any:
+    limit = settings.BENCHHUB_MAX_UPLOAD_BYTES
+    too_big = ApiError(
+        f"The body is larger than the upload limit of {limit} bytes; "
+        "split the runs over several submissions",
+        status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        code="too_large",
+    )
+    declared = request.META.get("CONTENT_LENGTH")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise too_big  # refuse before reading it
+    content_type = request.content_type.split(";")[0].strip()
+    if content_type and content_type != "application/json":
+        raise ApiError(
+            f"Content-Type must be application/json, not {content_type}",
+            status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            code="unsupported_media_type",
+        )
+    body = request.body
+    if len(body) > limit:
+        raise too_big
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise ApiError("The body is not UTF-8 text", code="malformed_json") from None
+    except json.JSONDecodeError as exc:
+        raise ApiError(
+            f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            code="malformed_json",
+        ) from None
+
+
+class SubmissionDetailApi(APIView):
+    @extend_schema(responses=SubmissionDetailOutput, operation_id="submissions_retrieve")
+    def get(self, request: Request, uuid: str) -> Response:
+        submission = selectors.submission_get(user=request.user, uuid=uuid)
+        if submission is None:
+            raise ApiError(
+                f"No submission {uuid} that you may see", status_code=404, code="not_found"
+            )
+        return Response(SubmissionDetailOutput(submission, context={"request": request}).data)
+
+
+# --- runs and measurements -------------------------------------------------------
+
+
+class RunListApi(generics.ListAPIView):
+    serializer_class = RunOutput
+    filterset_class = RunFilter
+    pagination_class = IdCursorPagination
+
+    def get_queryset(self):
+        return selectors.run_list(user=self.request.user)
+
+
+class RunDetailApi(APIView):
+    @extend_schema(responses=RunDetailOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        run = selectors.run_get(user=request.user, pk=pk)
+        if run is None:
+            raise ApiError(f"No run {pk} that you may see", status_code=404, code="not_found")
+        return Response(RunDetailOutput(run, context={"request": request}).data)
+
+
+PARAMETER_DOCS = [
+    OpenApiParameter(
+        "param.<name>",
+        str,
+        description="measurement parameter equals value, e.g. param.clients=20",
+    ),
+    OpenApiParameter(
+        "run_param.<name>",
+        str,
+        description="run parameter equals value, e.g. run_param.locking=for_update",
+    ),
+    OpenApiParameter("mount_option", str, description="storage mounted with this option"),
+    OpenApiParameter("version_min", str, description="server version ≥ this, e.g. 15.2"),
+    OpenApiParameter("version_max", str, description="server version ≤ this"),
+]
+
+
+@extend_schema(parameters=PARAMETER_DOCS)
+class MeasurementListApi(generics.ListAPIView):
+    serializer_class = MeasurementOutput
+    filterset_class = MeasurementFilter
+    pagination_class = IdCursorPagination
+
+    def get_queryset(self):
+        return selectors.measurement_list(user=self.request.user)
+
+
+@extend_schema(
+    parameters=PARAMETER_DOCS,
+    responses={(200, "text/csv"): OpenApiTypes.STR},
+    description="Every measurement the query matches, as CSV (not paginated).",
+)
+class MeasurementCsvApi(generics.GenericAPIView):
+    filterset_class = MeasurementFilter
+
+    def get_queryset(self):
+        return selectors.measurement_list(user=self.request.user)
+
+    def get(self, request: Request):
+        return measurements_csv_response(self.filter_queryset(self.get_queryset()))
+
+
+# --- dimensions and catalog ----------------------------------------------------------
+
+
+def _dimension_api(name: str, output: type[serializers.ModelSerializer], selector, fields):
+    view = type(
+        name,
+        (generics.ListAPIView,),
+        {
+            "serializer_class": output,
+            "pagination_class": IdCursorPagination,
+            "filterset_fields": fields,
+            "get_queryset": lambda self: selector(user=self.request.user),
+        },
+    )
+    return view
+
+
+HardwareListApi = _dimension_api(
+    "HardwareListApi",
+    HardwareOutput,
+    selectors.hardware_list,
+    ["cpu_vendor", "cpu_model", "cores", "threads", "virtualization"],
+)
+StorageListApi = _dimension_api(
+    "StorageListApi",
+    StorageOutput,
+    selectors.storage_list,
+    ["kind", "filesystem", "mount_options", "io_scheduler", "raid", "device_model"],
+)
+OperatingSystemListApi = _dimension_api(
+    "OperatingSystemListApi",
+    OperatingSystemOutput,
+    selectors.os_list,
+    ["family", "distribution", "version", "kernel"],
+)
+DatabaseServerListApi = _dimension_api(
+    "DatabaseServerListApi",
+    DatabaseServerOutput,
+    selectors.server_list,
+    ["engine", "version", "version_major", "architecture", "config_profile"],
+)
+ClientListApi = _dimension_api(
+    "ClientListApi",
+    ClientOutput,
+    selectors.client_list,
+    ["protocol", "driver", "cpu_placement", "load_engine"],
+)
+
+
+class BenchmarkListApi(generics.ListAPIView):
+    serializer_class = BenchmarkOutput
+    pagination_class = None
+    filter_backends = []
+
+    def get_queryset(self):
+        return selectors.benchmark_list()
+
+
+class SubmissionSchemaApi(APIView):
+    """The JSON Schema of the submission document, for clients to validate."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        from benchhub_agent.schema import submission_schema
+
+        return Response(submission_schema())

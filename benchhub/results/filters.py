@@ -1,0 +1,189 @@
+"""Query-string filters shared by the run and measurement endpoints.
+
+Every environment dimension field can be filtered on. Parameters are
+filtered with ``param.<name>=<value>`` (the measurement's point, e.g.
+``param.clients=20``) and ``run_param.<name>=<value>`` (what the run was
+asked to do, e.g. ``run_param.locking=for_update``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import django_filters
+from django.db.models import Q, QuerySet
+from rest_framework.exceptions import ValidationError
+
+from benchhub.results.models import Measurement, Run
+from benchhub.results.normalization import (
+    normalize_filesystem,
+    normalize_io_scheduler,
+    normalize_mount_options,
+)
+
+# Query parameters that are not filters: pagination and output format.
+NON_FILTER_PARAMETERS = {"cursor", "page_size", "format"}
+
+_PARAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+# query name → (model path below the run, lookup)
+RUN_FIELDS: dict[str, tuple[str, str]] = {
+    "benchmark": ("benchmark__name", "exact"),
+    "benchmark_version": ("benchmark_version", "exact"),
+    "fingerprint": ("fingerprint", "exact"),
+    "submission": ("submission__uuid", "exact"),
+    "source": ("submission__source", "exact"),
+    "status": ("submission__status", "exact"),
+    "submitter": ("submission__submitter__username", "exact"),
+    "cpu_vendor": ("hardware__cpu_vendor", "iexact"),
+    "cpu_model": ("hardware__cpu_model", "icontains"),
+    "cores": ("hardware__cores", "exact"),
+    "threads": ("hardware__threads", "exact"),
+    "ram_bytes_min": ("hardware__ram_bytes", "gte"),
+    "ram_bytes_max": ("hardware__ram_bytes", "lte"),
+    "virtualization": ("hardware__virtualization", "iexact"),
+    "storage_kind": ("storage__kind", "exact"),
+    "device_model": ("storage__device_model", "icontains"),
+    "raid": ("storage__raid", "iexact"),
+    "filesystem": ("storage__filesystem", "exact"),
+    "mount_options": ("storage__mount_options", "exact"),
+    "io_scheduler": ("storage__io_scheduler", "exact"),
+    "os_family": ("os__family", "exact"),
+    "os_distribution": ("os__distribution", "exact"),
+    "os_version": ("os__version", "exact"),
+    "kernel": ("os__kernel", "startswith"),
+    "engine": ("server__engine", "exact"),
+    "version": ("server__version", "exact"),
+    "version_major": ("server__version_major", "exact"),
+    "architecture": ("server__architecture", "exact"),
+    "config_profile": ("server__config_profile", "exact"),
+    "protocol": ("client__protocol", "exact"),
+    "driver": ("client__driver", "exact"),
+    "cpu_placement": ("client__cpu_placement", "exact"),
+    "load_engine": ("client__load_engine", "iexact"),
+}
+
+INTEGER_FIELDS = {"cores", "threads", "ram_bytes_min", "ram_bytes_max"}
+
+# Filter values go through the same normalization as uploads, so that
+# ?filesystem=UFS2 finds what was stored as "ufs".
+NORMALIZERS = {
+    "filesystem": normalize_filesystem,
+    "io_scheduler": normalize_io_scheduler,
+    "mount_options": normalize_mount_options,
+}
+
+
+def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
+    cls = django_filters.NumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
+    normalize = NORMALIZERS.get(name)
+    if normalize is None:
+        return cls(field_name=path, lookup_expr=lookup)
+
+    def method(queryset: QuerySet, field: str, value: str) -> QuerySet:
+        return queryset.filter(**{f"{path}__{lookup}": normalize(value)})
+
+    return cls(method=method)
+
+
+def _json_value_q(field: str, raw: str) -> Q:
+    """Parameters are JSON: ?param.clients=20 must match the number 20 and
+    the string "20" alike."""
+    q = Q(**{field: raw})
+    for convert in (int, float):
+        try:
+            q |= Q(**{field: convert(raw)})
+        except ValueError:
+            continue
+    if raw.lower() in ("true", "false"):
+        q |= Q(**{field: raw.lower() == "true"})
+    return q
+
+
+def _version_q(prefix: str, bound: str, lookup: str) -> Q:
+    parts = re.findall(r"\d+", bound)
+    if not parts:
+        raise ValidationError({f"version_{lookup[:3]}": f"{bound!r} is not a version number"})
+    key = ".".join(p.zfill(5) for p in parts[:4])
+    return Q(**{f"{prefix}server__version_sort__{lookup}": key})
+
+
+class ParameterFilterSet(django_filters.FilterSet):
+    """Adds param.* / run_param.* / version bounds / mount_option on top of
+    the declared filters. ``run_prefix`` is the path from the model to Run."""
+
+    run_prefix = ""
+    measurement_params = False
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        unknown = [key for key in self.data if not self._known(key)]
+        if unknown:
+            # A typo must not silently return everything.
+            raise ValidationError(
+                {key: "unknown filter; see /api/docs/ for the list" for key in unknown}
+            )
+        queryset = super().filter_queryset(queryset)
+        p = self.run_prefix
+        for key in self.data:
+            values = self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data[key]]
+            for value in values:
+                queryset = self._extra(queryset, p, key, value)
+        return queryset
+
+    def _known(self, key: str) -> bool:
+        return (
+            key in self.filters
+            or key in NON_FILTER_PARAMETERS
+            or key in ("mount_option", "version_min", "version_max")
+            or key.startswith(("param.", "run_param."))
+        )
+
+    def _extra(self, queryset: QuerySet, p: str, key: str, value: str) -> QuerySet:
+        if key.startswith(("param.", "run_param.")):
+            scope, _, name = key.partition(".")
+            if not _PARAM_NAME.match(name):
+                raise ValidationError({key: f"{name!r} is not a parameter name"})
+            if scope == "param" and not self.measurement_params:
+                raise ValidationError({key: "runs have no point parameters; use run_param."})
+            field = f"parameters__{name}" if scope == "param" else f"{p}parameters__{name}"
+            return queryset.filter(_json_value_q(field, value))
+        if key == "mount_option":
+            # One option out of the stored comma-joined set.
+            option = normalize_mount_options(value)
+            column = f"{p}storage__mount_options"
+            return queryset.filter(
+                Q(**{column: option})
+                | Q(**{f"{column}__startswith": option + ","})
+                | Q(**{f"{column}__endswith": "," + option})
+                | Q(**{f"{column}__contains": "," + option + ","})
+            )
+        if key == "version_min":
+            return queryset.filter(_version_q(p, value, "gte"))
+        if key == "version_max":
+            return queryset.filter(_version_q(p, value, "lte"))
+        return queryset
+
+
+def _filterset(model: type, run_prefix: str, **extra: object) -> type[ParameterFilterSet]:
+    """A FilterSet with one filter per RUN_FIELDS entry, reached from
+    ``model`` through ``run_prefix``."""
+    attrs: dict[str, object] = {
+        name: _filter(name, run_prefix + path, lookup)
+        for name, (path, lookup) in RUN_FIELDS.items()
+    }
+    attrs.update(extra)
+    attrs["run_prefix"] = run_prefix
+    attrs["Meta"] = type("Meta", (), {"model": model, "fields": []})
+    # Built with type() so that FilterSetMetaclass collects the filters.
+    return type(f"{model.__name__}Filter", (ParameterFilterSet,), attrs)
+
+
+RunFilter = _filterset(Run, "")
+MeasurementFilter = _filterset(
+    Measurement,
+    "run__",
+    metric=django_filters.CharFilter(field_name="metric__name"),
+    approximate=django_filters.BooleanFilter(field_name="approximate"),
+    run=django_filters.NumberFilter(field_name="run_id"),
+    measurement_params=True,
+)

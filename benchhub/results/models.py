@@ -1,0 +1,233 @@
+"""Benchmark results, normalized.
+
+The environment a run executed in is split into five dimensions (hardware,
+storage, OS, database server, client). Each dimension row holds the
+normalized fields people filter on *and* the raw strings the agent sent, so
+that normalization can be improved and re-applied later. A row is stored
+once per distinct description: ``digest`` is a hash of all its fields, and
+uploads look rows up by it.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Dimension(models.Model):
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class Hardware(Dimension):
+    cpu_vendor = models.CharField(max_length=50, blank=True, db_index=True)
+    cpu_model = models.CharField(max_length=200, blank=True, db_index=True)
+    cpu_raw = models.CharField(max_length=500, blank=True)
+    cores = models.PositiveIntegerField(null=True, blank=True)
+    threads = models.PositiveIntegerField(null=True, blank=True)
+    ram_bytes = models.BigIntegerField(null=True, blank=True)
+    virtualization = models.CharField(max_length=50, blank=True, db_index=True)
+    virtualization_raw = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        verbose_name_plural = "hardware"
+
+    def __str__(self) -> str:
+        cpu = " ".join(filter(None, [self.cpu_vendor, self.cpu_model])) or "unknown CPU"
+        return f"{cpu}, {self.cores or '?'} cores"
+
+
+class Storage(Dimension):
+    KINDS = ["hdd", "ssd", "nvme", "virtual", "unknown"]
+
+    device_model = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(
+        max_length=10, choices=[(k, k) for k in KINDS], default="unknown", db_index=True
+    )
+    raid = models.CharField(max_length=100, blank=True)
+    filesystem = models.CharField(max_length=30, blank=True, db_index=True)
+    filesystem_raw = models.CharField(max_length=500, blank=True)
+    # Sorted, de-duplicated, comma-joined: "noatime,sync". Stored as text so
+    # that it compares and indexes the same on SQLite and PostgreSQL.
+    mount_options = models.CharField(max_length=1000, blank=True, db_index=True)
+    mount_options_raw = models.CharField(max_length=2000, blank=True)
+    io_scheduler = models.CharField(max_length=30, blank=True, db_index=True)
+    io_scheduler_raw = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        verbose_name_plural = "storage"
+
+    def __str__(self) -> str:
+        opts = f" ({self.mount_options})" if self.mount_options else ""
+        return f"{self.filesystem or 'unknown fs'}{opts} on {self.kind}"
+
+
+class OperatingSystem(Dimension):
+    FAMILIES = ["linux", "windows", "freebsd", "macos", "other", ""]
+
+    family = models.CharField(max_length=10, blank=True, db_index=True)
+    distribution = models.CharField(max_length=100, blank=True, db_index=True)
+    distribution_raw = models.CharField(max_length=500, blank=True)
+    version = models.CharField(max_length=100, blank=True)
+    kernel = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return " ".join(filter(None, [self.distribution or self.family, self.version])) or "?"
+
+
+class DatabaseServer(Dimension):
+    engine = models.CharField(max_length=20, db_index=True)
+    version = models.CharField(max_length=50, blank=True, db_index=True)
+    version_major = models.CharField(max_length=20, blank=True, db_index=True)
+    # Zero-padded version parts ("00015.00018.00000") so that text order is
+    # version order in both databases.
+    version_sort = models.CharField(max_length=60, blank=True, db_index=True)
+    version_raw = models.CharField(max_length=500)
+    architecture = models.CharField(max_length=20, blank=True, db_index=True)
+    config_profile = models.CharField(max_length=200, blank=True, db_index=True)
+    settings = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        arch = f" {self.architecture}" if self.architecture else ""
+        return f"{self.engine} {self.version or '?'}{arch}"
+
+
+class Client(Dimension):
+    PROTOCOLS = [
+        "embedded",
+        "local",
+        "unix_socket",
+        "tcp_loopback",
+        "tcp_remote",
+        "services_api",
+        "named_pipe",
+        "unknown",
+    ]
+    PLACEMENTS = ["same_core", "other_core", "unpinned"]
+
+    protocol = models.CharField(max_length=20, default="unknown", db_index=True)
+    driver = models.CharField(max_length=100, blank=True, db_index=True)
+    driver_version = models.CharField(max_length=50, blank=True)
+    cpu_placement = models.CharField(max_length=20, default="unpinned", db_index=True)
+    load_engine = models.CharField(max_length=100, blank=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.protocol} via {self.driver or self.load_engine or '?'}"
+
+
+class Benchmark(models.Model):
+    """The catalog (agents/benchhub_agent/schema/benchmarks.json), mirrored
+    into the database after each migrate so that runs can reference it."""
+
+    name = models.SlugField(max_length=40, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    origin = models.CharField(max_length=100, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Metric(models.Model):
+    DIRECTIONS = [("higher", "higher is better"), ("lower", "lower is better"), ("none", "n/a")]
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="metrics")
+    name = models.SlugField(max_length=40)
+    unit = models.CharField(max_length=20)
+    direction = models.CharField(max_length=6, choices=DIRECTIONS)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "name"], name="metric_unique_per_benchmark"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.name}.{self.name} ({self.unit})"
+
+
+class Submission(models.Model):
+    class Source(models.TextChoices):
+        AGENT = "agent", "measured by the agent"
+        IMPORT = "import", "imported tool output"
+        CURATED = "curated", "curated article data"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+        FLAGGED = "flagged"
+
+    uuid = models.UUIDField(unique=True, default=uuid.uuid4)
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    source = models.CharField(max_length=10, choices=Source.choices, db_index=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    schema_version = models.PositiveSmallIntegerField()
+    # SHA-256 of the canonical JSON of the document: a retried upload with
+    # the same uuid is the same submission only if this matches.
+    content_digest = models.CharField(max_length=64)
+    document = models.JSONField()
+    tool = models.CharField(max_length=100, blank=True)
+    tool_version = models.CharField(max_length=50, blank=True)
+    command = models.TextField(blank=True)
+    citation = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "-created_at"], name="submission_status_recent")]
+
+    def __str__(self) -> str:
+        return str(self.uuid)
+
+
+class Run(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="runs")
+    position = models.PositiveIntegerField(help_text="index of the run in its document")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="runs")
+    benchmark_version = models.CharField(max_length=20, default="1")
+    parameters = models.JSONField(default=dict, blank=True)
+    repetitions = models.PositiveIntegerField(default=1)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="runs")
+    storage = models.ForeignKey(Storage, on_delete=models.PROTECT, related_name="runs")
+    os = models.ForeignKey(OperatingSystem, on_delete=models.PROTECT, related_name="runs")
+    server = models.ForeignKey(DatabaseServer, on_delete=models.PROTECT, related_name="runs")
+    client = models.ForeignKey(Client, on_delete=models.PROTECT, related_name="runs")
+
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    fingerprint_version = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "position"], name="run_position_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.name} run {self.pk}"
+
+
+class Measurement(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="measurements")
+    metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="measurements")
+    parameters = models.JSONField(default=dict, blank=True)
+    value = models.FloatField()
+    samples = models.JSONField(default=list, blank=True)
+    approximate = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.metric.name}={self.value}"

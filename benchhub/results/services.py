@@ -1,0 +1,285 @@
+"""Writes of the results app."""
+
+from __future__ import annotations
+
+import uuid as uuid_module
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from benchhub_agent.schema import DocumentError, benchmark_catalog
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from benchhub.results.comparability import (
+    FINGERPRINT_VERSION,
+    canonical_json,
+    run_fingerprint,
+    sha256_hex,
+)
+from benchhub.results.documents import document_errors, parse_time, run_environment
+from benchhub.results.models import (
+    Benchmark,
+    Client,
+    DatabaseServer,
+    Dimension,
+    Hardware,
+    Measurement,
+    Metric,
+    OperatingSystem,
+    Run,
+    Storage,
+    Submission,
+)
+from benchhub.results.normalization import (
+    normalize_cpu,
+    normalize_distribution,
+    normalize_filesystem,
+    normalize_io_scheduler,
+    normalize_mount_options,
+    normalize_virtualization,
+    parse_server_version,
+)
+
+
+class InvalidDocument(Exception):
+    def __init__(self, errors: list[DocumentError]) -> None:
+        super().__init__(f"{len(errors)} error(s) in the document")
+        self.errors = errors
+
+
+class SubmissionConflict(Exception):
+    """The uuid is taken by a submission with other content."""
+
+    def __init__(self, existing: Submission) -> None:
+        super().__init__(f"submission {existing.uuid} exists with different content")
+        self.existing = existing
+
+
+@dataclass(frozen=True)
+class SubmissionOutcome:
+    submission: Submission
+    created: bool
+
+
+def catalog_sync() -> None:
+    """Mirror the benchmark catalog file into the database (after migrate)."""
+    for entry in benchmark_catalog()["benchmarks"]:
+        benchmark, _ = Benchmark.objects.update_or_create(
+            name=entry["name"],
+            defaults={
+                "title": entry["title"],
+                "description": entry.get("description", ""),
+                "origin": entry.get("origin", ""),
+            },
+        )
+        for metric in entry["metrics"]:
+            Metric.objects.update_or_create(
+                benchmark=benchmark,
+                name=metric["name"],
+                defaults={
+                    "unit": metric["unit"],
+                    "direction": metric["direction"],
+                    "description": metric.get("description", ""),
+                },
+            )
+
+
+def submission_create(
+    *,
+    submitter: AbstractBaseUser,
+    document: Any,
+    status: str = Submission.Status.PENDING,
+) -> SubmissionOutcome:
+    """Store an uploaded document, once.
+
+    The same uuid with the same content returns the stored submission
+    (created=False); with other content it raises SubmissionConflict. All
+    of a document is stored in one transaction or nothing is.
+    """
+    errors = document_errors(document)
+    if errors:
+        raise InvalidDocument(errors)
+    submission_uuid = uuid_module.UUID(document["uuid"])
+    digest = sha256_hex(canonical_json(document))
+
+    existing = Submission.objects.filter(uuid=submission_uuid).first()
+    if existing is not None:
+        return _same_or_conflict(existing, digest)
+    try:
+        with transaction.atomic():
+            submission = _store(submitter, document, submission_uuid, digest, status)
+    except IntegrityError:
+        # A concurrent upload of the same uuid committed first; PostgreSQL
+        # made this insert wait for it, so it is visible now.
+        existing = Submission.objects.filter(uuid=submission_uuid).first()
+        if existing is None:
+            raise
+        return _same_or_conflict(existing, digest)
+    return SubmissionOutcome(submission, created=True)
+
+
+def _same_or_conflict(existing: Submission, digest: str) -> SubmissionOutcome:
+    if existing.content_digest != digest:
+        raise SubmissionConflict(existing)
+    return SubmissionOutcome(existing, created=False)
+
+
+def _store(
+    submitter: AbstractBaseUser,
+    document: dict[str, Any],
+    submission_uuid: uuid_module.UUID,
+    digest: str,
+    status: str,
+) -> Submission:
+    source = document["source"]
+    submission = Submission.objects.create(
+        uuid=submission_uuid,
+        submitter=submitter,
+        source=source["kind"],
+        status=status,
+        schema_version=document["schema"],
+        content_digest=digest,
+        document=document,
+        tool=source.get("tool", ""),
+        tool_version=source.get("tool_version", ""),
+        command=source.get("command", ""),
+        citation=source.get("citation"),
+        note=source.get("note", ""),
+    )
+    benchmarks = {b.name: b for b in Benchmark.objects.all()}
+    metrics = {(m.benchmark_id, m.name): m for m in Metric.objects.all()}
+    measurements = []
+    for position, run_doc in enumerate(document["runs"]):
+        run = _run_create(submission, position, run_doc, document, benchmarks)
+        for m in run_doc["measurements"]:
+            measurements.append(
+                Measurement(
+                    run=run,
+                    metric=metrics[(run.benchmark_id, m["metric"])],
+                    parameters=m.get("parameters", {}),
+                    value=m["value"],
+                    samples=m.get("samples", []),
+                    approximate=m.get("approximate", False),
+                    note=m.get("note", ""),
+                )
+            )
+    Measurement.objects.bulk_create(measurements, batch_size=1000)
+    return submission
+
+
+def _run_create(
+    submission: Submission,
+    position: int,
+    run_doc: dict[str, Any],
+    document: dict[str, Any],
+    benchmarks: dict[str, Benchmark],
+) -> Run:
+    environment = run_environment(document, run_doc)
+    server = server_fields(environment["database"])
+    client = client_fields(environment.get("client", {}))
+    benchmark = benchmarks[run_doc["benchmark"]]
+    benchmark_version = run_doc.get("benchmark_version", "1")
+    parameters = run_doc.get("parameters", {})
+    started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")
+    return Run.objects.create(
+        submission=submission,
+        position=position,
+        benchmark=benchmark,
+        benchmark_version=benchmark_version,
+        parameters=parameters,
+        repetitions=run_doc.get("repetitions", 1),
+        started_at=parse_time(started_at) if started_at else None,
+        ended_at=parse_time(ended_at) if ended_at else None,
+        note=run_doc.get("note", ""),
+        hardware=dimension_get_or_create(
+            Hardware, hardware_fields(environment.get("hardware", {}))
+        ),
+        storage=dimension_get_or_create(Storage, storage_fields(environment.get("storage", {}))),
+        os=dimension_get_or_create(OperatingSystem, os_fields(environment.get("os", {}))),
+        server=dimension_get_or_create(DatabaseServer, server),
+        client=dimension_get_or_create(Client, client),
+        fingerprint=run_fingerprint(
+            benchmark=benchmark.name,
+            benchmark_version=benchmark_version,
+            parameters=parameters,
+            engine=server["engine"],
+            engine_major=server["version_major"],
+            load_engine=client["load_engine"],
+        ),
+        fingerprint_version=FINGERPRINT_VERSION,
+    )
+
+
+D = TypeVar("D", bound=Dimension)
+
+
+def dimension_get_or_create(model: type[D], values: dict[str, Any]) -> D:
+    digest = sha256_hex(canonical_json(values))
+    row, _ = model.objects.get_or_create(digest=digest, defaults=values)
+    return row
+
+
+def hardware_fields(section: dict[str, Any]) -> dict[str, Any]:
+    cpu = normalize_cpu(section.get("cpu", ""))
+    return {
+        "cpu_vendor": cpu.vendor,
+        "cpu_model": cpu.model,
+        "cpu_raw": section.get("cpu", ""),
+        "cores": section.get("cores"),
+        "threads": section.get("threads"),
+        "ram_bytes": section.get("ram_bytes"),
+        "virtualization": normalize_virtualization(section.get("virtualization")),
+        "virtualization_raw": section.get("virtualization", ""),
+    }
+
+
+def storage_fields(section: dict[str, Any]) -> dict[str, Any]:
+    raw_options = section.get("mount_options")
+    return {
+        "device_model": section.get("device_model", ""),
+        "kind": section.get("kind", "unknown"),
+        "raid": section.get("raid", ""),
+        "filesystem": normalize_filesystem(section.get("filesystem")),
+        "filesystem_raw": section.get("filesystem", ""),
+        "mount_options": normalize_mount_options(raw_options),
+        "mount_options_raw": ",".join(raw_options)
+        if isinstance(raw_options, list)
+        else (raw_options or ""),
+        "io_scheduler": normalize_io_scheduler(section.get("io_scheduler")),
+        "io_scheduler_raw": section.get("io_scheduler", ""),
+    }
+
+
+def os_fields(section: dict[str, Any]) -> dict[str, Any]:
+    distribution = section.get("distribution", "")
+    return {
+        "family": section.get("family", ""),
+        "distribution": normalize_distribution(distribution),
+        "distribution_raw": distribution,
+        "version": section.get("version", ""),
+        "kernel": section.get("kernel", ""),
+    }
+
+
+def server_fields(section: dict[str, Any]) -> dict[str, Any]:
+    parsed = parse_server_version(section["version_string"], section.get("engine"))
+    return {
+        "engine": parsed.engine,
+        "version": parsed.version,
+        "version_major": parsed.major,
+        "version_sort": parsed.sort_key,
+        "version_raw": section["version_string"],
+        "architecture": section.get("architecture", ""),
+        "config_profile": section.get("config_profile", ""),
+        "settings": section.get("settings", {}),
+    }
+
+
+def client_fields(section: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "protocol": section.get("protocol", "unknown"),
+        "driver": section.get("driver", ""),
+        "driver_version": section.get("driver_version", ""),
+        "cpu_placement": section.get("cpu_placement", "unpinned"),
+        "load_engine": section.get("load_engine", ""),
+    }

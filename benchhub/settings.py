@@ -1,0 +1,154 @@
+"""BenchHub settings, read from the environment.
+
+With nothing set, BenchHub runs on an embedded default: a SQLite file under
+var/ and Celery tasks executed in-process, so a newcomer needs no server.
+Production sets DATABASE_URL (PostgreSQL), REDIS_URL, SECRET_KEY and
+ALLOWED_HOSTS.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from benchhub.lib.env import envbool, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(envstr("BENCHHUB_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = envbool("DEBUG", False)
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+
+_DEV_SECRET_KEY = "insecure-development-key-never-use-in-production"  # noqa: S105
+SECRET_KEY = envstr("SECRET_KEY", _DEV_SECRET_KEY)
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "testserver", "[::1]"}
+if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG and not set(ALLOWED_HOSTS) <= _LOCAL_HOSTS:
+    # Serving real host names with the public development key would let
+    # anyone forge sessions.
+    raise ImproperlyConfigured("SECRET_KEY must be set when ALLOWED_HOSTS names a real host")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "benchhub.accounts",
+    "benchhub.results",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "benchhub.urls"
+WSGI_APPLICATION = "benchhub.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = envstr("DATABASE_URL", "")
+if not DATABASE_URL:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded default's home
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL or f"sqlite:///{VAR_DIR / 'benchhub.sqlite3'}",
+        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 600),
+        conn_health_checks=True,
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True
+
+# Celery: with REDIS_URL unset, tasks run in the calling process (embedded
+# default); with it set, they go to Redis and a worker runs them.
+REDIS_URL = envstr("REDIS_URL", "")
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Uploads: the submission endpoint answers 413 above this many bytes.
+BENCHHUB_MAX_UPLOAD_BYTES = envint("BENCHHUB_MAX_UPLOAD_BYTES", 2 * 1024 * 1024)
+# Django's own limit must not trip first: it would answer 400, not 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = BENCHHUB_MAX_UPLOAD_BYTES + 1024 * 1024
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "benchhub.accounts.auth.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "benchhub.lib.api.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "benchhub.lib.pagination.IdCursorPagination",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "BenchHub API",
+    "DESCRIPTION": (
+        "Community database benchmark results: upload runs, query measurements by any "
+        "environment dimension, export CSV."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,58 @@
+"""Personas and clients shared by the server tests.
+
+- ``alice`` uploads results (she has an API token);
+- ``bob`` is another submitter, who must not see alice's pending uploads;
+- anonymous visitors see approved results only.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from rest_framework.test import APIClient
+
+from benchhub.accounts.services import api_token_create
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _runs_on_postgresql(django_db_setup, django_db_blocker) -> None:
+    # The suite exists to prove behaviour on the production database
+    # (row locks, unique-violation waits, JSON lookups); SQLite would pass
+    # things PostgreSQL does not.
+    with django_db_blocker.unblock():
+        assert connection.vendor == "postgresql", (
+            f"tests must run on PostgreSQL, DATABASE_URL points to {connection.vendor}"
+        )
+
+
+@pytest.fixture
+def alice(db) -> User:
+    return User.objects.create_user(username="alice")
+
+
+@pytest.fixture
+def bob(db) -> User:
+    return User.objects.create_user(username="bob")
+
+
+def _client_for(user: User) -> APIClient:
+    _, secret = api_token_create(user=user, name="test")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    return client
+
+
+@pytest.fixture
+def alice_api(alice) -> APIClient:
+    return _client_for(alice)
+
+
+@pytest.fixture
+def bob_api(bob) -> APIClient:
+    return _client_for(bob)
+
+
+@pytest.fixture
+def anonymous_api() -> APIClient:
+    return APIClient()

@@ -1,0 +1,31 @@
+"""Submission documents for tests, built from the example in docs/."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "docs/examples/select-update-submission.json"
+_EXAMPLE_DOCUMENT = json.loads(EXAMPLE.read_text())
+
+
+def example_document(**environment: dict[str, Any]) -> dict[str, Any]:
+    """The example select-update sweep with a fresh uuid; keyword arguments
+    replace whole environment sections."""
+    document = copy.deepcopy(_EXAMPLE_DOCUMENT)
+    document["uuid"] = str(uuid.uuid4())
+    document["environment"].update(environment)
+    return document
+
+
+def small_document(**environment: dict[str, Any]) -> dict[str, Any]:
+    """One run with two measurements: quick to store in bulk."""
+    document = example_document(**environment)
+    document["runs"][0]["measurements"] = [
+        {"metric": "throughput", "unit": "tx/s", "parameters": {"clients": 1}, "value": 300.0},
+        {"metric": "throughput", "unit": "tx/s", "parameters": {"clients": 20}, "value": 1500.0},
+    ]
+    return document

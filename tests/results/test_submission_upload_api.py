@@ -1,0 +1,289 @@
+import json
+import threading
+
+import pytest
+from django.db import connection
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+from benchhub.results.models import Measurement, Run, Submission
+from tests.factories import example_document
+
+URL = "/api/v1/submissions/"
+
+
+def post(client: APIClient, document, **extra):
+    return client.post(URL, data=json.dumps(document), content_type="application/json", **extra)
+
+
+def test_upload_is_stored_with_every_measurement(alice_api, alice):
+    document = example_document()
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["uuid"] == document["uuid"]
+    assert body["status"] == "pending"
+    assert response["Location"] == body["url"]
+    submission = Submission.objects.get(uuid=document["uuid"])
+    assert submission.submitter == alice
+    assert submission.document == document
+    assert Run.objects.filter(submission=submission).count() == 1
+    assert Measurement.objects.filter(run__submission=submission).count() == 54
+    stored = Measurement.objects.get(
+        run__submission=submission, metric__name="throughput", parameters__clients=20
+    )
+    sent = next(
+        m
+        for m in document["runs"][0]["measurements"]
+        if m["metric"] == "throughput" and m["parameters"]["clients"] == 20
+    )
+    assert stored.value == sent["value"]
+    assert stored.samples == sent["samples"]
+
+
+def test_environment_is_normalized_and_raw_text_kept(alice_api):
+    document = example_document(
+        hardware={"cpu": "AMD Athlon(tm) 64 X2 Dual Core Processor 5200+", "cores": 2},
+        storage={"filesystem": "UFS2", "mount_options": "softupdates,local", "io_scheduler": ""},
+    )
+
+    assert post(alice_api, document).status_code == 201
+
+    run = Run.objects.select_related("hardware", "storage", "server").get(
+        submission__uuid=document["uuid"]
+    )
+    assert (run.hardware.cpu_vendor, run.hardware.cpu_model) == ("amd", "Athlon 64 X2 5200+")
+    assert run.hardware.cpu_raw == "AMD Athlon(tm) 64 X2 Dual Core Processor 5200+"
+    assert (run.storage.filesystem, run.storage.filesystem_raw) == ("ufs", "UFS2")
+    assert run.storage.mount_options == "local,softupdates"
+    assert (run.server.engine, run.server.version, run.server.version_major) == (
+        "postgresql",
+        "15.18",
+        "15",
+    )
+
+
+def test_same_environment_is_stored_once(alice_api):
+    assert post(alice_api, example_document()).status_code == 201
+    assert post(alice_api, example_document()).status_code == 201
+
+    runs = Run.objects.all()
+    assert runs.count() == 2
+    assert (
+        len({(r.hardware_id, r.storage_id, r.os_id, r.server_id, r.client_id) for r in runs}) == 1
+    )
+
+
+def test_retried_upload_is_stored_once(alice_api):
+    document = example_document()
+    first = post(alice_api, document)
+
+    again = post(alice_api, document)
+
+    assert again.status_code == 200
+    assert again.json()["url"] == first.json()["url"]
+    assert Submission.objects.count() == 1
+    assert Measurement.objects.count() == 54
+
+
+def test_same_uuid_with_other_content_is_a_conflict(alice_api):
+    document = example_document()
+    post(alice_api, document)
+    document["runs"][0]["measurements"][0]["value"] += 1
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+    assert document["uuid"] in response.json()["error"]["message"]
+    assert Measurement.objects.count() == 54
+
+
+def test_replaying_another_users_document_is_a_conflict(alice_api, bob_api):
+    document = example_document()
+    post(alice_api, document)
+
+    response = post(bob_api, document)
+
+    assert response.status_code == 409
+    assert "another submitter" in response.json()["error"]["message"]
+
+
+def test_invalid_document_lists_every_error_with_its_path(alice_api):
+    document = example_document()
+    document["runs"][0]["measurements"][3]["value"] = "fast"
+    document["runs"][0]["measurements"][5]["metric"] = "speed"
+    document["environment"]["client"]["protocol"] = "carrier_pigeon"
+    del document["source"]
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_document"
+    paths = {d["path"] for d in error["details"]}
+    assert paths == {
+        "$.source",
+        "$.environment.client.protocol",
+        "$.runs[0].measurements[3].value",
+    }
+    # Catalog checks run once the shape is right: the unknown metric shows next.
+    document["source"] = {"kind": "agent"}
+    document["runs"][0]["measurements"][3]["value"] = 1.0
+    document["environment"]["client"]["protocol"] = "unix_socket"
+    second = post(alice_api, document).json()["error"]
+    assert [d["path"] for d in second["details"]] == ["$.runs[0].measurements[5].metric"]
+    assert "'speed'" in second["details"][0]["message"]
+    assert "throughput" in second["details"][0]["message"]  # names what is known
+    assert Submission.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "fragment"),
+    [
+        (
+            lambda d: d["runs"][0].update(benchmark="tpc-x"),
+            "$.runs[0].benchmark",
+            "unknown benchmark",
+        ),
+        (
+            lambda d: d["runs"][0]["measurements"][0].update(unit="ms"),
+            "$.runs[0].measurements[0].unit",
+            "'tx/s'",
+        ),
+        (
+            lambda d: d["runs"][0]["measurements"].append(dict(d["runs"][0]["measurements"][0])),
+            "$.runs[0].measurements[54]",
+            "duplicate",
+        ),
+        (
+            lambda d: d["environment"]["database"].update(version_string="12.4"),
+            "$.environment.database.version_string",
+            "database.engine",
+        ),
+        (
+            lambda d: d["runs"][0].update(ended_at="2020-01-01T00:00:00Z"),
+            "$.runs[0].ended_at",
+            "before",
+        ),
+        (
+            lambda d: d["runs"][0].update(started_at="yesterday"),
+            "$.runs[0].started_at",
+            "date-time",
+        ),
+        (
+            lambda d: d["environment"].pop("database"),
+            "$.runs[0].environment.database",
+            "no database",
+        ),
+    ],
+)
+def test_catalog_and_environment_errors_name_the_field(alice_api, change, path, fragment):
+    document = example_document()
+    change(document)
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 400
+    details = response.json()["error"]["details"]
+    assert [d["path"] for d in details] == [path]
+    assert fragment in details[0]["message"]
+    assert Submission.objects.count() == 0
+
+
+def test_bad_run_in_a_multi_run_document_stores_nothing(alice_api):
+    document = example_document()
+    second = json.loads(json.dumps(document["runs"][0]))
+    second["measurements"][0]["metric"] = "nope"
+    document["runs"].append(second)
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 400
+    assert Submission.objects.count() == 0
+    assert Run.objects.count() == 0
+
+
+def test_malformed_json_is_reported_with_its_position(alice_api):
+    response = alice_api.post(URL, data='{"schema": 1,', content_type="application/json")
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "malformed_json"
+    assert "line 1 column" in error["message"]
+
+
+def test_non_json_content_type_is_refused(alice_api):
+    response = alice_api.post(
+        URL, data="schema=1", content_type="application/x-www-form-urlencoded"
+    )
+
+    assert response.status_code == 415
+    assert "application/json" in response.json()["error"]["message"]
+
+
+@override_settings(BENCHHUB_MAX_UPLOAD_BYTES=2_000)
+def test_body_over_the_limit_is_refused(alice_api):
+    document = example_document()
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "too_large"
+    assert "2000 bytes" in response.json()["error"]["message"]
+    assert Submission.objects.count() == 0
+
+
+def test_upload_without_token_is_unauthorized(anonymous_api):
+    response = post(anonymous_api, example_document())
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_authenticated"
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_upload_with_wrong_token_is_unauthorized(db):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token bh_not-a-real-token")
+
+    response = post(client, example_document())
+
+    assert response.status_code == 401
+    assert response.json()["error"] == {
+        "code": "authentication_failed",
+        "message": "Invalid or revoked API token.",
+    }
+    assert Submission.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_duplicate_uploads_store_one_submission(alice):
+    """Two clients post the same uuid at the same moment: PostgreSQL's unique
+    index makes the second insert wait for the first, which then wins."""
+    from benchhub.accounts.services import api_token_create
+
+    _, secret = api_token_create(user=alice, name="race")
+    document = example_document()
+    barrier = threading.Barrier(4)
+    statuses: list[int] = []
+
+    def upload() -> None:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+        barrier.wait()
+        try:
+            statuses.append(post(client, document).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(statuses) == [200, 200, 200, 201]
+    assert Submission.objects.count() == 1
+    assert Measurement.objects.count() == 54
