@@ -9,3 +9,5 @@ urlpatterns = [
     path("api/docs/", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
 ]
+
+handler404 = "benchhub.lib.api.not_found"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -100,6 +101,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return response
 
 
-def json_not_found(request, exception=None) -> JsonResponse:
-    """handler404 for /api/ paths: scripts get JSON, not an HTML page."""
-    return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}"), status=404)
+def not_found(request, exception=None) -> HttpResponse:
+    """handler404: scripts calling /api/ get JSON, people get the page."""
+    if request.path.startswith("/api/"):
+        body = error_body("not_found", f"No API endpoint at {request.path}")
+        return JsonResponse(body, status=404)
+    return page_not_found(request, exception)

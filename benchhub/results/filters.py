@@ -100,10 +100,10 @@ def _json_value_q(field: str, raw: str) -> Q:
     return q
 
 
-def _version_q(prefix: str, bound: str, lookup: str) -> Q:
+def _version_q(prefix: str, key: str, bound: str, lookup: str) -> Q:
     parts = re.findall(r"\d+", bound)
     if not parts:
-        raise ValidationError({f"version_{lookup[:3]}": f"{bound!r} is not a version number"})
+        raise ValidationError({key: f"{bound!r} is not a version number"})
     key = ".".join(p.zfill(5) for p in parts[:4])
     return Q(**{f"{prefix}server__version_sort__{lookup}": key})
 
@@ -158,9 +158,9 @@ class ParameterFilterSet(django_filters.FilterSet):
                 | Q(**{f"{column}__contains": "," + option + ","})
             )
         if key == "version_min":
-            return queryset.filter(_version_q(p, value, "gte"))
+            return queryset.filter(_version_q(p, key, value, "gte"))
         if key == "version_max":
-            return queryset.filter(_version_q(p, value, "lte"))
+            return queryset.filter(_version_q(p, key, value, "lte"))
         return queryset
 
 

@@ -34,7 +34,7 @@ _NOISE = [
     r"\bradeon graphics\b",
 ]
 _NOISE_RE = re.compile("|".join(_NOISE), re.I)
-_VENDOR_WORD = re.compile(r"^(intel|amd|apple|ibm|via|hygon)\b\s*", re.I)
+_VENDOR_WORD = re.compile(r"\b(intel|amd|apple|ibm|via|hygon)\b\s*", re.I)
 
 
 def normalize_cpu(raw: str) -> CpuName:
