@@ -1,0 +1,224 @@
+"""sysbench 1.0 and 1.1 text output of the database (oltp_*) tests.
+
+1.0 ends with "General statistics: total time, total number of events";
+1.1 replaced that block with "Throughput: events/s (eps), time elapsed,
+total number of events". Both keep "SQL statistics" and "Latency (ms)".
+
+sysbench does not print which test ran. The test comes from a command
+line kept in the file (``sysbench oltp_read_write … run``, as people paste
+it) or from the caller's ``parameters={"test": …}``; without either the
+import is refused, because a tps figure without its test compares with
+nothing. ``Number of threads`` becomes the measurement parameter
+``threads`` when the header is there.
+
+Only the 95th percentile has a catalog metric (latency_p95); a run made
+with ``--percentile=99`` keeps its 99th out rather than pass it off as
+something else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ._common import (
+    ImportedRuns,
+    ImportFormatError,
+    measurement,
+    merge_parameters,
+    not_this_tool,
+    run_document,
+)
+
+WHAT = "sysbench output"
+BENCHMARK = "sysbench"
+
+_VERSION = re.compile(r"^sysbench (?P<version>\d+\.\d+\.\d+\S*)(?: \(|:|$)")
+_THREADS = re.compile(r"^Number of threads: (?P<threads>\d+)$")
+_RATE = re.compile(r"^(?P<count>\d+)\s+\((?P<rate>\d+(?:\.\d+)?) per sec\.\)$")
+_SECONDS = re.compile(r"^(?P<seconds>\d+(?:\.\d+)?)s$")
+_PERCENTILE = re.compile(r"^(?P<p>\d+)(?:st|nd|rd|th) percentile$")
+_TEST_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+_SECTIONS = ("SQL statistics", "General statistics", "Throughput", "Latency (ms)")
+
+
+def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRuns:
+    lines = [line.rstrip() for line in text.split("\n")]
+    _refuse_failures(lines)
+    sections = _sections(lines)
+    _check_complete(sections)
+    sql, latency = sections["SQL statistics"], sections["Latency (ms)"]
+    threads = _threads(lines)
+    point = {"threads": threads} if threads is not None else {}
+    supplied = dict(parameters or {})
+    test = _test(lines, supplied)
+    run_parameters = merge_parameters({"test": test}, supplied)
+    measurements = [
+        measurement(BENCHMARK, "tps", _rate(sql, "transactions"), point),
+        measurement(BENCHMARK, "qps", _rate(sql, "queries"), point),
+        measurement(BENCHMARK, "latency_min", _float(latency, "min"), point),
+        measurement(BENCHMARK, "latency_mean", _float(latency, "avg"), point),
+        measurement(BENCHMARK, "latency_max", _float(latency, "max"), point),
+    ]
+    percentiles = _percentiles(latency)
+    if 95 in percentiles:
+        measurements.append(measurement(BENCHMARK, "latency_p95", percentiles[95], point))
+    measurements += [
+        measurement(BENCHMARK, "errors", _count(sql, "ignored errors"), point),
+        measurement(BENCHMARK, "reconnects", _count(sql, "reconnects"), point),
+    ]
+    notes = _notes(percentiles, threads, test_from_caller="test" in supplied)
+    version = _version(lines)
+    return ImportedRuns(
+        runs=[run_document(BENCHMARK, run_parameters, measurements, notes)],
+        facts={"client": {"load_engine": "sysbench"}},
+        source={"kind": "import", "tool": "sysbench"}
+        | ({"tool_version": version} if version else {}),
+    )
+
+
+def _refuse_failures(lines: list[str]) -> None:
+    fatal = next((line for line in lines if line.startswith("FATAL:")), None)
+    if fatal:
+        raise ImportFormatError(f"sysbench reported a fatal error, nothing imported: {fatal!r}")
+
+
+def _sections(lines: list[str]) -> dict[str, dict[str, str]]:
+    """Section title → {label: value}, from the indented 'label: value' lines."""
+    sections: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for line in lines:
+        title = line.rstrip(":")
+        if title in _SECTIONS and line.endswith(":") and not line.startswith(" "):
+            current = sections.setdefault(title, {})
+        elif current is not None and line.startswith(" ") and ":" in line:
+            label, _, value = line.strip().partition(":")
+            current[label] = value.strip()
+        elif line and not line.startswith(" "):
+            current = None
+    return sections
+
+
+def _check_complete(sections: dict[str, dict[str, str]]) -> None:
+    sql = sections.get("SQL statistics")
+    if not sql:
+        raise not_this_tool(WHAT, "a 'SQL statistics:' block (the summary of an oltp_* test's run)")
+    for label in ("transactions", "queries", "ignored errors", "reconnects"):
+        if label not in sql:
+            raise not_this_tool(WHAT, f"a line '{label}: …' under 'SQL statistics:'")
+    if "General statistics" not in sections and "Throughput" not in sections:
+        raise not_this_tool(
+            WHAT,
+            "a 'General statistics:' (1.0) or 'Throughput:' (1.1) block after 'SQL statistics:'",
+        )
+    latency = sections.get("Latency (ms)", {})
+    # "sum" is the block's last line: without it the file was cut inside the block.
+    for label in ("min", "avg", "max", "sum"):
+        if label not in latency:
+            raise not_this_tool(WHAT, f"a line '{label}: …' under 'Latency (ms):' (cut short?)")
+
+
+def _rate(section: dict[str, str], label: str) -> float:
+    match = _RATE.match(section[label])
+    if not match:
+        raise not_this_tool(WHAT, f"'{label}: N (X per sec.)', got {section[label]!r}")
+    return float(match["rate"])
+
+
+def _count(section: dict[str, str], label: str) -> int:
+    match = _RATE.match(section[label])
+    if not match:
+        raise not_this_tool(WHAT, f"'{label}: N (X per sec.)', got {section[label]!r}")
+    return int(match["count"])
+
+
+def _float(section: dict[str, str], label: str) -> float:
+    try:
+        return float(section[label])
+    except ValueError:
+        raise not_this_tool(
+            WHAT, f"a number after '{label}:' under 'Latency (ms):', got {section[label]!r}"
+        ) from None
+
+
+def _percentiles(latency: dict[str, str]) -> dict[int, float]:
+    found = {}
+    for label in latency:
+        match = _PERCENTILE.match(label)
+        if match:
+            found[int(match["p"])] = _float(latency, label)
+    return found
+
+
+def _threads(lines: list[str]) -> int | None:
+    for line in lines:
+        if match := _THREADS.match(line):
+            return int(match["threads"])
+    return None
+
+
+def _version(lines: list[str]) -> str | None:
+    for line in lines:
+        if match := _VERSION.match(line):
+            return match["version"]
+    return None
+
+
+def _test(lines: list[str], supplied: dict[str, Any]) -> str:
+    named = _test_from_command(lines)
+    given = supplied.pop("test", None)
+    if named and given and named != given:
+        raise ImportFormatError(
+            f"parameter 'test': the command in the file runs {named!r}, you gave {given!r}"
+        )
+    test = named or given
+    if test is None:
+        raise ImportFormatError(
+            "sysbench does not print which test ran; give it (test=oltp_read_write, "
+            "oltp_read_only, oltp_point_select, …) or keep the command line in the file"
+        )
+    if not isinstance(test, str) or not _TEST_NAME.match(test):
+        raise ImportFormatError(
+            f"parameter 'test': expected a name like oltp_read_write, got {test!r}"
+        )
+    return test
+
+
+def _test_from_command(lines: list[str]) -> str | None:
+    """The test named on a pasted 'sysbench … TEST … run' line, if there is one."""
+    for line in lines:
+        tokens = line.split()
+        if not tokens or tokens[-1] != "run":
+            continue
+        for index, token in enumerate(tokens[:-1]):
+            if token.rsplit("/", 1)[-1] == "sysbench":
+                return _test_argument(tokens[index + 1 : -1])
+    return None
+
+
+def _test_argument(arguments: list[str]) -> str | None:
+    for argument in arguments:
+        if argument.startswith("--test="):  # the 0.5-era spelling
+            argument = argument.removeprefix("--test=")
+        elif argument.startswith("-"):
+            continue
+        return argument.rsplit("/", 1)[-1].removesuffix(".lua")
+    return None
+
+
+def _notes(percentiles: dict[int, float], threads: int | None, test_from_caller: bool) -> list[str]:
+    notes = ["Imported from sysbench's report."]
+    others = sorted(p for p in percentiles if p != 95)
+    if others:
+        notes.append(
+            "Not imported (no catalog metric): "
+            + ", ".join(f"{p}th percentile {percentiles[p]} ms" for p in others)
+            + "."
+        )
+    if threads is None:
+        notes.append("The output does not give the number of threads.")
+    if test_from_caller:
+        notes.append("The test name was given at import; sysbench does not print it.")
+    return notes
