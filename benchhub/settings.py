@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "benchhub.accounts",
     "benchhub.results",
+    "benchhub.imports",
 ]
 
 MIDDLEWARE = [
