@@ -13,6 +13,7 @@ import ipaddress
 import os
 import socket
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 from .benchmarks.base import Target
@@ -153,7 +154,7 @@ def connect_postgresql(target: Target, *, autocommit: bool = True) -> Any:
 def describe_postgresql(conn: Any) -> ServerInfo:
     psycopg = postgresql_module()
     with conn.cursor() as cur:
-        cur.execute("SELECT version(), inet_server_addr()::text, pg_backend_pid()")
+        cur.execute("SELECT version(), host(inet_server_addr()), pg_backend_pid()")
         version, address, backend_pid = cur.fetchone()
         cur.execute(
             "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY(%s)",
@@ -221,7 +222,6 @@ def connect_mysql(target: Target, *, autocommit: bool = True) -> Any:
 
 
 def describe_mysql(conn: Any) -> ServerInfo:
-    pymysql = mysql_module()
     with conn.cursor() as cur:
         cur.execute("SELECT VERSION(), @@version_comment, @@datadir, @@pid_file")
         version, comment, datadir, pid_file = cur.fetchone()
@@ -239,7 +239,8 @@ def describe_mysql(conn: Any) -> ServerInfo:
         settings={name: settings[name] for name in MYSQL_SETTINGS if name in settings},
         protocol=_mysql_protocol(row[0] if row else None),
         driver="PyMySQL",
-        driver_version=pymysql.__version__,
+        # pymysql.__version__ mimics MySQLdb's; the distribution knows the real one.
+        driver_version=metadata.version("PyMySQL"),
         data_directory=datadir,
         server_pid=_read_pid(pid_file),
     )

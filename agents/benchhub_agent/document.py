@@ -1,0 +1,170 @@
+"""The submission document (schema 1): built, redacted, validated before it leaves.
+
+The document is validated with the same JSON Schema the server uses, and its
+metrics are checked against the benchmark catalog (the server refuses a
+metric it does not know), so a bad document is caught on the machine that
+made it, with the run's figures still at hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import uuid
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from . import __version__
+from .benchmarks.base import BenchmarkResult
+from .schema import SCHEMA_VERSION, DocumentError, metric_catalog, validation_errors
+
+TOOL = "benchhub-agent"
+
+# Options whose value is a secret or names a machine: never part of the recorded command.
+DROPPED_OPTIONS = frozenset({"--token", "--server"})
+PRIVATE_DSN_QUERY = frozenset({"password", "passfile", "host", "hostaddr", "unix_socket", "user"})
+
+# Import documents get a uuid derived from their content: importing the same
+# file twice is then the same submission, which the server stores once.
+IMPORT_NAMESPACE = uuid.UUID("6b1f0e5c-2a44-4f0e-9a51-7d3c1f0b8e21")
+
+
+class InvalidDocument(ValueError):
+    def __init__(self, errors: Sequence[DocumentError]) -> None:
+        self.errors = list(errors)
+        lines = "\n".join(f"  {e.path}: {e.message}" for e in self.errors)
+        super().__init__(f"the document is not valid:\n{lines}")
+
+
+def new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def import_uuid(tool: str, text: str, database_version: str) -> str:
+    digest = hashlib.sha256(f"{tool}\0{database_version}\0{text}".encode()).hexdigest()
+    return str(uuid.uuid5(IMPORT_NAMESPACE, digest))
+
+
+def dsn_shape(dsn: str) -> str:
+    """The DSN with user, password, host and socket path replaced by placeholders.
+
+    What remains (engine, port, database name, harmless options) is what a
+    reader needs to repeat the run on their own machine.
+    """
+    parts = urlsplit(dsn)
+    auth = ""
+    if parts.username:
+        auth = "USER:***@" if parts.password else "USER@"
+    host = "HOST" if parts.hostname else ""
+    if parts.port:
+        host += f":{parts.port}"
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k not in PRIVATE_DSN_QUERY]
+    if any(k in ("host", "unix_socket") for k, _ in parse_qsl(parts.query)):
+        query.append(("host", "SOCKET_DIR"))
+    tail = f"?{urlencode(query, safe='/')}" if query else ""
+    return f"{parts.scheme}://{auth}{host}{parts.path}{tail}"
+
+
+def reproducing_command(argv: Sequence[str]) -> str:
+    """``benchhub-agent`` + the arguments, with the DSN redacted and secrets dropped."""
+    shown: list[str] = []
+    skip_value = False
+    redact_next = False
+    for arg in argv:
+        if skip_value:
+            skip_value = False
+            continue
+        if redact_next:
+            shown.append(dsn_shape(arg))
+            redact_next = False
+            continue
+        name, eq, value = arg.partition("=")
+        if name in DROPPED_OPTIONS:
+            skip_value = not eq
+            continue
+        if name == "--dsn":
+            if eq:
+                shown.append(f"--dsn={dsn_shape(value)}")
+            else:
+                shown.append(arg)
+                redact_next = True
+            continue
+        shown.append(arg)
+    return shlex.join([TOOL, *shown])[:4000]
+
+
+def agent_document(
+    *,
+    document_uuid: str,
+    result: BenchmarkResult,
+    command: str,
+    machine: dict[str, Any],
+) -> dict[str, Any]:
+    environment = dict(machine)
+    if result.database:
+        environment["database"] = result.database
+    if result.client:
+        environment["client"] = result.client
+    return {
+        "schema": SCHEMA_VERSION,
+        "uuid": document_uuid,
+        "source": {
+            "kind": "agent",
+            "tool": TOOL,
+            "tool_version": __version__,
+            "command": command,
+        },
+        "environment": environment,
+        "runs": [result.run_document()],
+    }
+
+
+def import_document(
+    *,
+    document_uuid: str,
+    tool: str,
+    runs: list[dict[str, Any]],
+    environment: dict[str, Any],
+    command: str | None = None,
+) -> dict[str, Any]:
+    source: dict[str, Any] = {"kind": "import", "tool": tool}
+    if command:
+        source["command"] = command
+    source["note"] = f"imported with {TOOL} {__version__}"
+    return {
+        "schema": SCHEMA_VERSION,
+        "uuid": document_uuid,
+        "source": source,
+        "environment": environment,
+        "runs": runs,
+    }
+
+
+def catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
+    """Metrics the catalog does not list for the run's benchmark, or with another unit."""
+    catalog = metric_catalog()
+    found = []
+    for r, run in enumerate(document.get("runs") or []):
+        metrics = catalog.get(run.get("benchmark"))
+        if metrics is None:
+            found.append(DocumentError(f"$.runs[{r}].benchmark", "not in the benchmark catalog"))
+            continue
+        for m, measurement in enumerate(run.get("measurements") or []):
+            path = f"$.runs[{r}].measurements[{m}]"
+            definition = metrics.get(measurement.get("metric"))
+            if definition is None:
+                found.append(DocumentError(f"{path}.metric", "not a metric of this benchmark"))
+            elif "unit" in measurement and measurement["unit"] != definition["unit"]:
+                found.append(
+                    DocumentError(f"{path}.unit", f"the catalog's unit is {definition['unit']!r}")
+                )
+    return found
+
+
+def validate(document: dict[str, Any]) -> None:
+    errors = validation_errors(document)
+    if not errors:
+        errors = catalog_errors(document)
+    if errors:
+        raise InvalidDocument(errors)
