@@ -1,0 +1,499 @@
+"""TPC-B-like load on pgbench's schema, time-limited (seed 003).
+
+Two load engines:
+
+* ``--engine agent`` (default, PostgreSQL and MySQL/MariaDB): one worker *process* per
+  client, each running pgbench's built-in "TPC-B (sort of)" transaction in a loop; processes
+  rather than threads because Python threads serialize on the GIL and would measure the
+  agent instead of the database.
+* ``--engine pgbench`` (PostgreSQL only): drives the installed ``pgbench`` (initialize + run)
+  with ``-M prepared`` and a per-transaction log, from which the percentiles are computed.
+
+Both keep the pgbench table names, so a database initialized by one can be run by the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import multiprocessing
+import os
+import queue
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..importers import pgbench as pgbench_report
+from . import _connections as dbc
+from ._latency import LatencyHistogram
+from .base import BenchmarkResult, Measurement, Progress, Target
+
+NAME = "tpcb"
+VERSION = "1"
+ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+
+ACCOUNTS_PER_BRANCH = 100_000
+TELLERS_PER_BRANCH = 10
+WORKER_START_TIMEOUT_S = 60.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=1,
+        help="pgbench scale factor: branches; 100,000 accounts each (default 1)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("agent", "pgbench"),
+        default="agent",
+        dest="load_engine",
+        help="who generates the load: the agent's worker processes or the installed pgbench",
+    )
+    parser.add_argument(
+        "--no-init",
+        action="store_true",
+        help="reuse pgbench_* tables already at --scale instead of recreating them",
+    )
+
+
+# --- schema --------------------------------------------------------------------------------
+
+
+def _create_statements(engine: str) -> list[str]:
+    # pgbench's own DDL; InnoDB on the MySQL side so that the transaction means the same.
+    suffix = " ENGINE=InnoDB" if engine in dbc.MYSQL_FAMILY else ""
+    return [
+        "DROP TABLE IF EXISTS pgbench_history",
+        "DROP TABLE IF EXISTS pgbench_tellers",
+        "DROP TABLE IF EXISTS pgbench_accounts",
+        "DROP TABLE IF EXISTS pgbench_branches",
+        "CREATE TABLE pgbench_branches (bid int NOT NULL PRIMARY KEY, bbalance int,"
+        f" filler char(88)){suffix}",
+        "CREATE TABLE pgbench_tellers (tid int NOT NULL PRIMARY KEY, bid int, tbalance int,"
+        f" filler char(84)){suffix}",
+        "CREATE TABLE pgbench_accounts (aid int NOT NULL PRIMARY KEY, bid int, abalance int,"
+        f" filler char(84)){suffix}",
+        "CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int,"
+        f" mtime timestamp NULL, filler char(22)){suffix}",
+    ]
+
+
+def initialize(target: Target, scale: int) -> None:
+    """(Re)create and fill pgbench's tables at ``scale``, outside any timing."""
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            for statement in _create_statements(target.engine):
+                cur.execute(statement)
+            if target.engine == "postgresql":
+                _fill_postgresql(cur, scale)
+            else:
+                _fill_mysql(cur, scale)
+    finally:
+        conn.close()
+
+
+def _fill_postgresql(cur: Any, scale: int) -> None:
+    cur.execute(
+        "INSERT INTO pgbench_branches SELECT b, 0, '' FROM generate_series(1, %s) b", (scale,)
+    )
+    cur.execute(
+        "INSERT INTO pgbench_tellers SELECT t, (t - 1) / %s + 1, 0, ''"
+        " FROM generate_series(1, %s) t",
+        (TELLERS_PER_BRANCH, TELLERS_PER_BRANCH * scale),
+    )
+    cur.execute(
+        "INSERT INTO pgbench_accounts SELECT a, (a - 1) / %s + 1, 0, ''"
+        " FROM generate_series(1, %s) a",
+        (ACCOUNTS_PER_BRANCH, ACCOUNTS_PER_BRANCH * scale),
+    )
+    cur.execute("VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts")
+
+
+def _fill_mysql(cur: Any, scale: int) -> None:
+    tellers, accounts = TELLERS_PER_BRANCH, ACCOUNTS_PER_BRANCH
+    for table, columns, count in (
+        ("pgbench_branches", "n, 0, ''", scale),
+        ("pgbench_tellers", f"n, (n - 1) DIV {tellers} + 1, 0, ''", tellers * scale),
+        ("pgbench_accounts", f"n, (n - 1) DIV {accounts} + 1, 0, ''", accounts * scale),
+    ):
+        numbers = dbc.mysql_numbers(count)
+        cur.execute(f"INSERT INTO {table} SELECT {columns} FROM {numbers}")  # noqa: S608 - constants
+    cur.execute("ANALYZE TABLE pgbench_branches, pgbench_tellers, pgbench_accounts")
+    cur.fetchall()
+
+
+def _prepare_repetition(target: Target) -> None:
+    """What pgbench does before each run: empty history, vacuum the small hot tables."""
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            if target.engine == "postgresql":
+                cur.execute("VACUUM pgbench_branches, pgbench_tellers")
+                cur.execute("TRUNCATE pgbench_history")
+            else:
+                cur.execute("TRUNCATE TABLE pgbench_history")
+    finally:
+        conn.close()
+
+
+def measured_scale(target: Target) -> int:
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT count(*) FROM pgbench_branches")
+            return int(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
+# --- the agent's own load ------------------------------------------------------------------
+
+TPCB_STATEMENTS = (
+    "UPDATE pgbench_accounts SET abalance = abalance + %(delta)s WHERE aid = %(aid)s",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = %(aid)s",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + %(delta)s WHERE tid = %(tid)s",
+    "UPDATE pgbench_branches SET bbalance = bbalance + %(delta)s WHERE bid = %(bid)s",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
+    " VALUES (%(tid)s, %(bid)s, %(aid)s, %(delta)s, CURRENT_TIMESTAMP)",
+)
+
+
+def _transaction_parameters(rng: random.Random, scale: int) -> dict[str, int]:
+    # The same random choices as pgbench's built-in tpcb-like script.
+    return {
+        "aid": rng.randint(1, ACCOUNTS_PER_BRANCH * scale),
+        "bid": rng.randint(1, scale),
+        "tid": rng.randint(1, TELLERS_PER_BRANCH * scale),
+        "delta": rng.randint(-5000, 5000),
+    }
+
+
+def _run_transaction(conn: Any, engine: str, params: dict[str, int]) -> None:
+    with conn.cursor() as cur:
+        for statement in TPCB_STATEMENTS:
+            if engine == "postgresql":
+                # Server-side prepared statements, as pgbench -M prepared.
+                cur.execute(statement, params, prepare=True)
+            else:
+                cur.execute(statement, params)
+            if statement.startswith("SELECT"):
+                cur.fetchall()
+    conn.commit()
+
+
+def _worker(
+    target: Target,
+    scale: int,
+    warmup_s: float,
+    duration_s: float,
+    seed: int,
+    barrier: Any,
+    results: Any,
+) -> None:
+    """One client: connect, wait for the others, loop until the deadline, report."""
+    histogram = LatencyHistogram()
+    failed = 0
+    error: str | None = None
+    try:
+        conn = dbc.connect(target, autocommit=False)
+        rng = random.Random(seed)  # noqa: S311 - load, not secrets
+        barrier.wait(WORKER_START_TIMEOUT_S)
+        measure_from = time.perf_counter() + warmup_s
+        deadline = measure_from + duration_s
+        while True:
+            started = time.perf_counter()
+            if started >= deadline:
+                break
+            try:
+                _run_transaction(conn, target.engine, _transaction_parameters(rng, scale))
+            except Exception:  # a failed transaction is counted, not fatal
+                conn.rollback()
+                if started >= measure_from:
+                    failed += 1
+                continue
+            if started >= measure_from:
+                histogram.add((time.perf_counter() - started) * 1000.0)
+        conn.close()
+    except Exception as exc:  # reported to the parent, which raises
+        error = f"{type(exc).__name__}: {exc}"
+    results.put((histogram, failed, error))
+
+
+def run_agent_load(
+    target: Target, clients: int, scale: int, warmup_s: float, duration_s: float, seed: int
+) -> tuple[LatencyHistogram, int]:
+    """Run ``clients`` worker processes at once; the merged histogram and failure count."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(clients)
+    results = context.Queue()
+    workers = [
+        context.Process(
+            target=_worker,
+            args=(target, scale, warmup_s, duration_s, seed * 1000 + i, barrier, results),
+            daemon=True,
+        )
+        for i in range(clients)
+    ]
+    for worker in workers:
+        worker.start()
+    merged, failed, errors = LatencyHistogram(), 0, []
+    deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
+    for _ in workers:
+        histogram, worker_failed, error = _next_result(results, workers, deadline)
+        merged.merge(histogram)
+        failed += worker_failed
+        if error:
+            errors.append(error)
+    for worker in workers:
+        worker.join(10)
+    if errors:
+        raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
+    return merged, failed
+
+
+def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:
+    """The next worker's report; fails fast when a worker died without reporting."""
+    while True:
+        try:
+            return results.get(timeout=0.5)
+        except queue.Empty:
+            pass
+        crashed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+        if crashed or all(w.exitcode is not None for w in workers):
+            # A worker flushes its report before it exits, so the queue would not be empty.
+            raise RuntimeError(f"tpcb: client processes exited without reporting {crashed}")
+        if time.monotonic() > deadline:
+            raise RuntimeError("tpcb: the client processes did not finish in time")
+
+
+# --- pgbench ------------------------------------------------------------------------------
+
+
+def pgbench_environment(target: Target) -> dict[str, str]:
+    env = dict(os.environ)
+    host = target.socket or target.host
+    for key, value in (
+        ("PGHOST", host),
+        ("PGPORT", target.port),
+        ("PGUSER", target.user),
+        ("PGPASSWORD", target.password),
+        ("PGDATABASE", target.database),
+    ):
+        if value is not None:
+            env[key] = str(value)
+        else:
+            env.pop(key, None)
+    return env
+
+
+def _pgbench_binary() -> str:
+    binary = shutil.which("pgbench")
+    if binary is None:
+        raise RuntimeError("tpcb --engine pgbench: no pgbench on PATH (postgresql-client)")
+    return binary
+
+
+def pgbench_initialize(target: Target, scale: int) -> None:
+    subprocess.run(  # noqa: S603 - pgbench from PATH, arguments are ours
+        [_pgbench_binary(), "-i", "-q", "-s", str(scale)],
+        env=pgbench_environment(target),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def pgbench_version() -> str:
+    out = subprocess.run([_pgbench_binary(), "--version"], capture_output=True, text=True)  # noqa: S603
+    return out.stdout.strip()
+
+
+def run_pgbench_load(
+    target: Target, clients: int, duration_s: float, log_dir: Path
+) -> tuple[float, LatencyHistogram, int, str]:
+    """One pgbench run: its tps line, the histogram of its transaction log, failures."""
+    for old in log_dir.glob("tpcb*"):
+        old.unlink()
+    threads = max(1, min(clients, os.cpu_count() or 1))
+    command = [
+        _pgbench_binary(),
+        "-M",
+        "prepared",
+        "-c",
+        str(clients),
+        "-j",
+        str(threads),
+        "-T",
+        str(max(1, round(duration_s))),
+        "-l",
+        f"--log-prefix={log_dir / 'tpcb'}",
+    ]
+    completed = subprocess.run(  # noqa: S603 - pgbench from PATH, arguments are ours
+        command, env=pgbench_environment(target), capture_output=True, text=True, cwd=log_dir
+    )
+    if completed.returncode not in (0, 2):  # 2: finished, but some transactions failed
+        raise RuntimeError(f"pgbench failed ({completed.returncode}): {completed.stderr.strip()}")
+    summary = _pgbench_summary(completed.stdout)
+    histogram = read_pgbench_log(log_dir)
+    # The note shows how pgbench ran, without the throw-away log directory.
+    shown = " ".join(command[1:-2])
+    return summary["tps"], histogram, int(summary.get("failed_transactions", 0)), shown
+
+
+def _pgbench_summary(stdout: str) -> dict[str, float]:
+    """tps and failures from pgbench's report, read by the pgbench importer."""
+    run = pgbench_report.parse(stdout).runs[0]
+    return {
+        m["metric"]: float(m["value"])
+        for m in run["measurements"]
+        if "statement" not in m.get("parameters", {})
+    }
+
+
+def read_pgbench_log(log_dir: Path) -> LatencyHistogram:
+    """pgbench -l lines: client transaction_no latency_us script_no epoch epoch_us."""
+    histogram = LatencyHistogram()
+    for path in log_dir.glob("tpcb*"):
+        with path.open() as lines:
+            for line in lines:
+                fields = line.split()
+                # "failed"/"skipped" stand in the latency column of unfinished transactions.
+                if len(fields) >= 3 and fields[2].isdigit():
+                    histogram.add(int(fields[2]) / 1000.0)
+    return histogram
+
+
+# --- the benchmark -------------------------------------------------------------------------
+
+
+def _measurements_for(clients: int, samples: dict[str, list[float]]) -> list[Measurement]:
+    units = {
+        "tps": "tx/s",
+        "latency_mean": "ms",
+        "latency_stddev": "ms",
+        "latency_p95": "ms",
+        "latency_p99": "ms",
+        "failed_transactions": "count",
+    }
+    return [
+        Measurement(
+            metric=metric,
+            value=dbc.median(samples[metric]),
+            unit=unit,
+            parameters={"clients": clients},
+            samples=[round(v, 6) for v in samples[metric]],
+        )
+        for metric, unit in units.items()
+    ]
+
+
+def _figures(tps: float, histogram: LatencyHistogram, failed: int) -> dict[str, float]:
+    return {
+        "tps": tps,
+        "latency_mean": histogram.mean_ms,
+        "latency_stddev": histogram.stddev_ms,
+        "latency_p95": histogram.percentile_ms(0.95),
+        "latency_p99": histogram.percentile_ms(0.99),
+        "failed_transactions": float(failed),
+    }
+
+
+def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    load_engine = dbc.option(options, "load_engine", "agent")
+    if target.engine not in ENGINES:
+        raise ValueError(f"tpcb runs on {', '.join(sorted(ENGINES))}, not {target.engine}")
+    if load_engine == "pgbench" and target.engine != "postgresql":
+        raise ValueError("tpcb --engine pgbench needs a postgresql:// --dsn")
+    scale = int(dbc.option(options, "scale", 1))
+    clients_list = [int(c) for c in dbc.option(options, "clients", [1])]
+    duration = float(dbc.option(options, "duration", 10))
+    warmup = float(dbc.option(options, "warmup", 2))
+    repeat = int(dbc.option(options, "repeat", 3))
+    started_at = dt.datetime.now(dt.UTC)
+
+    if dbc.option(options, "no_init", False):
+        scale = measured_scale(target)
+    elif load_engine == "pgbench":
+        pgbench_initialize(target, scale)
+    else:
+        initialize(target, scale)
+
+    progress.start(len(clients_list) * repeat, f"tpcb ({load_engine})")
+    measurements: list[Measurement] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="benchhub-pgbench-") as log_dir:
+        for clients in clients_list:
+            samples: dict[str, list[float]] = {}
+            for repetition in range(repeat):
+                figures, note = _one_repetition(
+                    target,
+                    load_engine,
+                    clients,
+                    scale,
+                    warmup,
+                    duration,
+                    repetition,
+                    Path(log_dir),
+                )
+                for metric, value in figures.items():
+                    samples.setdefault(metric, []).append(value)
+                if note and note not in notes:
+                    notes.append(note)
+                progress.advance()
+            measurements.extend(_measurements_for(clients, samples))
+    progress.finish()
+
+    return BenchmarkResult(
+        benchmark=NAME,
+        benchmark_version=VERSION,
+        parameters={
+            "scale": scale,
+            "duration": duration,
+            "warmup": warmup,
+            "clients": ",".join(str(c) for c in clients_list),
+            "load_engine": load_engine,
+            "query_mode": "prepared" if target.engine == "postgresql" else "simple",
+        },
+        repetitions=repeat,
+        started_at=started_at,
+        ended_at=dt.datetime.now(dt.UTC),
+        measurements=measurements,
+        notes=notes,
+        **_environment(target, load_engine),
+    )
+
+
+def _one_repetition(
+    target: Target,
+    load_engine: str,
+    clients: int,
+    scale: int,
+    warmup: float,
+    duration: float,
+    repetition: int,
+    log_dir: Path,
+) -> tuple[dict[str, float], str | None]:
+    if load_engine == "pgbench":
+        if warmup > 0:
+            run_pgbench_load(target, clients, warmup, log_dir)
+        tps, histogram, failed, command = run_pgbench_load(target, clients, duration, log_dir)
+        return _figures(tps, histogram, failed), f"pgbench {command}"
+    _prepare_repetition(target)
+    histogram, failed = run_agent_load(target, clients, scale, warmup, duration, repetition)
+    return _figures(histogram.count / duration, histogram, failed), None
+
+
+def _environment(target: Target, load_engine: str) -> dict[str, Any]:
+    if load_engine != "pgbench":
+        return dbc.environment(target)
+    found = dbc.environment(target, load_engine="pgbench")
+    # pgbench talks to the server through libpq, not through the agent's Python driver.
+    found["client"].update(driver="libpq (pgbench)", driver_version=pgbench_version())
+    return found
