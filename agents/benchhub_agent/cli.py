@@ -27,7 +27,7 @@ from .progress import ProgressBar
 from .schema import metric_catalog
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_KEPT, EXIT_REJECTED = 0, 1, 2, 3, 4
-IMPORT_TOOLS = ("pgbench", "sysbench", "benchbase", "hammerdb")
+IMPORT_TOOLS = ("pgbench", "pgbench-log", "sysbench", "benchbase", "hammerdb")
 
 
 class UsageError(Exception):
@@ -152,6 +152,13 @@ def build_parser(benchmarks: dict[str, Discovered]) -> argparse.ArgumentParser:
     where = imp.add_mutually_exclusive_group()
     where.add_argument("--dsn", help="ask this database for its version and settings")
     where.add_argument("--database-version", help="the server's version() text, as it printed it")
+    imp.add_argument(
+        "--param",
+        type=parameter,
+        action="append",
+        metavar="NAME=VALUE",
+        help="a run parameter the output does not state (e.g. test=oltp_read_write)",
+    )
     add_send_options(imp)
     return parser
 
@@ -340,20 +347,34 @@ def cmd_import(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise UsageError(f"import is not available in this version: {exc}") from exc
     text = sys.stdin.read() if args.file == "-" else _read_file(args.file)
     try:
-        runs = parse_tool_output(args.tool, text)
+        imported = parse_tool_output(args.tool, text, parameters=dict(args.param or []))
     except ImportFormatError as exc:
         say(f"{args.file}: {exc}")
         return EXIT_FAILED
-    environment, version = import_environment(args)
-    doc = document.import_document(
-        document_uuid=document.import_uuid(args.tool, text, version),
-        tool=args.tool,
-        runs=runs,
+    stated = imported.facts.get("database", {}).get("version_string")
+    environment, version = import_environment(args, stated)
+    if imported.engine and "database" in environment:
+        environment["database"].setdefault("engine", imported.engine)
+    doc = imported.document(
+        uuid=document.import_uuid(args.tool, text, version),
         environment=environment,
     )
-    if not args.dry_run:
-        say(f"{len(runs)} run(s) read from {args.file}")
+    say(f"{len(imported.runs)} run(s) read from {args.file}")
+    for note in imported.notes:
+        say(f"note: {note}")
     return finish_document(doc, args)
+
+
+def parameter(text: str) -> tuple[str, str | int | float]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    for kind in (int, float):
+        try:
+            return name, kind(value)
+        except ValueError:
+            continue
+    return name, value
 
 
 def _read_file(path: str) -> str:
@@ -364,8 +385,10 @@ def _read_file(path: str) -> str:
         raise UsageError(f"{path}: {exc.strerror}") from exc
 
 
-def import_environment(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """This machine, plus the database from --dsn or --database-version."""
+def import_environment(
+    args: argparse.Namespace, stated_version: str | None
+) -> tuple[dict[str, Any], str]:
+    """This machine, plus the database from --dsn, --database-version or the output itself."""
     if args.dsn:
         try:
             info = db.describe(base.Target.parse(args.dsn))
@@ -373,16 +396,19 @@ def import_environment(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             raise UsageError(str(exc)) from exc
         environment = sysinfo.environment(info.data_directory if info.is_local else None)
         environment["database"] = info.database_section()
-        environment["client"] = info.client_section(load_engine=args.tool)
-        environment["client"].pop("driver", None)  # the tool's own client, not ours
-        environment["client"].pop("driver_version", None)
+        # The tool had its own connection: our protocol and driver say nothing about it.
+        environment["client"] = {"load_engine": args.tool}
         return environment, info.version_string
-    if not args.database_version:
-        raise UsageError("import: give --dsn URL (to ask the database) or --database-version TEXT")
+    version = args.database_version or stated_version
+    if not version:
+        raise UsageError(
+            "import: the output does not name the server's version; "
+            "give --dsn URL (to ask the database) or --database-version TEXT"
+        )
     environment = sysinfo.environment()
-    environment["database"] = {"version_string": args.database_version}
+    environment["database"] = {"version_string": version}
     environment["client"] = {"load_engine": args.tool}
-    return environment, args.database_version
+    return environment, version
 
 
 # --- run --like -------------------------------------------------------------------
