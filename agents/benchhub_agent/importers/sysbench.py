@@ -53,6 +53,7 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
     threads = _threads(lines)
     point = {"threads": threads} if threads is not None else {}
     supplied = dict(parameters or {})
+    test_from_caller = "test" in supplied and _test_from_command(lines) is None
     test = _test(lines, supplied)
     run_parameters = merge_parameters({"test": test}, supplied)
     measurements = [
@@ -69,7 +70,7 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
         measurement(BENCHMARK, "errors", _count(sql, "ignored errors"), point),
         measurement(BENCHMARK, "reconnects", _count(sql, "reconnects"), point),
     ]
-    notes = _notes(percentiles, threads, test_from_caller="test" in supplied)
+    notes = _notes(percentiles, threads, test_from_caller)
     version = _version(lines)
     return ImportedRuns(
         runs=[run_document(BENCHMARK, run_parameters, measurements, notes)],
