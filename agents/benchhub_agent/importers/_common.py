@@ -171,5 +171,7 @@ def normalized_text(data: str | bytes, what: str) -> str:
 
 def _mostly_control(text: str) -> bool:
     sample = text[:4096]
-    control = sum(1 for c in sample if ord(c) < 32 and c not in "\n\t")
+    # U+FFFD counts too: a caller that decoded bytes with errors="replace"
+    # hands us binary as replacement characters.
+    control = sum(1 for c in sample if (ord(c) < 32 and c not in "\n\t") or c == "\ufffd")
     return control > len(sample) // 20

@@ -36,7 +36,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._common import ImportedRuns, measurement, merge_parameters, not_this_tool, run_document
+from ._common import (
+    ImportedRuns,
+    ImportFormatError,
+    measurement,
+    merge_parameters,
+    not_this_tool,
+    run_document,
+)
 
 WHAT = "a pgbench aggregate log (-l --aggregate-interval)"
 BENCHMARK = "tpcb"
@@ -64,13 +71,17 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
     total = sum(i.transactions for i in intervals)
     if total == 0:
         raise not_this_tool(WHAT, "at least one transaction in the log; every interval is empty")
+    supplied = dict(parameters or {})
+    # Clients is the measurement point in pgbench's report import; put it in
+    # the same place here so that both imports of one run compare.
+    point = _clients_point(supplied.pop("clients", None))
     run_parameters: dict[str, Any] = {"aggregate_interval": length} if length else {}
     if field_count in (10, 11) or any(i.sum_lag for i in intervals):
         run_parameters["rate_limited"] = True
     run = run_document(
         BENCHMARK,
-        merge_parameters(run_parameters, parameters),
-        _measurements(intervals, length, total),
+        merge_parameters(run_parameters, supplied),
+        _measurements(intervals, length, total, point),
         _notes(intervals, length, field_count),
     )
     return ImportedRuns(
@@ -128,19 +139,27 @@ def _interval_length(intervals: list[_Interval]) -> int | None:
     return gaps.pop()
 
 
+def _clients_point(clients: Any) -> dict[str, int]:
+    if clients is None:
+        return {}
+    if isinstance(clients, bool) or not isinstance(clients, int) or clients < 1:
+        raise ImportFormatError(f"parameter 'clients': expected a whole number, got {clients!r}")
+    return {"clients": clients}
+
+
 def _measurements(
-    intervals: list[_Interval], length: int | None, total: int
+    intervals: list[_Interval], length: int | None, total: int, point: dict[str, int]
 ) -> list[dict[str, Any]]:
     mean_us = sum(i.sum_latency for i in intervals) / total
     variance_us = sum(i.sum_latency_2 for i in intervals) / total - mean_us**2
     found = [
-        measurement(BENCHMARK, "latency_mean", mean_us / 1000),
-        measurement(BENCHMARK, "latency_stddev", math.sqrt(max(variance_us, 0.0)) / 1000),
+        measurement(BENCHMARK, "latency_mean", mean_us / 1000, point),
+        measurement(BENCHMARK, "latency_stddev", math.sqrt(max(variance_us, 0.0)) / 1000, point),
     ]
     if length:
         full = intervals[:-1]
         tps = sum(i.transactions for i in full) / (len(full) * length)
-        found.insert(0, measurement(BENCHMARK, "tps", tps))
+        found.insert(0, measurement(BENCHMARK, "tps", tps, point))
     return found
 
 
