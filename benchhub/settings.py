@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "benchhub.accounts",
     "benchhub.results",
     "benchhub.imports",
+    "benchhub.baselines",
 ]
 
 MIDDLEWARE = [

@@ -228,6 +228,10 @@ class Measurement(models.Model):
     samples = models.JSONField(default=list, blank=True)
     approximate = models.BooleanField(default=False)
     note = models.TextField(blank=True)
+    # Modified z-score against the approved baseline of its key and point
+    # (|score| > 3.5 is the usual outlier cut); set by the baselines task,
+    # None until there are enough approved results to judge.
+    outlier_score = models.FloatField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.metric.name}={self.value}"

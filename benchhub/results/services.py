@@ -10,6 +10,7 @@ from benchhub_agent.schema import DocumentError, benchmark_catalog
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
+from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.results.comparability import (
     FINGERPRINT_VERSION,
     canonical_json,
@@ -149,8 +150,10 @@ def _store(
     benchmarks = {b.name: b for b in Benchmark.objects.all()}
     metrics = {(m.benchmark_id, m.name): m for m in Metric.objects.all()}
     measurements = []
+    fingerprints = set()
     for position, run_doc in enumerate(document["runs"]):
         run = _run_create(submission, position, run_doc, document, benchmarks)
+        fingerprints.add(run.fingerprint)
         for m in run_doc["measurements"]:
             measurements.append(
                 Measurement(
@@ -164,6 +167,9 @@ def _store(
                 )
             )
     Measurement.objects.bulk_create(measurements, batch_size=1000)
+    # Pending results are scored against the approved baseline too, so that
+    # a moderator sees an outlier before approving it.
+    baselines_mark_dirty(fingerprints=fingerprints)
     return submission
 
 

@@ -1,0 +1,130 @@
+"""Community baselines over REST: what ``benchhub-agent run --like`` prints
+beside your figures."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchhub.baselines import selectors
+from benchhub.baselines.models import Baseline
+from benchhub.baselines.statistics import percentile_rank
+from benchhub.lib.api import ApiError
+
+_FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+
+
+class BaselineOutput(serializers.ModelSerializer):
+    metric = serializers.CharField(source="metric.name")
+    unit = serializers.CharField(source="metric.unit")
+    direction = serializers.CharField(source="metric.direction")
+    min = serializers.FloatField(source="minimum")
+    max = serializers.FloatField(source="maximum")
+
+    class Meta:
+        model = Baseline
+        fields = (
+            "fingerprint",
+            "metric",
+            "unit",
+            "direction",
+            "parameters",
+            "n",
+            "median",
+            "q1",
+            "q3",
+            "min",
+            "max",
+            "mad",
+            "computed_at",
+        )
+
+
+def _fingerprint(request: Request) -> str:
+    value = request.query_params.get("fingerprint", "")
+    if not _FINGERPRINT.match(value):
+        raise ApiError(
+            "fingerprint: required, the 64 hex digits of a run's comparability key "
+            "(the 'fingerprint' of /api/v1/runs/<id>/)",
+            details=[{"path": "$.fingerprint", "message": "required: 64 hex digits"}],
+        )
+    return value
+
+
+def _point(request: Request) -> dict[str, Any]:
+    """param.clients=20 → {"clients": 20}; numbers as numbers, as stored."""
+    point: dict[str, Any] = {}
+    for key, value in request.query_params.items():
+        if not key.startswith("param."):
+            continue
+        name = key.removeprefix("param.")
+        for convert in (int, float):
+            try:
+                point[name] = convert(value)
+                break
+            except ValueError:
+                continue
+        else:
+            point[name] = value
+    return point
+
+
+class BaselineListApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("fingerprint", str, required=True)],
+        responses=BaselineOutput(many=True),
+        description="Every baseline (per metric and point) of one comparability key.",
+    )
+    def get(self, request: Request) -> Response:
+        baselines = selectors.baseline_list(fingerprint=_fingerprint(request))
+        return Response({"results": BaselineOutput(baselines, many=True).data})
+
+
+class BaselineRankApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("fingerprint", str, required=True),
+            OpenApiParameter("metric", str, required=True),
+            OpenApiParameter("value", float, required=True),
+            OpenApiParameter("param.<name>", str, description="the point, e.g. param.clients=20"),
+        ],
+        description=(
+            "Where a value stands among the approved results of a key, metric and point: "
+            "'percentile' is the share (in %) of results it does better than, by the metric's "
+            "direction, ties counting half."
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        fingerprint = _fingerprint(request)
+        metric = request.query_params.get("metric", "")
+        try:
+            value = float(request.query_params.get("value", ""))
+        except ValueError:
+            raise ApiError(
+                "value: required, a number",
+                details=[{"path": "$.value", "message": "required: a number"}],
+            ) from None
+        point = _point(request)
+        baseline = selectors.baseline_get(fingerprint=fingerprint, metric=metric, parameters=point)
+        if baseline is None:
+            raise ApiError(
+                f"No baseline yet for metric {metric!r} at {point or 'no parameters'} "
+                "under this key",
+                status_code=404,
+                code="not_found",
+            )
+        return Response(
+            {
+                "n": baseline.n,
+                "percentile": percentile_rank(value, baseline.values, baseline.metric.direction),
+                "direction": baseline.metric.direction,
+                "median": baseline.median,
+                "value": value,
+            }
+        )

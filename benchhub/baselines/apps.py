@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class BaselinesConfig(AppConfig):
+    """Community baselines: per comparability key, metric and point, the
+    distribution of approved results, computed by Celery workers."""
+
+    name = "benchhub.baselines"

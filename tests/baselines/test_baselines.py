@@ -1,0 +1,101 @@
+import time
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+
+from benchhub.baselines.models import Baseline, DirtyKey
+from benchhub.baselines.services import baselines_refresh
+from benchhub.celery import app
+from benchhub.results.models import Measurement, Submission
+from benchhub.results.services import submission_create
+from tests.factories import small_document
+
+
+def publish(user, throughput_at_20: float, status=Submission.Status.APPROVED) -> Submission:
+    document = small_document()
+    document["runs"][0]["measurements"][1]["value"] = throughput_at_20
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+def test_refresh_summarizes_approved_results_per_point(bob, alice):
+    for value in (1000.0, 1100.0, 1200.0, 1300.0, 1400.0):
+        publish(bob, value)
+    publish(alice, 9999.0, status=Submission.Status.PENDING)
+
+    done, remaining = baselines_refresh()
+
+    assert (done, remaining) == (1, 0)
+    baseline = Baseline.objects.get(metric__name="throughput", parameters={"clients": 20})
+    assert (baseline.n, baseline.median, baseline.minimum, baseline.maximum) == (
+        5,
+        1200.0,
+        1000.0,
+        1400.0,
+    )
+    assert baseline.values == [1000.0, 1100.0, 1200.0, 1300.0, 1400.0]
+    # The pending result is left out of the baseline but scored against it.
+    pending = Measurement.objects.get(run__submission__status="pending", parameters={"clients": 20})
+    assert pending.outlier_score == pytest.approx(0.6745 * (9999 - 1200) / 100)
+
+
+def test_a_new_upload_marks_its_key_dirty(bob):
+    publish(bob, 1000.0)
+
+    assert DirtyKey.objects.count() == 1
+    baselines_refresh()
+    assert DirtyKey.objects.count() == 0
+
+
+def test_rank_api_places_a_value_among_approved_results(anonymous_api, bob):
+    submissions = [publish(bob, v) for v in (1000.0, 1100.0, 1200.0, 1300.0)]
+    baselines_refresh()
+    fingerprint = submissions[0].runs.get().fingerprint
+
+    rank = anonymous_api.get(
+        "/api/v1/baselines/rank/",
+        {"fingerprint": fingerprint, "metric": "throughput", "value": 1250, "param.clients": 20},
+    ).json()
+    listing = anonymous_api.get("/api/v1/baselines/", {"fingerprint": fingerprint}).json()
+
+    assert rank == {
+        "n": 4,
+        "percentile": 75.0,
+        "direction": "higher",
+        "median": 1150.0,
+        "value": 1250.0,
+    }
+    assert {(b["metric"], b["parameters"]["clients"], b["n"]) for b in listing["results"]} == {
+        ("throughput", 1, 4),
+        ("throughput", 20, 4),
+    }
+
+
+def test_rank_api_errors_name_the_parameter(anonymous_api, db):
+    missing = anonymous_api.get("/api/v1/baselines/rank/", {"metric": "throughput"})
+    assert missing.status_code == 400
+    assert missing.json()["error"]["details"][0]["path"] == "$.fingerprint"
+
+    unknown = anonymous_api.get(
+        "/api/v1/baselines/rank/", {"fingerprint": "0" * 64, "metric": "tps", "value": "1"}
+    )
+    assert unknown.status_code == 404
+    assert "No baseline yet" in unknown.json()["error"]["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_on_redis_computes_baselines_after_upload(bob):
+    """The upload queues the refresh on commit; a Celery worker consuming
+    the real Redis broker computes it."""
+    app.control.purge()
+    for value in (1000.0, 1200.0, 1400.0):
+        publish(bob, value)
+    assert Baseline.objects.count() == 0  # nothing computed in the request
+
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        deadline = time.monotonic() + 30
+        while DirtyKey.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    assert not DirtyKey.objects.exists()
+    baseline = Baseline.objects.get(metric__name="throughput", parameters={"clients": 20})
+    assert (baseline.n, baseline.median) == (3, 1200.0)
