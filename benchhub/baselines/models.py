@@ -31,6 +31,9 @@ class Baseline(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"{self.metric_id} at {self.point}: median {self.median} (n={self.n})"
+
 
 class DirtyKey(models.Model):
     """A comparability key whose baselines must be recomputed. Writers insert
@@ -38,3 +41,6 @@ class DirtyKey(models.Model):
 
     fingerprint = models.CharField(max_length=64, unique=True)
     marked_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.fingerprint
