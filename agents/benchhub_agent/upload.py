@@ -9,12 +9,13 @@ once the server has it, so an interrupted upload loses nothing.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,16 @@ from .outbox import Outbox
 SUBMISSIONS_PATH = "/api/v1/submissions/"
 TIMEOUT_S = 30.0
 BACKOFF_S = (1.0, 2.0, 4.0)  # waits between the attempts after a failure
+
+
+def default_backoff(env: Mapping[str, str] = os.environ) -> tuple[float, ...]:
+    """BENCHHUB_BACKOFF="1,2,4" changes the waits (tests and impatient users)."""
+    text = env.get("BENCHHUB_BACKOFF")
+    if not text:
+        return BACKOFF_S
+    return tuple(float(part) for part in text.split(",") if part.strip())
+
+
 USER_AGENT = f"benchhub-agent/{__version__}"
 
 # Outcomes
@@ -141,11 +152,12 @@ def submit(
     token: str,
     document: dict[str, Any],
     *,
-    backoff: Sequence[float] = BACKOFF_S,
+    backoff: Sequence[float] | None = None,
     timeout: float = TIMEOUT_S,
 ) -> Answer:
     """POST the document, retrying transient failures with growing waits."""
     url = server.rstrip("/") + SUBMISSIONS_PATH
+    backoff = default_backoff() if backoff is None else backoff
     answer = Answer(UNREACHABLE)
     for attempt in range(len(backoff) + 1):
         if attempt:
@@ -183,7 +195,7 @@ def send_and_keep(
     document: dict[str, Any],
     outbox: Outbox,
     *,
-    backoff: Sequence[float] = BACKOFF_S,
+    backoff: Sequence[float] | None = None,
 ) -> Answer:
     """Keep the document in the outbox until a server has it; mark it if refused."""
     outbox.save(document)
@@ -191,7 +203,11 @@ def send_and_keep(
 
 
 def _settle(
-    server: str, token: str, document: dict[str, Any], outbox: Outbox, backoff: Sequence[float]
+    server: str,
+    token: str,
+    document: dict[str, Any],
+    outbox: Outbox,
+    backoff: Sequence[float] | None,
 ) -> Answer:
     answer = submit(server, token, document, backoff=backoff)
     if answer.accepted:
@@ -207,7 +223,7 @@ def push(
     outbox: Outbox,
     *,
     include_rejected: bool = False,
-    backoff: Sequence[float] = BACKOFF_S,
+    backoff: Sequence[float] | None = None,
 ) -> list[tuple[str, Answer]]:
     """Send every kept document; stop early when the server is down or the token wrong."""
     results = []

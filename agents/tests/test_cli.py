@@ -1,0 +1,137 @@
+"""The benchhub-agent command end to end: real databases, a server that keeps the contract."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from benchhub_agent import document
+from contract_server import TOKEN, ContractServer
+from test_upload import dead_server
+
+AGENT = [sys.executable, "-m", "benchhub_agent.cli"]
+FIXTURES = Path(__file__).parent / "importers" / "fixtures"
+
+
+def agent(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "BENCHHUB_BACKOFF": "0.05,0.05", **(env or {})}
+    return subprocess.run(
+        [*AGENT, *args], capture_output=True, text=True, env=environment, timeout=300
+    )
+
+
+def small_run(dsn: str, *extra: str) -> list[str]:
+    return ["run", "select-update", "--dsn", dsn, "--clients", "1,2", "--transactions", "100",
+            "--repeat", "1", *extra]  # fmt: skip
+
+
+def test_dry_run_prints_a_valid_document_and_the_table_goes_to_stderr(pg_dsn, outbox_dir):
+    done = agent(*small_run(pg_dsn, "--dry-run"))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    document.validate(doc)
+    assert "clients=2" in done.stderr and "throughput (tx/s)" in done.stderr
+
+
+def test_a_run_that_cannot_be_sent_is_kept_and_pushed_later(mysql_dsn, outbox_dir):
+    done = agent(*small_run(mysql_dsn, "--upload", "--server", dead_server(), "--token", TOKEN))
+    assert done.returncode == 3, done.stderr
+    assert "kept in the outbox" in done.stderr
+    kept = list(outbox_dir.glob("*.json"))
+    assert len(kept) == 1
+    assert "clients=2" in done.stdout  # the results were shown all the same
+    with ContractServer() as server:
+        pushed = agent("push", "--server", server.url, "--token", TOKEN)
+        assert pushed.returncode == 0, pushed.stderr
+        assert list(server.stored) == [kept[0].stem]
+        again = agent("push", "--server", server.url, "--token", TOKEN)
+        assert again.returncode == 0 and len(server.stored) == 1
+    assert list(outbox_dir.glob("*.json")) == []
+
+
+def test_the_next_upload_sends_the_outbox_first(pg_dsn, outbox_dir):
+    agent(*small_run(pg_dsn, "--upload", "--server", dead_server(), "--token", TOKEN))
+    with ContractServer() as server:
+        done = agent(*small_run(pg_dsn, "--upload", "--server", server.url, "--token", TOKEN))
+        assert done.returncode == 0, done.stderr
+        assert len(server.stored) == 2
+    assert list(outbox_dir.glob("*.json")) == []
+
+
+def test_upload_without_a_token_stops_before_running(pg_dsn, outbox_dir):
+    done = agent(*small_run(pg_dsn, "--upload", "--server", "http://127.0.0.1:9"))
+    assert done.returncode == 2
+    assert "token" in done.stderr and "clients=" not in done.stdout
+
+
+def test_config_file_supplies_server_and_token(pg_dsn, outbox_dir, tmp_path):
+    with ContractServer() as server:
+        config = tmp_path / "agent.toml"
+        config.write_text(f'server = "{server.url}"\ntoken = "{TOKEN}"\n')
+        done = agent(*small_run(pg_dsn, "--upload"), env={"BENCHHUB_CONFIG": str(config)})
+        assert done.returncode == 0, done.stderr
+        assert len(server.stored) == 1
+
+
+def test_run_like_repeats_the_published_run_and_compares(pg_dsn, outbox_dir):
+    published = {
+        "id": 7,
+        "benchmark": "select-update",
+        "benchmark_version": "1",
+        "parameters": {"transactions": 150, "rows": 100, "locking": "for_update"},
+        "repetitions": 1,
+        "fingerprint": "fp-select-update-pg15",
+        "measurements": [
+            {"metric": "throughput", "unit": "tx/s", "direction": "higher",
+             "parameters": {"clients": c}, "value": 250.0 * c, "samples": [250.0 * c]}
+            for c in (1, 2)
+        ],
+    }  # fmt: skip
+    with ContractServer() as server:
+        published["url"] = f"{server.url}/api/v1/runs/7/"
+        server.runs["/api/v1/runs/7/"] = published
+        server.baselines = [
+            {"metric": "throughput", "parameters": {"clients": 1}, "n": 10, "median": 550.0,
+             "q1": 300.0, "q3": 800.0, "min": 100.0, "max": 1000.0},
+        ]  # fmt: skip
+        done = agent(
+            "run", "--like", published["url"], "--dsn", pg_dsn, env={"BENCHHUB_TOKEN": TOKEN}
+        )
+        assert done.returncode == 0, done.stderr
+        (stored,) = server.stored.values()
+        run = stored["runs"][0]
+        assert run["parameters"] == published["parameters"]
+        assert {m["parameters"]["clients"] for m in run["measurements"]} == {1, 2}
+        assert "--transactions 150" in stored["source"]["command"]
+        assert "--clients 1,2" in stored["source"]["command"]
+        rank = [q for q in server.rank_queries if q["metric"] == ["throughput"]]
+        assert {q["param.clients"][0] for q in rank} == {"1", "2"}
+        assert all(q["fingerprint"] == ["fp-select-update-pg15"] for q in rank)
+    line = next(x for x in done.stdout.splitlines() if x.startswith("throughput clients=1 "))
+    assert "250" in line and "550 (10)" in line and "% of 10" in line
+
+
+def test_import_prints_a_valid_document(outbox_dir):
+    done = agent("import", "pgbench", str(FIXTURES / "pgbench15-tpcb.txt"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    document.validate(doc)
+    assert doc["source"]["kind"] == "import"
+    assert doc["environment"]["client"] == {"load_engine": "pgbench"}
+
+
+def test_import_of_something_else_says_what_was_expected(outbox_dir, tmp_path):
+    wrong = tmp_path / "notes.txt"
+    wrong.write_text("hello\n")
+    done = agent("import", "pgbench", str(wrong), "--database-version", "PostgreSQL 15.4")
+    assert done.returncode == 1
+    assert "notes.txt" in done.stderr and "pgbench" in done.stderr
+
+
+def test_a_benchmark_refuses_an_engine_it_does_not_run_on(outbox_dir):
+    done = agent("run", "select-update", "--dsn", "firebird://SYSDBA:x@localhost/db.fdb")
+    assert done.returncode == 2
+    assert "not on firebird" in done.stderr
