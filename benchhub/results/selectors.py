@@ -3,6 +3,8 @@ its joins spelled out, so that no page or endpoint queries in a loop."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -101,7 +103,20 @@ def benchmark_list() -> QuerySet[Benchmark]:
     return Benchmark.objects.prefetch_related("metrics").order_by("name")
 
 
-def latest_submissions(*, user: User, limit: int = 10) -> list[Submission]:
-    return list(
-        submission_list(user=user).prefetch_related("runs__benchmark", "runs__server")[:limit]
-    )
+@dataclass(frozen=True)
+class SubmissionSummary:
+    submission: Submission
+    benchmarks: list[str]  # distinct, in order of first appearance
+    servers: list[str]
+
+
+def latest_submissions(*, user: User, limit: int = 10) -> list[SubmissionSummary]:
+    submissions = submission_list(user=user).prefetch_related("runs__benchmark", "runs__server")
+    return [
+        SubmissionSummary(
+            submission,
+            list(dict.fromkeys(run.benchmark.name for run in submission.runs.all())),
+            list(dict.fromkeys(str(run.server) for run in submission.runs.all())),
+        )
+        for submission in submissions[:limit]
+    ]
