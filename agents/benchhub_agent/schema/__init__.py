@@ -68,6 +68,9 @@ def validation_errors(document: Any) -> list[DocumentError]:
             # jsonschema reports a missing field on its parent; point at the field.
             path.append(missing.group(1))
             message = "this field is required"
+        elif error.validator == "pattern" and "x-hint" in error.schema:
+            # A regular expression tells a person little; the schema says in words.
+            message = f"{error.instance!r} is not {error.schema['x-hint']}"
         found.append((path, DocumentError(json_path(path), message)))
     found.sort(key=lambda item: [(isinstance(p, str), p) for p in item[0]])
     return [error for _, error in found]
@@ -79,6 +82,5 @@ _REQUIRED = re.compile(r"^'(.+)' is a required property$")
 def metric_catalog() -> dict[str, dict[str, dict[str, Any]]]:
     """benchmark name → metric name → metric definition."""
     return {
-        b["name"]: {m["name"]: m for m in b["metrics"]}
-        for b in benchmark_catalog()["benchmarks"]
+        b["name"]: {m["name"]: m for m in b["metrics"]} for b in benchmark_catalog()["benchmarks"]
     }
