@@ -1,0 +1,289 @@
+"""An ORDER BY that spills to temporary files (seed 001: 31 M varchar(20) rows, 4.28 GB).
+
+A table of ``--rows`` generated varchar(20) values is sorted with ``SELECT s FROM
+sort_rows ORDER BY s`` and every row is fetched by the client, as in the seed (the
+server reads its temporary file back only while the client fetches). The session's
+sort memory is set small (``--sort-memory``) so the sort spills at test scale too.
+
+What each engine really tells about the temporary files:
+
+* PostgreSQL: ``temp_bytes_written`` is the delta of ``pg_stat_database.temp_bytes``
+  per repetition. That counter adds up the *size* of each temporary file when it is
+  removed; the sort's tape files reuse their blocks during merge passes, so the blocks
+  really written can be more (EXPLAIN's "Temp Written Blocks", kept in the note).
+  PostgreSQL counts no temp *reads* there; ``temp_bytes_read`` comes from
+  ``EXPLAIN (ANALYZE, BUFFERS)`` of the warm-up execution (temp blocks read times block size).
+  Parallel sort is switched off so that one backend does the whole sort, as in the seed.
+* MySQL/MariaDB: the server counts no temporary-file bytes anywhere a client can read
+  (performance_schema's file instruments do not single out filesort's files), so no
+  byte measurement is made; ``Sort_merge_passes``, ``Created_tmp_files`` and
+  ``Sort_rows`` per query are recorded in the run's note, and the spill is proven by
+  ``Sort_merge_passes`` > 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _connections as dbc
+from .base import BenchmarkResult, Measurement, Progress, Target
+
+NAME = "external-sort"
+VERSION = "1"
+ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+
+TABLE = "sort_rows"
+QUERY = f"SELECT s FROM {TABLE} ORDER BY s"  # noqa: S608 - constants
+FETCH_BATCH = 10_000
+# The smallest sort memory each engine accepts: spilling then starts at a few thousand rows.
+DEFAULT_SORT_MEMORY = {"postgresql": "64kB", "mysql": "32768", "mariadb": "32768"}
+MYSQL_COUNTERS = ("Sort_merge_passes", "Created_tmp_files", "Sort_rows")
+STATS_WAIT_S = 5.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=1_000_000,
+        help="rows of varchar(20) to sort (default 1,000,000)",
+    )
+    parser.add_argument(
+        "--sort-memory",
+        default=None,
+        help="session sort memory: PostgreSQL work_mem (default 64kB), MySQL/MariaDB "
+        "sort_buffer_size in bytes (default 32768)",
+    )
+    parser.add_argument(
+        "--no-init", action="store_true", help="sort the existing table, do not recreate it"
+    )
+
+
+@dataclass
+class SortRun:
+    """One execution of the sorting query and what the server counted for it."""
+
+    seconds: float
+    rows: int
+    temp_bytes_written: int | None = None
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+# --- dataset -------------------------------------------------------------------------------
+
+
+def create_table(target: Target, rows: int) -> None:
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            if target.engine == "postgresql":
+                cur.execute(f"CREATE TABLE {TABLE} (s varchar(20) NOT NULL)")
+                source = f"generate_series(1, {int(rows)}) AS numbers(n)"
+                value = "substr(md5(n::text), 1, 20)"
+            else:
+                cur.execute(f"CREATE TABLE {TABLE} (s varchar(20) NOT NULL) ENGINE=InnoDB")
+                source = dbc.mysql_numbers(rows)
+                value = "SUBSTR(MD5(n), 1, 20)"
+            # md5 of the row number: reproducible, evenly spread, no order to exploit.
+            cur.execute(f"INSERT INTO {TABLE} SELECT {value} FROM {source}")  # noqa: S608
+            cur.execute(
+                f"ANALYZE {TABLE}" if target.engine == "postgresql" else f"ANALYZE TABLE {TABLE}"
+            )
+            if target.engine != "postgresql":
+                cur.fetchall()
+    finally:
+        conn.close()
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------
+
+
+def _postgresql_session(conn: Any, sort_memory: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute("SELECT set_config('work_mem', %s, false)", (sort_memory,))
+        cur.execute("SET max_parallel_workers_per_gather = 0")
+    conn.commit()
+
+
+def _postgresql_temp_bytes(conn: Any) -> int:
+    with conn.cursor() as cur:
+        # Each statement sees fresh statistics only after the cached snapshot is dropped.
+        cur.execute("SELECT pg_stat_clear_snapshot()")
+        cur.execute("SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()")
+        value = int(cur.fetchone()[0])
+    conn.commit()
+    return value
+
+
+def _postgresql_flush(conn: Any) -> None:
+    """Make this backend publish its pending statistics before the next statement.
+
+    Since PostgreSQL 15 a backend flushes at most once a second; pg_stat_force_next_flush()
+    makes it flush as it goes idle after this statement. Older servers send statistics to
+    the collector, and the caller polls instead.
+    """
+    if conn.info.server_version >= 150000:
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_stat_force_next_flush()")
+        conn.commit()
+
+
+def _postgresql_sort(conn: Any) -> SortRun:
+    before = _postgresql_temp_bytes(conn)
+    started = time.perf_counter()
+    rows = 0
+    # A server-side cursor: the client holds one batch at a time, never the whole result.
+    with conn.cursor(name="benchhub_sort") as cur:
+        cur.itersize = FETCH_BATCH
+        cur.execute(QUERY)
+        while batch := cur.fetchmany(FETCH_BATCH):
+            rows += len(batch)
+    conn.commit()  # closes the cursor: its temporary files are removed and counted now
+    seconds = time.perf_counter() - started
+    _postgresql_flush(conn)
+    written = _postgresql_temp_bytes(conn) - before
+    deadline = time.monotonic() + STATS_WAIT_S
+    while written <= 0 and time.monotonic() < deadline:
+        time.sleep(0.1)  # servers before 15: the stats collector lags by up to 0.5 s
+        written = _postgresql_temp_bytes(conn) - before
+    return SortRun(seconds, rows, temp_bytes_written=written)
+
+
+def _postgresql_explain(conn: Any) -> dict[str, int]:
+    """Temp blocks the sort read and wrote, from EXPLAIN (ANALYZE, BUFFERS), in bytes."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT current_setting('block_size')::int")
+        block_size = cur.fetchone()[0]
+        cur.execute(f"EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) {QUERY}")
+        plan = cur.fetchone()[0]
+    conn.commit()
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    top = plan[0]["Plan"]
+    return {
+        "read": int(top.get("Temp Read Blocks", 0)) * block_size,
+        "written": int(top.get("Temp Written Blocks", 0)) * block_size,
+    }
+
+
+# --- MySQL / MariaDB -----------------------------------------------------------------------
+
+
+def _mysql_session(conn: Any, sort_memory: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION sort_buffer_size = %s", (int(sort_memory),))
+
+
+def _mysql_counters(conn: Any) -> dict[str, int]:
+    placeholders = ", ".join(["%s"] * len(MYSQL_COUNTERS))
+    with conn.cursor() as cur:
+        cur.execute(
+            f"SHOW SESSION STATUS WHERE Variable_name IN ({placeholders})",
+            MYSQL_COUNTERS,
+        )
+        return {name: int(value) for name, value in cur.fetchall()}
+
+
+def _mysql_sort(conn: Any) -> SortRun:
+    import pymysql.cursors
+
+    before = _mysql_counters(conn)
+    started = time.perf_counter()
+    rows = 0
+    # Unbuffered: rows stream to the client in batches, as a server-side cursor would.
+    with conn.cursor(pymysql.cursors.SSCursor) as cur:
+        cur.execute(QUERY)
+        while batch := cur.fetchmany(FETCH_BATCH):
+            rows += len(batch)
+    seconds = time.perf_counter() - started
+    after = _mysql_counters(conn)
+    counters = {name: after[name] - before.get(name, 0) for name in after}
+    return SortRun(seconds, rows, counters=counters)
+
+
+# --- the benchmark -------------------------------------------------------------------------
+
+
+def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    if target.engine not in ENGINES:
+        raise ValueError(f"external-sort runs on {', '.join(sorted(ENGINES))}, not {target.engine}")
+    rows = int(dbc.option(options, "rows", 1_000_000))
+    repeat = int(dbc.option(options, "repeat", 3))
+    sort_memory = str(dbc.option(options, "sort_memory", DEFAULT_SORT_MEMORY[target.engine]))
+    postgresql = target.engine == "postgresql"
+    started_at = dt.datetime.now(dt.UTC)
+    if not dbc.option(options, "no_init", False):
+        create_table(target, rows)
+
+    progress.start(repeat + 1, "external-sort")
+    conn = dbc.connect(target, autocommit=not postgresql)
+    try:
+        if postgresql:
+            _postgresql_session(conn, sort_memory)
+            warm_up = _postgresql_explain(conn)  # the warm-up is also the source of reads
+            _postgresql_flush(conn)  # so its temp files do not count in the first repetition
+        else:
+            _mysql_session(conn, sort_memory)
+            warm_up = {}
+            _mysql_sort(conn)
+        progress.advance()
+        runs = []
+        for _ in range(repeat):
+            runs.append(_postgresql_sort(conn) if postgresql else _mysql_sort(conn))
+            progress.advance()
+    finally:
+        conn.close()
+    progress.finish()
+    _check_rows(runs, rows)
+
+    setting = "work_mem" if postgresql else "sort_buffer_size"
+    # The server's default stays in settings; the session's value is the sort_memory parameter.
+    environment = dbc.environment(target, (setting, "tmpdir", "temp_tablespaces"))
+    return BenchmarkResult(
+        benchmark=NAME,
+        benchmark_version=VERSION,
+        parameters={"rows": rows, "sort_memory": sort_memory, "fetch": "all_rows"},
+        repetitions=repeat,
+        started_at=started_at,
+        ended_at=dt.datetime.now(dt.UTC),
+        measurements=_measurements(runs, warm_up),
+        notes=_notes(runs, warm_up),
+        **environment,
+    )
+
+
+def _check_rows(runs: list[SortRun], rows: int) -> None:
+    for found in runs:
+        if found.rows != rows:
+            raise RuntimeError(f"external-sort: fetched {found.rows} rows, the table has {rows}")
+
+
+def _measurements(runs: list[SortRun], warm_up: dict[str, int]) -> list[Measurement]:
+    seconds = [r.seconds for r in runs]
+    found = [Measurement("seconds", dbc.median(seconds), "s", {}, seconds)]
+    written = [float(r.temp_bytes_written) for r in runs if r.temp_bytes_written is not None]
+    if written:
+        found.append(Measurement("temp_bytes_written", dbc.median(written), "bytes", {}, written))
+    if "read" in warm_up:
+        read = float(warm_up["read"])
+        found.append(Measurement("temp_bytes_read", read, "bytes", {}, [read]))
+    return found
+
+
+def _notes(runs: list[SortRun], warm_up: dict[str, int]) -> list[str]:
+    if warm_up:
+        return [
+            "temp_bytes_written: pg_stat_database.temp_bytes delta per repetition (sizes of "
+            "the temporary files); temp_bytes_read: EXPLAIN (ANALYZE, BUFFERS) temp blocks "
+            f"read in the warm-up, which also wrote {warm_up['written']} bytes of temp blocks."
+        ]
+    per_run = "; ".join(
+        ", ".join(f"{name}={value}" for name, value in r.counters.items()) for r in runs
+    )
+    return ["MySQL/MariaDB expose no temporary-file byte counts; per repetition: " + per_run]
