@@ -34,9 +34,12 @@ ENGINE_SCHEMES = {
 class Target:
     """A database to benchmark, parsed from ``--dsn``.
 
-    postgresql://user:password@host:port/dbname   (host omitted or ?host=/run/postgresql: unix socket)
-    mysql://root@127.0.0.1:3306/test              (mariadb:// is the same, ?unix_socket=/run/mysqld/mysqld.sock)
-    firebird://SYSDBA:password@localhost:3050//var/lib/firebird/data/bench.fdb  (no host: local/embedded)
+    postgresql://user:password@host:port/dbname
+        (host omitted or ?host=/run/postgresql: unix socket)
+    mysql://root@127.0.0.1:3306/test
+        (mariadb:// is the same; ?unix_socket=/run/mysqld/mysqld.sock)
+    firebird://SYSDBA:password@localhost:3050//var/lib/firebird/data/bench.fdb
+        (no host: local/embedded)
     """
 
     engine: str
