@@ -78,6 +78,12 @@ def option(options: argparse.Namespace, name: str, default: Any) -> Any:
     return default if value is None else value
 
 
+def refuse_pin(options: argparse.Namespace, benchmark: str) -> None:
+    """Fail loudly rather than record a placement that was never applied."""
+    if getattr(options, "pin", None):
+        raise ValueError(f"{benchmark}: --pin is not supported here (backup and select-update)")
+
+
 def ensure_database(target: Target) -> None:
     """Create ``target.database`` when missing (tests and first runs benchmark in their own)."""
     if target.engine == "postgresql":

@@ -12,8 +12,9 @@
   ``tcp_loopback``.
 
 The dataset is a table of ``--rows`` generated rows (about 150 bytes each), the same
-for every engine, never sized from the machine's memory. ``--pin same_core|other_core``
-pins the server to one core and the backup tool to the same or to the other cores.
+for every engine, never sized from the machine's memory. The CLI's common
+``--pin same_core|other_core`` pins the server to one core and the backup tool to
+the same core or to the other ones.
 Throughput is database bytes / seconds, in MB/s of 10^6 bytes.
 """
 
@@ -64,12 +65,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="comma-separated subset of the engine's protocols (firebird: local, tcp_loopback,"
         " services_api; others: unix_socket, tcp_loopback); default: all",
-    )
-    parser.add_argument(
-        "--pin",
-        choices=placement.PLACEMENTS,
-        default=None,
-        help="pin the backup tool to the server's core or to the other cores (Linux)",
     )
     parser.add_argument(
         "--no-init", action="store_true", help="back up the existing table, do not recreate it"

@@ -211,6 +211,7 @@ def _mysql_sort(conn: Any) -> SortRun:
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    dbc.refuse_pin(options, NAME)
     if target.engine not in ENGINES:
         raise ValueError(f"external-sort runs on {', '.join(sorted(ENGINES))}, not {target.engine}")
     rows = int(dbc.option(options, "rows", 1_000_000))

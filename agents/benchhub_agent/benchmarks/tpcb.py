@@ -406,6 +406,7 @@ def _figures(tps: float, histogram: LatencyHistogram, failed: int) -> dict[str, 
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    dbc.refuse_pin(options, NAME)
     load_engine = dbc.option(options, "load_engine", "agent")
     if target.engine not in ENGINES:
         raise ValueError(f"tpcb runs on {', '.join(sorted(ENGINES))}, not {target.engine}")
