@@ -1,0 +1,219 @@
+"""Does the agent measure the database or itself? select-update against pgbench, same run.
+
+For 1, 8 and 32 clients, alternately: the agent's own select-update engine
+(time-based, after a warm-up) and ``pgbench -M prepared -f`` running the same
+transaction on the same 100-row table, reset before each measurement. Prints
+the tps of each and the ratio agent/pgbench (median of the rounds). Targets:
+>= 0.9 at 1 client, >= 0.75 at 8 and 32.
+
+Then the agent's peak memory during a full 1…100-client sweep, run as the
+real command (``benchhub-agent run select-update --dry-run``): the sum of
+VmRSS over its process and its workers, sampled every 20 ms. Target < 200 MB.
+RSS counts pages shared between forked workers once per process, so the
+proportional (PSS) sum is printed beside it.
+
+    .venv/bin/python benchmarks/agent_overhead.py [--dsn URL] [--duration 10] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from benchhub_agent import db, sysinfo
+from benchhub_agent.benchmarks import select_update
+from benchhub_agent.benchmarks.base import SilentProgress, Target
+from benchhub_agent.placement import UNPINNED
+
+DEFAULT_DSN = "postgresql://postgres@/benchhub_agent_test?host=/var/run/postgresql"
+TARGETS = {1: 0.9, 8: 0.75, 32: 0.75}
+
+# The agent's transaction exactly: read c2, write back the value read + 1 (\gset).
+# The table name is the benchmark's constant; nothing here comes from outside.
+PGBENCH_SCRIPT = f"""\
+\\set r random(1, {select_update.ROWS})
+BEGIN;
+SELECT c2 AS v FROM {select_update.TABLE} WHERE c1 = :r FOR UPDATE \\gset
+UPDATE {select_update.TABLE} SET c2 = :v + 1 WHERE c1 = :r;
+COMMIT;
+"""  # noqa: S608
+
+
+def agent_tps(target: Target, clients: int, duration: float, warmup: float) -> float:
+    point = select_update.run_point(
+        target,
+        clients=clients,
+        transactions=None,
+        duration=duration,
+        warmup=warmup,
+        locking="for_update",
+        processes=None,
+        pin=UNPINNED,
+        progress=SilentProgress(),
+        label=f"agent {clients}",
+    )
+    return point.throughput
+
+
+def pgbench_tps(
+    target: Target, script: Path, clients: int, duration: float, warmup: float
+) -> float:
+    select_update.reset_table(target)
+    threads = min(clients, os.cpu_count() or 1)
+    base = ["pgbench", "-n", "-M", "prepared", "-f", str(script),
+            "-c", str(clients), "-j", str(threads)]  # fmt: skip
+    environment = pgbench_environment(target)
+    if warmup:
+        run_pgbench([*base, "-T", str(int(warmup))], environment)
+    out = run_pgbench([*base, "-T", str(int(duration))], environment)
+    match = re.search(r"^tps = ([\d.]+)", out, re.MULTILINE)
+    if not match:
+        raise RuntimeError(f"no tps in pgbench output:\n{out}")
+    return float(match.group(1))
+
+
+def run_pgbench(command: list[str], environment: dict[str, str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"pgbench failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def pgbench_environment(target: Target) -> dict[str, str]:
+    environment = dict(os.environ)
+    pairs = {
+        "PGHOST": target.socket or target.host,
+        "PGPORT": target.port,
+        "PGUSER": target.user,
+        "PGPASSWORD": target.password,
+        "PGDATABASE": target.database,
+    }
+    environment.update({k: str(v) for k, v in pairs.items() if v})
+    return environment
+
+
+def compare(args: argparse.Namespace, target: Target) -> bool:
+    script = Path(tempfile.mkdtemp()) / "select_update.sql"
+    script.write_text(PGBENCH_SCRIPT)
+    print(f"{'clients':>7} {'agent tps':>10} {'pgbench tps':>12} {'ratio':>6} {'target':>7}")
+    met = True
+    for clients in args.clients:
+        agent, pgbench, ratios = [], [], []
+        for _ in range(args.rounds):
+            # Interleaved, so drift of the machine touches both alike.
+            a = agent_tps(target, clients, args.duration, args.warmup)
+            p = pgbench_tps(target, script, clients, args.duration, args.warmup)
+            agent.append(a)
+            pgbench.append(p)
+            ratios.append(a / p)
+        ratio = statistics.median(ratios)
+        goal = TARGETS.get(clients, 0.75)
+        met = met and ratio >= goal
+        verdict = "ok" if ratio >= goal else "MISSED"
+        print(
+            f"{clients:>7} {statistics.median(agent):>10.0f} {statistics.median(pgbench):>12.0f} "
+            f"{ratio:>6.2f} {goal:>5.2f} {verdict}   rounds: "
+            + " ".join(f"{r:.2f}" for r in ratios),
+            flush=True,
+        )
+    return met
+
+
+def process_tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = sysinfo.read_text(f"/proc/{entry}/stat")
+        if stat:
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def memory_kb(pid: int) -> tuple[int, int]:
+    status = sysinfo.read_text(f"/proc/{pid}/status") or ""
+    rollup = sysinfo.read_text(f"/proc/{pid}/smaps_rollup") or ""
+    rss = re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE)
+    pss = re.search(r"^Pss:\s+(\d+)", rollup, re.MULTILINE)
+    return (int(rss.group(1)) if rss else 0, int(pss.group(1)) if pss else 0)
+
+
+def peak_memory(args: argparse.Namespace) -> tuple[float, float, float]:
+    agent = shutil.which("benchhub-agent") or str(Path(sys.executable).parent / "benchhub-agent")
+    command = [agent, "run", "select-update", "--dsn", args.dsn, "--repeat", "1",
+               "--transactions", str(args.sweep_transactions), "--dry-run"]  # fmt: skip
+    started = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peaks = {"rss": 0, "pss": 0}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            totals = [memory_kb(pid) for pid in process_tree(process.pid)]
+            peaks["rss"] = max(peaks["rss"], sum(t[0] for t in totals))
+            peaks["pss"] = max(peaks["pss"], sum(t[1] for t in totals))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    _, stderr = process.communicate()
+    done.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise RuntimeError(f"the sweep failed: {stderr.decode()[-2000:]}")
+    return peaks["rss"] / 1024, peaks["pss"] / 1024, time.monotonic() - started
+
+
+def describe_machine(target: Target) -> None:
+    hw = sysinfo.hardware()
+    info = db.describe(target)
+    ram = hw.get("ram_bytes", 0) / 2**30
+    print(f"machine: {hw.get('cpu')} · {hw.get('cores')} cores / {hw.get('threads')} threads · "
+          f"{ram:.0f} GiB · virtualization {hw.get('virtualization')}")  # fmt: skip
+    print(f"os: {platform.platform()} · python {platform.python_version()}")
+    print(f"server: {info.version_string} via {info.protocol}")
+    pgbench = subprocess.run(["pgbench", "--version"], capture_output=True, text=True).stdout
+    print(f"pgbench: {pgbench.strip()} · settings: {info.settings}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", default=DEFAULT_DSN)
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sweep-transactions", type=int, default=10_000)
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    args.clients = [int(c) for c in args.clients.split(",")]
+    target = Target.parse(args.dsn)
+    describe_machine(target)
+    met = compare(args, target)
+    if not args.skip_memory:
+        rss, pss, seconds = peak_memory(args)
+        verdict = "ok" if rss < 200 else "MISSED"
+        print(f"peak memory over a 1..100-client sweep ({seconds:.0f}s): "
+              f"RSS sum {rss:.0f} MB (target < 200: {verdict}), PSS sum {pss:.0f} MB")  # fmt: skip
+        met = met and rss < 200
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
