@@ -1,0 +1,128 @@
+"""tpcb against the real PostgreSQL and MariaDB, with the agent's engine and with pgbench."""
+
+from __future__ import annotations
+
+import _databases as dbs
+import pytest
+from benchhub_agent.benchmarks import _connections as dbc
+from benchhub_agent.benchmarks import tpcb
+from benchhub_agent.benchmarks.base import SilentProgress, Target
+
+METRICS = {
+    "tps",
+    "latency_mean",
+    "latency_stddev",
+    "latency_p95",
+    "latency_p99",
+    "failed_transactions",
+}
+
+
+def run_tpcb(target: Target, **values) -> tpcb.BenchmarkResult:
+    options = dbs.options(
+        clients=[1, 2], duration=1.0, warmup=0.2, repeat=2, scale=1, load_engine="agent"
+    )
+    for key, value in values.items():
+        setattr(options, key, value)
+    return tpcb.run(target, options, SilentProgress())
+
+
+def balances(target: Target) -> tuple[int, int, int, int]:
+    """Sums of the three balances, and the history rows of the last repetition."""
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT (SELECT sum(abalance) FROM pgbench_accounts),"
+                " (SELECT sum(tbalance) FROM pgbench_tellers),"
+                " (SELECT sum(bbalance) FROM pgbench_branches),"
+                " (SELECT count(*) FROM pgbench_history)"
+            )
+            return tuple(int(v or 0) for v in cur.fetchone())
+    finally:
+        conn.close()
+
+
+def assert_sensible(result: tpcb.BenchmarkResult, target: Target, clients: list[int]) -> None:
+    points = dbs.by_point(result)
+    units = dbs.catalog_units("tpcb")
+    for n in clients:
+        found = {metric for metric, params in points if params == (("clients", n),)}
+        assert found == METRICS
+        point = {metric: points[(metric, (("clients", n),))] for metric in METRICS}
+        for metric, measurement in point.items():
+            assert measurement.unit == units[metric]
+            assert len(measurement.samples) == result.repetitions
+        assert all(s > 0 for s in point["tps"].samples)
+        assert 0 < point["latency_mean"].value <= point["latency_p99"].value * 1.02
+        assert point["latency_p95"].value <= point["latency_p99"].value
+        assert point["failed_transactions"].value == 0
+    # Every committed transaction adds the same delta to an account, a teller and a branch.
+    accounts, tellers, branches, history = balances(target)
+    assert accounts == tellers == branches
+    # The last repetition's history holds its transactions (pgbench's tps leaves out the
+    # connection time, so its count can fall a little short of tps x duration).
+    last_tps = points[("tps", (("clients", clients[-1]),))].samples[-1]
+    assert history >= 0.9 * last_tps * result.parameters["duration"]
+    assert dbs.document_errors(result) == []
+
+
+def test_agent_engine_on_postgresql_keeps_the_tpcb_invariant():
+    target = dbs.postgresql("tpcb_pg_agent")
+
+    result = run_tpcb(target)
+
+    assert_sensible(result, target, [1, 2])
+    assert result.parameters == {
+        "scale": 1,
+        "duration": 1.0,
+        "warmup": 0.2,
+        "clients": "1,2",
+        "load_engine": "agent",
+        "query_mode": "prepared",
+    }
+    assert result.client["load_engine"] == "benchhub-agent"
+    assert result.client["driver"] == "psycopg"
+    assert result.client["protocol"] == "tcp_loopback"
+    assert result.database["version_string"].startswith("PostgreSQL")
+    assert result.storage_path and result.storage_path.startswith("/")
+
+
+def test_agent_engine_on_mariadb_keeps_the_tpcb_invariant():
+    target = dbs.mariadb("tpcb_maria_agent")
+
+    result = run_tpcb(target, clients=[2])
+
+    assert_sensible(result, target, [2])
+    assert result.client["driver"] == "PyMySQL"
+    assert result.database["engine"] == "mariadb"
+    assert "innodb_flush_log_at_trx_commit" in result.database["settings"]
+
+
+def test_pgbench_engine_drives_the_installed_pgbench():
+    target = dbs.postgresql("tpcb_pg_pgbench")
+
+    result = run_tpcb(target, load_engine="pgbench", clients=[2])
+
+    assert_sensible(result, target, [2])
+    assert result.client["load_engine"] == "pgbench"
+    assert result.client["driver_version"].startswith("pgbench (PostgreSQL)")
+    assert any("-M prepared -c 2 -j 2 -T 1" in note for note in result.notes)
+
+
+def test_the_scale_sets_the_accounts():
+    target = dbs.postgresql("tpcb_pg_scale")
+
+    tpcb.initialize(target, 2)
+
+    assert tpcb.measured_scale(target) == 2
+    conn = dbc.connect(target)
+    with conn.cursor() as cur:
+        cur.execute("SELECT count(*), max(bid) FROM pgbench_accounts")
+        assert cur.fetchone() == (200_000, 2)
+    conn.close()
+
+
+def test_pgbench_engine_refuses_mariadb():
+    with pytest.raises(ValueError, match="postgresql"):
+        run_tpcb(Target.parse(f"{dbs.MYSQL_SERVER}/test"), load_engine="pgbench")
