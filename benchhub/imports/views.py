@@ -1,0 +1,58 @@
+"""HTML pages of the imports app: upload a tool's output, see what was stored."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from benchhub.imports import selectors
+from benchhub.imports.forms import ToolUploadForm
+from benchhub.imports.services import (
+    ToolOutputError,
+    ToolOutputReading,
+    tool_output_import,
+    tool_output_read,
+)
+from benchhub.results.services import InvalidDocument, SubmissionConflict
+
+
+@login_required
+def tool_upload(request: HttpRequest) -> HttpResponse:
+    """The form; "Preview" shows what would be stored, "Store" stores it.
+
+    With htmx the Preview button swaps in only the form and its preview
+    (the fragment); without JavaScript the same answer comes as a page.
+    """
+    form = ToolUploadForm(request.POST or None, request.FILES or None)
+    reading: ToolOutputReading | None = None
+    if request.method == "POST" and form.is_valid():
+        arguments = form.service_arguments()
+        try:
+            if request.POST.get("action") == "preview":
+                reading = tool_output_read(submitter=request.user, **arguments)
+                form.add_document_errors(reading.errors)
+            else:
+                outcome = tool_output_import(submitter=request.user, **arguments)
+                if outcome.created:
+                    messages.success(request, "Stored: pending until a moderator approves it.")
+                else:
+                    messages.info(request, "You uploaded this before; nothing new was stored.")
+                return redirect("imports:detail", uuid=outcome.submission.uuid)
+        except ToolOutputError as exc:
+            form.add_service_error(exc)
+        except InvalidDocument as exc:
+            form.add_document_errors(exc.errors)
+        except SubmissionConflict:
+            form.add_error(None, "This upload's id is taken by another submission; nothing stored.")
+    template = "imports/upload_form.html" if request.htmx else "imports/upload.html"
+    return render(request, template, {"form": form, "reading": reading})
+
+
+def tool_upload_detail(request: HttpRequest, uuid: str) -> HttpResponse:
+    """What an upload stored, for whoever may see it (its submitter while pending)."""
+    submission = selectors.imported_submission_get(user=request.user, uuid=uuid)
+    if submission is None:
+        raise Http404("No such upload that you may see")
+    return render(request, "imports/detail.html", {"submission": submission})
