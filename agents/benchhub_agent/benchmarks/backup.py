@@ -49,6 +49,13 @@ PROTOCOLS = {
     "mariadb": ("unix_socket", "tcp_loopback"),
 }
 TOOLS = {"firebird": "gbak", "postgresql": "pg_dump", "mysql": "mysqldump", "mariadb": "mysqldump"}
+# Recorded with the run: a different option set is a different benchmark.
+TOOL_OPTIONS = {
+    "firebird": "-b -g",
+    "postgresql": "--format=custom --compress=0",
+    "mysql": "--single-transaction --quick",
+    "mariadb": "--single-transaction --quick",
+}
 TABLE = "backup_rows"
 MEGABYTE = 1_000_000
 
@@ -186,19 +193,20 @@ def _firebird_plan(target: Target, protocol: str, output: Path) -> Plan:
     db = fb.FirebirdDatabase.from_target(target)
     gbak = fb.tool("gbak")
     if protocol == "local":
-        argv = [gbak, "-b", "-g", db.path, str(output)]
+        argv = [gbak, *TOOL_OPTIONS["firebird"].split(), db.path, str(output)]
     elif protocol == "tcp_loopback":
-        argv = [gbak, "-b", "-g", db.tcp(), str(output)]
+        argv = [gbak, *TOOL_OPTIONS["firebird"].split(), db.tcp(), str(output)]
     else:
         # With -se the path is the server's, and the server writes the backup file itself.
-        argv = [gbak, "-b", "-g", "-se", db.service_manager(), db.path, str(output)]
+        argv = [gbak, *TOOL_OPTIONS["firebird"].split(), "-se", db.service_manager()]
+        argv += [db.path, str(output)]
     return Plan(protocol, "gbak", argv, db.environment(), output)
 
 
 def _postgresql_plan(target: Target, protocol: str, output: Path) -> Plan:
     binary = _binary("pg_dump")
     host = _postgresql_socket_dir(target) if protocol == "unix_socket" else _tcp_host(target)
-    argv = [binary, "--format=custom", "--compress=0", f"--file={output}", f"--host={host}"]
+    argv = [binary, *TOOL_OPTIONS["postgresql"].split(), f"--file={output}", f"--host={host}"]
     if target.port:
         argv.append(f"--port={target.port}")
     if target.user:
@@ -231,7 +239,7 @@ def _tcp_host(target: Target) -> str:
 
 def _mysql_plan(target: Target, protocol: str, output: Path) -> Plan:
     binary = _binary("mysqldump", "mariadb-dump")
-    argv = [binary, "--single-transaction", "--quick", f"--result-file={output}"]
+    argv = [binary, *TOOL_OPTIONS["mysql"].split(), f"--result-file={output}"]
     if protocol == "unix_socket":
         argv += ["--protocol=SOCKET", f"--socket={_mysql_socket(target)}"]
     else:
@@ -349,6 +357,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         parameters={
             "rows": rows,
             "tool": TOOLS[target.engine],
+            "tool_options": TOOL_OPTIONS[target.engine],
             "protocols": ",".join(protocols),
             "pin": pin.mode,
         },
@@ -387,7 +396,13 @@ def _notes(target: Target, protocols: list[str]) -> list[str]:
             "Linux), the server took no part."
         )
     if target.engine in dbc.MYSQL_FAMILY:
-        notes.append("database_bytes: InnoDB's data_length + index_length (an estimate).")
+        notes.append(
+            "database_bytes: InnoDB's data_length + index_length of the schema (an estimate)."
+        )
+    elif target.engine == "postgresql":
+        notes.append("database_bytes: pg_database_size of the whole database pg_dump reads.")
+    else:
+        notes.append("database_bytes: page size times allocated pages (MON$DATABASE).")
     return notes
 
 
