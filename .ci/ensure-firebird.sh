@@ -33,7 +33,8 @@ if ! port_answers; then
     echo "ensure-firebird: starting fbguard"
     # There is no systemd in containers and CI; start the guardian the way the Debian init
     # script does, as the firebird user, so the files it creates belong to that user.
-    start-stop-daemon --start --oknodo --background \
+    # fbguard -daemon detaches by itself; --background on top would leave a zombie behind.
+    start-stop-daemon --start --oknodo \
         --chuid firebird:firebird --exec /usr/sbin/fbguard -- -daemon -forever
 fi
 
