@@ -146,6 +146,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Tags from the path after this prefix: submissions, runs, measurements…
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
 }
 
 LOGGING = {

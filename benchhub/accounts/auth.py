@@ -1,6 +1,7 @@
 import datetime as dt
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from benchhub.accounts.models import ApiToken
@@ -42,3 +43,18 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return "Token"
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """Tells the OpenAPI schema how ApiTokenAuthentication is used."""
+
+    target_class = "benchhub.accounts.auth.ApiTokenAuthentication"
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "'Token <secret>'; create one with manage.py create_api_token USER",
+        }

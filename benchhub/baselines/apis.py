@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -78,7 +78,7 @@ def _point(request: Request) -> dict[str, Any]:
 class BaselineListApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("fingerprint", str, required=True)],
-        responses=BaselineOutput(many=True),
+        responses=inline_serializer("BaselineList", fields={"results": BaselineOutput(many=True)}),
         description="Every baseline (per metric and point) of one comparability key.",
     )
     def get(self, request: Request) -> Response:
@@ -98,6 +98,16 @@ class BaselineRankApi(APIView):
             "Where a value stands among the approved results of a key, metric and point: "
             "'percentile' is the share (in %) of results it does better than, by the metric's "
             "direction, ties counting half."
+        ),
+        responses=inline_serializer(
+            "BaselineRank",
+            fields={
+                "n": serializers.IntegerField(),
+                "percentile": serializers.FloatField(),
+                "direction": serializers.CharField(),
+                "median": serializers.FloatField(),
+                "value": serializers.FloatField(),
+            },
         ),
     )
     def get(self, request: Request) -> Response:
