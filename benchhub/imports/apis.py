@@ -35,7 +35,7 @@ from benchhub.results.services import InvalidDocument, SubmissionConflict
 TOOL_NAMES = ", ".join(TOOLS)
 
 
-class ToolImportInput(serializers.Serializer):
+class ToolImportJsonInput(serializers.Serializer):
     """The JSON body; a multipart body carries the same, see the endpoint's description."""
 
     tool = serializers.ChoiceField(
@@ -50,7 +50,6 @@ class ToolImportInput(serializers.Serializer):
         trim_whitespace=False,
         help_text="The tool's output, as it printed it (in multipart: or the `file` field).",
     )
-    file = serializers.FileField(required=False, help_text="The output as a file (multipart).")
     environment = serializers.DictField(
         child=serializers.DictField(),
         required=False,
@@ -86,6 +85,12 @@ class ToolImportInput(serializers.Serializer):
         ),
     )
 
+
+class ToolImportInput(ToolImportJsonInput):
+    """What the view validates: the JSON body, or a multipart one reshaped to it."""
+
+    file = serializers.FileField(required=False)
+
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if ("output" in data) == ("file" in data):
             raise serializers.ValidationError(
@@ -111,7 +116,7 @@ class ToolImportApi(APIView):
     @extend_schema(
         operation_id="imports_create",
         request={
-            "application/json": ToolImportInput,
+            "application/json": ToolImportJsonInput,
             "multipart/form-data": ToolImportMultipartInput,
         },
         description=(

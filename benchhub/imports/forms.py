@@ -11,6 +11,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from benchhub_agent.importers import TOOLS
 from benchhub_agent.schema import DocumentError, submission_schema
 from django import forms
 from django.conf import settings
@@ -21,11 +22,11 @@ from benchhub.imports.services import ToolOutputError
 GIB = 1024**3
 
 TOOL_LABELS = {
-    "pgbench": "pgbench — the report at the end of a run",
-    "pgbench-log": "pgbench — aggregate log (-l --aggregate-interval)",
-    "sysbench": "sysbench 1.0 / 1.1 — oltp_* test output",
-    "benchbase": "BenchBase — summary.json",
-    "hammerdb": "HammerDB — TEST RESULT lines",
+    "pgbench": "pgbench report",
+    "pgbench-log": "pgbench aggregate log",
+    "sysbench": "sysbench 1.0 / 1.1",
+    "benchbase": "BenchBase summary.json",
+    "hammerdb": "HammerDB result lines",
 }
 
 # Labels for the schema's enums; the values themselves come from the schema,
@@ -105,7 +106,13 @@ def _text(label: str, *, help_text: str = "", datalist: str = "", **attrs: str) 
 
 
 class ToolUploadForm(forms.Form):
-    tool = forms.ChoiceField(label="Tool", choices=[("", "— choose —"), *TOOL_LABELS.items()])
+    tool = forms.ChoiceField(
+        label="Tool",
+        choices=[
+            ("", "— choose —"),
+            *((name, TOOL_LABELS.get(name, what)) for name, (what, _) in TOOLS.items()),
+        ],
+    )
     file = forms.FileField(
         label="Output file",
         required=False,
@@ -123,17 +130,17 @@ class ToolUploadForm(forms.Form):
         datalist="sysbench-tests",
     )
     clients = forms.IntegerField(
-        label="Clients (pgbench aggregate log)",
+        label="Clients (-c)",
         required=False,
         min_value=1,
-        help_text="The log does not say how many clients (-c) ran.",
+        help_text="A pgbench aggregate log does not say how many clients ran.",
     )
     command = forms.CharField(
         label="Command line",
         required=False,
         max_length=4000,
         help_text="How the run was started, so that others can repeat it.",
-        widget=forms.TextInput(attrs={"placeholder": "pgbench -c 8 -j 2 -T 60 bench"}),
+        widget=forms.TextInput(attrs={"placeholder": "e.g. pgbench -c 8 -j 2 -T 60 bench"}),
     )
 
     database_engine = forms.ChoiceField(
@@ -142,11 +149,13 @@ class ToolUploadForm(forms.Form):
     database_version_string = _text(
         "Version",
         help_text="16.2 with the engine, or the whole text of SELECT version().",
-        placeholder="PostgreSQL 16.2 on x86_64-pc-linux-gnu…",
+        placeholder="e.g. PostgreSQL 16.2 on x86_64-pc-linux-gnu…",
     )
-    database_config_profile = _text("Configuration profile", placeholder="default, my-huge.cnf, …")
+    database_config_profile = _text(
+        "Configuration profile", placeholder="e.g. default, my-huge.cnf, …"
+    )
 
-    hardware_cpu = _text("CPU", placeholder="AMD Ryzen 7 5800X 8-Core Processor")
+    hardware_cpu = _text("CPU", placeholder="e.g. AMD Ryzen 7 5800X 8-Core Processor")
     hardware_cores = forms.IntegerField(label="Cores", required=False, min_value=1)
     hardware_threads = forms.IntegerField(label="Threads", required=False, min_value=1)
     hardware_ram_gib = forms.DecimalField(
@@ -159,19 +168,19 @@ class ToolUploadForm(forms.Form):
     os_family = forms.ChoiceField(
         label="Family", required=False, choices=enum_choices("os", "family")
     )
-    os_distribution = _text("Distribution", placeholder="Debian")
-    os_version = _text("Version", placeholder="12")
-    os_kernel = _text("Kernel", placeholder="6.1.0-18-amd64")
+    os_distribution = _text("Distribution", placeholder="e.g. Debian")
+    os_version = _text("Version", placeholder="e.g. 12")
+    os_kernel = _text("Kernel", placeholder="e.g. 6.1.0-18-amd64")
 
     storage_kind = forms.ChoiceField(
         label="Device kind", required=False, choices=enum_choices("storage", "kind")
     )
-    storage_device_model = _text("Device model", placeholder="Samsung SSD 980 PRO 1TB")
-    storage_filesystem = _text("Filesystem", datalist="filesystems", placeholder="ext4")
+    storage_device_model = _text("Device model", placeholder="e.g. Samsung SSD 980 PRO 1TB")
+    storage_filesystem = _text("Filesystem", datalist="filesystems", placeholder="e.g. ext4")
     storage_mount_options = _text(
         "Mount options",
         help_text="Comma-separated, as in /proc/mounts.",
-        placeholder="rw,noatime",
+        placeholder="e.g. rw,noatime",
     )
     storage_io_scheduler = _text("I/O scheduler", datalist="io-schedulers")
 
@@ -183,7 +192,10 @@ class ToolUploadForm(forms.Form):
     )
 
     FIELDSETS = {
-        "database": ("Database server", "the output names the server only for pgbench 14+"),
+        "database": (
+            "Database server",
+            "Of the outputs, only pgbench's report (PostgreSQL 14 and later) names the server.",
+        ),
         "hardware": ("Machine", ""),
         "os": ("Operating system", ""),
         "storage": ("Storage", ""),
@@ -221,6 +233,11 @@ class ToolUploadForm(forms.Form):
                 # back (an error, a preview), the file's text is in the text box.
                 self.data = self.data.copy()
                 self.data["output"] = text
+                self.fields[
+                    "file"
+                ].help_text = (
+                    "Your file's text is kept in the box below; choose a file only to replace it."
+                )
             cleaned["text"] = text
         elif cleaned.get("output", "").strip():
             if len(cleaned["output"].encode()) > limit:

@@ -100,7 +100,7 @@ def test_pgbench_file_is_stored_and_its_page_shows_the_runs(alice_web, alice):
     page = alice_web.get(response["Location"]).content.decode()
     assert "Stored: pending until a moderator approves it." in page
     assert "status-pending" in page
-    assert "postgresql 15.20" in page
+    assert "PostgreSQL 15.20" in page
     assert "tps" in page and "2400.595767" in page and "tx/s" in page
     assert "clients=4" in page
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from django import template
 
+from benchhub.imports.forms import ENUM_LABELS
+
 register = template.Library()
 
 
@@ -25,6 +27,22 @@ def pairs(values: Any) -> str:
 def sections(environment: Any) -> list[tuple[str, Any]]:
     """An environment's sections as (name, fields) pairs, in document order."""
     return list(environment.items()) if isinstance(environment, dict) else []
+
+
+@register.filter
+def enum_label(value: str) -> str:
+    """A schema vocabulary value as the form names it: unix_socket → Unix socket."""
+    return ENUM_LABELS.get(value, value)
+
+
+@register.filter
+def number(value: Any) -> str:
+    """A measured value as the tool printed it: 15, not 15.0; 2400.595767, not 2400.6."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, float):
+        return f"{value:.15g}"
+    return "" if value is None else str(value)
 
 
 def _text(value: Any) -> str:
