@@ -417,6 +417,10 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
     duration = float(dbc.option(options, "duration", 10))
     warmup = float(dbc.option(options, "warmup", 2))
     repeat = int(dbc.option(options, "repeat", 3))
+    if load_engine == "pgbench":
+        # pgbench -T takes whole seconds; record what it was really asked to do.
+        duration = float(max(1, round(duration)))
+        warmup = float(round(warmup)) if warmup >= 0.5 else 0.0
     started_at = dt.datetime.now(dt.UTC)
 
     if dbc.option(options, "no_init", False):
@@ -482,7 +486,7 @@ def _one_repetition(
     log_dir: Path,
 ) -> tuple[dict[str, float], str | None]:
     if load_engine == "pgbench":
-        if warmup > 0:
+        if warmup >= 1:
             run_pgbench_load(target, clients, warmup, log_dir)
         tps, histogram, failed, command = run_pgbench_load(target, clients, duration, log_dir)
         return _figures(tps, histogram, failed), f"pgbench {command}"
