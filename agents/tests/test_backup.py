@@ -103,6 +103,14 @@ def test_same_core_pins_the_server_and_restores_it():
     assert os.sched_getaffinity(postmaster) == before
 
 
+def test_a_remote_server_is_backed_up_over_its_network_protocols_only():
+    assert backup.chosen_protocols("firebird", None, local_server=False) == [
+        "tcp_remote",
+        "services_api",
+    ]
+    assert backup.chosen_protocols("postgresql", None, local_server=False) == ["tcp_remote"]
+
+
 def test_an_unknown_protocol_is_named():
     with pytest.raises(ValueError, match="services_api"):
         backup.chosen_protocols("postgresql", "services_api", local_server=True)

@@ -194,7 +194,7 @@ def _firebird_plan(target: Target, protocol: str, output: Path) -> Plan:
     gbak = fb.tool("gbak")
     if protocol == "local":
         argv = [gbak, *TOOL_OPTIONS["firebird"].split(), db.path, str(output)]
-    elif protocol == "tcp_loopback":
+    elif protocol in ("tcp_loopback", "tcp_remote"):
         argv = [gbak, *TOOL_OPTIONS["firebird"].split(), db.tcp(), str(output)]
     else:
         # With -se the path is the server's, and the server writes the backup file itself.
@@ -304,17 +304,23 @@ def timed_backup(plan: Plan, client_cpus: frozenset[int]) -> tuple[float, int]:
 def chosen_protocols(engine: str, spec: str | None, local_server: bool) -> list[str]:
     available = list(PROTOCOLS[engine])
     if not local_server:
-        # A remote server has no socket or file here; only its network protocols apply.
-        available = [p for p in available if p == "services_api" or p == "tcp_loopback"]
+        # A remote server has no socket or file here; its TCP is not the loopback one.
+        available = [
+            "tcp_remote" if p == "tcp_loopback" else p
+            for p in available
+            if p in ("services_api", "tcp_loopback")
+        ]
     if not spec:
         return available
     wanted = [p.strip() for p in spec.split(",") if p.strip()]
-    unknown = sorted(set(wanted) - set(PROTOCOLS[engine]))
+    unknown = sorted(set(wanted) - set(PROTOCOLS[engine]) - {"tcp_remote"})
     if unknown:
         raise ValueError(
             f"--protocols: {', '.join(unknown)} not available for {engine}; "
             f"choose from {', '.join(PROTOCOLS[engine])}"
         )
+    if not local_server:
+        wanted = ["tcp_remote" if p == "tcp_loopback" else p for p in wanted]
     return [p for p in available if p in wanted]
 
 
