@@ -187,10 +187,12 @@ class ToolImportApi(APIView):
                 submission_uuid=data["uuid"],
             )
         except ToolOutputError as exc:
+            sent_as = "$.file" if "file" in data else "$.output"
+            path = sent_as if exc.path == "$.output" else exc.path
             raise ApiError(
                 f"Nothing was stored: {exc.message}",
                 code="invalid_tool_output",
-                details=[exc.as_dict()],
+                details=[{"path": path, "message": exc.message}],
             ) from None
         except InvalidDocument as exc:
             count = len(exc.errors)

@@ -20,6 +20,7 @@ from django.template.defaultfilters import filesizeformat
 from benchhub.imports.services import ToolOutputError
 
 GIB = 1024**3
+KEPT_FILE_HELP = "Your file's text is kept in the box below; choose a file only to replace it."
 
 TOOL_LABELS = {
     "pgbench": "pgbench report",
@@ -233,11 +234,7 @@ class ToolUploadForm(forms.Form):
                 # back (an error, a preview), the file's text is in the text box.
                 self.data = self.data.copy()
                 self.data["output"] = text
-                self.fields[
-                    "file"
-                ].help_text = (
-                    "Your file's text is kept in the box below; choose a file only to replace it."
-                )
+                self["file"].help_text = KEPT_FILE_HELP
             cleaned["text"] = text
         elif cleaned.get("output", "").strip():
             if len(cleaned["output"].encode()) > limit:

@@ -111,6 +111,19 @@ def test_output_of_another_tool_is_refused_saying_what_was_expected(alice_api):
     assert Run.objects.count() == 0
 
 
+def test_wrong_file_sent_as_multipart_points_at_the_file(alice_api):
+    response = alice_api.post(
+        URL,
+        data={"tool": "sysbench", "file": SimpleUploadedFile("out.txt", PGBENCH.encode())},
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"][0]["path"] == "$.file"
+    assert "expected a 'SQL statistics:' block" in response.json()["error"]["message"]
+    assert Submission.objects.count() == 0
+
+
 def test_pgbench_initialisation_log_is_not_a_report(alice_api):
     output = (FIXTURES / "pgbench15-init.txt").read_text()
 

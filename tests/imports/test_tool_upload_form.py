@@ -169,6 +169,7 @@ def test_wrong_file_is_refused_next_to_the_file_with_everything_typed_kept(alice
     assert 'value="AMD EPYC 7B13"' in page
     assert 'value="PostgreSQL 16.2"' in page
     assert "number of transactions actually processed: 11998" in page  # the file's text
+    assert "Your file&#x27;s text is kept in the box below" in page
     assert Submission.objects.count() == 0
 
 
