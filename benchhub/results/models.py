@@ -16,6 +16,11 @@ from django.conf import settings
 from django.db import models
 
 
+# Every free-text field of the document is at most this long (the schema's
+# "text" type); normalized values derived from it can be as long.
+TEXT = 500
+
+
 class Dimension(models.Model):
     digest = models.CharField(max_length=64, unique=True, editable=False)
 
@@ -25,13 +30,13 @@ class Dimension(models.Model):
 
 class Hardware(Dimension):
     cpu_vendor = models.CharField(max_length=50, blank=True, db_index=True)
-    cpu_model = models.CharField(max_length=200, blank=True, db_index=True)
-    cpu_raw = models.CharField(max_length=500, blank=True)
+    cpu_model = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    cpu_raw = models.CharField(max_length=TEXT, blank=True)
     cores = models.PositiveIntegerField(null=True, blank=True)
     threads = models.PositiveIntegerField(null=True, blank=True)
     ram_bytes = models.BigIntegerField(null=True, blank=True)
-    virtualization = models.CharField(max_length=50, blank=True, db_index=True)
-    virtualization_raw = models.CharField(max_length=500, blank=True)
+    virtualization = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    virtualization_raw = models.CharField(max_length=TEXT, blank=True)
 
     class Meta:
         verbose_name_plural = "hardware"
@@ -44,19 +49,20 @@ class Hardware(Dimension):
 class Storage(Dimension):
     KINDS = ["hdd", "ssd", "nvme", "virtual", "unknown"]
 
-    device_model = models.CharField(max_length=200, blank=True)
+    device_model = models.CharField(max_length=TEXT, blank=True)
     kind = models.CharField(
         max_length=10, choices=[(k, k) for k in KINDS], default="unknown", db_index=True
     )
-    raid = models.CharField(max_length=100, blank=True)
-    filesystem = models.CharField(max_length=30, blank=True, db_index=True)
-    filesystem_raw = models.CharField(max_length=500, blank=True)
+    raid = models.CharField(max_length=TEXT, blank=True)
+    filesystem = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    filesystem_raw = models.CharField(max_length=TEXT, blank=True)
     # Sorted, de-duplicated, comma-joined: "noatime,sync". Stored as text so
-    # that it compares and indexes the same on SQLite and PostgreSQL.
-    mount_options = models.CharField(max_length=1000, blank=True, db_index=True)
-    mount_options_raw = models.CharField(max_length=2000, blank=True)
-    io_scheduler = models.CharField(max_length=30, blank=True, db_index=True)
-    io_scheduler_raw = models.CharField(max_length=500, blank=True)
+    # that it compares the same on SQLite and PostgreSQL; unindexed, as a set
+    # of options can outgrow a btree entry and one-option filters use LIKE.
+    mount_options = models.TextField(blank=True)
+    mount_options_raw = models.TextField(blank=True)
+    io_scheduler = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    io_scheduler_raw = models.CharField(max_length=TEXT, blank=True)
 
     class Meta:
         verbose_name_plural = "storage"
@@ -70,10 +76,10 @@ class OperatingSystem(Dimension):
     FAMILIES = ["linux", "windows", "freebsd", "macos", "other", ""]
 
     family = models.CharField(max_length=10, blank=True, db_index=True)
-    distribution = models.CharField(max_length=100, blank=True, db_index=True)
-    distribution_raw = models.CharField(max_length=500, blank=True)
-    version = models.CharField(max_length=100, blank=True)
-    kernel = models.CharField(max_length=200, blank=True)
+    distribution = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    distribution_raw = models.CharField(max_length=TEXT, blank=True)
+    version = models.CharField(max_length=TEXT, blank=True)
+    kernel = models.CharField(max_length=TEXT, blank=True)
 
     def __str__(self) -> str:
         return " ".join(filter(None, [self.distribution or self.family, self.version])) or "?"
@@ -81,14 +87,14 @@ class OperatingSystem(Dimension):
 
 class DatabaseServer(Dimension):
     engine = models.CharField(max_length=20, db_index=True)
-    version = models.CharField(max_length=50, blank=True, db_index=True)
-    version_major = models.CharField(max_length=20, blank=True, db_index=True)
+    version = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    version_major = models.CharField(max_length=TEXT, blank=True, db_index=True)
     # Zero-padded version parts ("00015.00018.00000") so that text order is
     # version order in both databases.
-    version_sort = models.CharField(max_length=60, blank=True, db_index=True)
-    version_raw = models.CharField(max_length=500)
+    version_sort = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    version_raw = models.CharField(max_length=TEXT)
     architecture = models.CharField(max_length=20, blank=True, db_index=True)
-    config_profile = models.CharField(max_length=200, blank=True, db_index=True)
+    config_profile = models.CharField(max_length=TEXT, blank=True, db_index=True)
     settings = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
@@ -110,10 +116,10 @@ class Client(Dimension):
     PLACEMENTS = ["same_core", "other_core", "unpinned"]
 
     protocol = models.CharField(max_length=20, default="unknown", db_index=True)
-    driver = models.CharField(max_length=100, blank=True, db_index=True)
-    driver_version = models.CharField(max_length=50, blank=True)
+    driver = models.CharField(max_length=TEXT, blank=True, db_index=True)
+    driver_version = models.CharField(max_length=TEXT, blank=True)
     cpu_placement = models.CharField(max_length=20, default="unpinned", db_index=True)
-    load_engine = models.CharField(max_length=100, blank=True, db_index=True)
+    load_engine = models.CharField(max_length=TEXT, blank=True, db_index=True)
 
     def __str__(self) -> str:
         return f"{self.protocol} via {self.driver or self.load_engine or '?'}"
@@ -177,8 +183,8 @@ class Submission(models.Model):
     # the same uuid is the same submission only if this matches.
     content_digest = models.CharField(max_length=64)
     document = models.JSONField()
-    tool = models.CharField(max_length=100, blank=True)
-    tool_version = models.CharField(max_length=50, blank=True)
+    tool = models.CharField(max_length=TEXT, blank=True)
+    tool_version = models.CharField(max_length=TEXT, blank=True)
     command = models.TextField(blank=True)
     citation = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)

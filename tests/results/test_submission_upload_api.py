@@ -287,3 +287,33 @@ def test_concurrent_duplicate_uploads_store_one_submission(alice):
     assert sorted(statuses) == [200, 200, 200, 201]
     assert Submission.objects.count() == 1
     assert Measurement.objects.count() == 54
+
+
+def test_every_text_field_at_its_schema_limit_is_stored(alice_api):
+    """The schema allows 500 characters of free text; the columns must hold
+    them (in multi-byte characters too), or PostgreSQL answers with a 500."""
+    long = "é" * 500
+    document = example_document(
+        hardware={"cpu": long, "virtualization": long, "cores": 1},
+        storage={
+            "device_model": long,
+            "raid": long,
+            "filesystem": long,
+            "io_scheduler": long,
+            "mount_options": [f"{n}{long[:98]}" for n in range(100)],
+        },
+        os={"family": "other", "distribution": long, "version": long, "kernel": long},
+        database={
+            "version_string": "PostgreSQL 15." + "9" * 480,
+            "config_profile": long,
+        },
+        client={"driver": long, "driver_version": long, "load_engine": long},
+    )
+    document["source"].update(tool=long, tool_version=long)
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 201, response.json()
+    run = Run.objects.select_related("storage", "server").get(submission__uuid=document["uuid"])
+    assert run.storage.filesystem == long
+    assert len(run.storage.mount_options.split(",")) == 100
