@@ -15,7 +15,6 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-
 # Every free-text field of the document is at most this long (the schema's
 # "text" type); normalized values derived from it can be as long.
 TEXT = 500
