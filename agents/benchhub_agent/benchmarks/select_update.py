@@ -46,6 +46,9 @@ MAX_ATTEMPTS = 10  # a transaction retried this often counts as an error
 MAX_CONSECUTIVE_ERRORS = 1000  # a client failing this often in a row stops the run
 READY_TIMEOUT_S = 120.0
 
+# Only another program touching the table makes a row vanish mid-run.
+MISSING_ROW = "row c1=%d is missing: is another run using the table at the same time?"
+
 LATENCY_METRICS = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max")
 
 
@@ -113,6 +116,9 @@ class PostgresClient:
         param = self.keys[key - 1]
         self._check(execute(b"bh_begin", None), ok)
         selected = self._check(execute(b"bh_select", [param]), self.pq.ExecStatus.TUPLES_OK)
+        if selected.ntuples != 1:
+            execute(b"bh_rollback", None)
+            raise Failed(MISSING_ROW % key)
         value = int(selected.get_value(0, 0)) + 1
         self._check(execute(b"bh_update", [str(value).encode(), param]), ok)
         self._check(execute(b"bh_commit", None), ok)
@@ -153,7 +159,11 @@ class MySQLClient:
     def transaction(self, key: int) -> None:
         try:
             self.cursor.execute(self.select_sql % key)
-            (value,) = self.cursor.fetchone()
+            row = self.cursor.fetchone()
+            if row is None:
+                self.conn.rollback()
+                raise Failed(MISSING_ROW % key)
+            (value,) = row
             self.cursor.execute(self.update_sql % (value + 1, key))
             self.conn.commit()
         except self.pymysql.err.OperationalError as exc:
