@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from benchhub_agent.schema import DocumentError, benchmark_catalog
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.results.comparability import (
@@ -187,6 +187,15 @@ def _run_create(
     benchmark_version = run_doc.get("benchmark_version", "1")
     parameters = run_doc.get("parameters", {})
     started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")
+    ids = dimension_ids(
+        {
+            "hardware": (Hardware, hardware_fields(environment.get("hardware", {}))),
+            "storage": (Storage, storage_fields(environment.get("storage", {}))),
+            "os": (OperatingSystem, os_fields(environment.get("os", {}))),
+            "server": (DatabaseServer, server),
+            "client": (Client, client),
+        }
+    )
     return Run.objects.create(
         submission=submission,
         position=position,
@@ -197,13 +206,11 @@ def _run_create(
         started_at=parse_time(started_at) if started_at else None,
         ended_at=parse_time(ended_at) if ended_at else None,
         note=run_doc.get("note", ""),
-        hardware=dimension_get_or_create(
-            Hardware, hardware_fields(environment.get("hardware", {}))
-        ),
-        storage=dimension_get_or_create(Storage, storage_fields(environment.get("storage", {}))),
-        os=dimension_get_or_create(OperatingSystem, os_fields(environment.get("os", {}))),
-        server=dimension_get_or_create(DatabaseServer, server),
-        client=dimension_get_or_create(Client, client),
+        hardware_id=ids["hardware"],
+        storage_id=ids["storage"],
+        os_id=ids["os"],
+        server_id=ids["server"],
+        client_id=ids["client"],
         fingerprint=run_fingerprint(
             benchmark=benchmark.name,
             benchmark_version=benchmark_version,
@@ -223,6 +230,28 @@ def dimension_get_or_create(model: type[D], values: dict[str, Any]) -> D:
     digest = sha256_hex(canonical_json(values))
     row, _ = model.objects.get_or_create(digest=digest, defaults=values)
     return row
+
+
+def dimension_ids(dimensions: dict[str, tuple[type[Dimension], dict[str, Any]]]) -> dict[str, int]:
+    """The id of the row of each described dimension, created if missing.
+
+    Most uploads come from machines already described, so all rows are
+    looked up in one statement; only missing ones go through
+    dimension_get_or_create (and its handling of a concurrent insert).
+    """
+    digests = [sha256_hex(canonical_json(values)) for _, values in dimensions.values()]
+    quote = connection.ops.quote_name  # table names come from the models, values are parameters
+    lookups = ", ".join(
+        f"(SELECT id FROM {quote(model._meta.db_table)} WHERE digest = %s)"  # noqa: S608
+        for model, _ in dimensions.values()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {lookups}", digests)
+        found = cursor.fetchone()
+    return {
+        key: pk if pk is not None else dimension_get_or_create(model, values).pk
+        for (key, (model, values)), pk in zip(dimensions.items(), found, strict=True)
+    }
 
 
 def hardware_fields(section: dict[str, Any]) -> dict[str, Any]:
