@@ -19,7 +19,7 @@ from django.conf import settings
 from django.http import QueryDict
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -27,9 +27,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.imports.services import ToolOutputError, tool_output_import
-from benchhub.lib.api import ApiError
-from benchhub.results.apis import SubmissionDetailOutput
-from benchhub.results.models import Submission
+from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
+from benchhub.results.apis import (
+    SubmissionDetailOutput,
+    conflict_error,
+    invalid_document_error,
+    submission_stored_response,
+)
 from benchhub.results.services import InvalidDocument, SubmissionConflict
 
 TOOL_NAMES = ", ".join(TOOLS)
@@ -167,7 +171,7 @@ class ToolImportApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        _refuse_large_body(request)
+        refuse_declared_oversize(request)
         multipart = isinstance(request.data, QueryDict)
         raw = _multipart_input(request.data, request.FILES) if multipart else request.data
         serializer = ToolImportInput(data=raw)
@@ -175,7 +179,7 @@ class ToolImportApi(APIView):
         data = serializer.validated_data
         text = data["file"].read() if "file" in data else data["output"]
         if len(text) > settings.BENCHHUB_MAX_UPLOAD_BYTES:
-            raise _too_large()
+            raise upload_too_large()
         try:
             outcome = tool_output_import(
                 submitter=request.user,
@@ -195,41 +199,10 @@ class ToolImportApi(APIView):
                 details=[{"path": path, "message": exc.message}],
             ) from None
         except InvalidDocument as exc:
-            count = len(exc.errors)
-            raise ApiError(
-                f"Nothing was stored: {count} error{'s' if count != 1 else ''}; "
-                f"first: {exc.errors[0].path}: {exc.errors[0].message}",
-                code="invalid_document",
-                details=[e.as_dict() for e in exc.errors],
-            ) from None
+            raise invalid_document_error(exc) from None
         except SubmissionConflict as exc:
-            raise ApiError(
-                f"uuid {exc.existing.uuid} is already used by another submission; "
-                "a new upload needs a new uuid",
-                status_code=status.HTTP_409_CONFLICT,
-                code="conflict",
-            ) from None
-        submission = Submission.objects.prefetch_related("runs__benchmark").get(
-            pk=outcome.submission.pk
-        )
-        body = SubmissionDetailOutput(submission, context={"request": request}).data
-        code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
-        return Response(body, status=code, headers={"Location": body["url"]})
-
-
-def _too_large() -> ApiError:
-    limit = settings.BENCHHUB_MAX_UPLOAD_BYTES
-    return ApiError(
-        f"The body is larger than the upload limit of {limit} bytes",
-        status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        code="too_large",
-    )
-
-
-def _refuse_large_body(request: Request) -> None:
-    declared = request.META.get("CONTENT_LENGTH")
-    if declared and declared.isdigit() and int(declared) > settings.BENCHHUB_MAX_UPLOAD_BYTES:
-        raise _too_large()  # before reading it
+            raise conflict_error(exc) from None
+        return submission_stored_response(request, outcome)
 
 
 _PLAIN_FIELDS = ("tool", "output", "command", "uuid")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
@@ -36,6 +37,23 @@ class ApiError(exceptions.APIException):
         self.status_code = status_code
         self.error_code = code
         self.details = details or []
+
+
+def upload_too_large() -> ApiError:
+    limit = settings.BENCHHUB_MAX_UPLOAD_BYTES
+    return ApiError(
+        f"The body is larger than the upload limit of {limit} bytes; "
+        "split the runs over several submissions",
+        status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        code="too_large",
+    )
+
+
+def refuse_declared_oversize(request) -> None:
+    """Answer 413 from the Content-Length alone, before reading the body."""
+    declared = request.META.get("CONTENT_LENGTH")
+    if declared and declared.isdigit() and int(declared) > settings.BENCHHUB_MAX_UPLOAD_BYTES:
+        raise upload_too_large()
 
 
 def error_body(code: str, message: str, details: list[dict[str, str]] | None = None) -> dict:

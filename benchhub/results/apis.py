@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchhub.lib.api import ApiError
+from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
 from benchhub.lib.pagination import IdCursorPagination
 from benchhub.results import selectors
 from benchhub.results.exports import measurements_csv_response
@@ -36,7 +36,12 @@ from benchhub.results.models import (
     Storage,
     Submission,
 )
-from benchhub.results.services import InvalidDocument, SubmissionConflict, submission_create
+from benchhub.results.services import (
+    InvalidDocument,
+    SubmissionConflict,
+    SubmissionOutcome,
+    submission_create,
+)
 
 
 class SubmissionCursorPagination(IdCursorPagination):
@@ -296,45 +301,49 @@ class SubmissionCollectionApi(APIView):
         try:
             outcome = submission_create(submitter=request.user, document=document)
         except InvalidDocument as exc:
-            count = len(exc.errors)
-            raise ApiError(
-                f"The document has {count} error{'s' if count != 1 else ''}; "
-                f"first: {exc.errors[0].path}: {exc.errors[0].message}",
-                code="invalid_document",
-                details=[e.as_dict() for e in exc.errors],
-            ) from None
-        except SubmissionConflict:
-            raise ApiError(
-                f"uuid {document['uuid']} is already used by a submission with different "
-                "content; a new upload needs a new uuid",
-                status_code=status.HTTP_409_CONFLICT,
-                code="conflict",
-            ) from None
-        submission = outcome.submission
-        if submission.submitter_id != request.user.pk:
-            # Somebody else's document replayed: do not reveal it.
-            raise ApiError(
-                f"uuid {submission.uuid} is already used by another submitter",
-                status_code=status.HTTP_409_CONFLICT,
-                code="conflict",
-            )
-        submission = Submission.objects.prefetch_related("runs__benchmark").get(pk=submission.pk)
-        body = SubmissionDetailOutput(submission, context={"request": request}).data
-        code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
-        return Response(body, status=code, headers={"Location": body["url"]})
+            raise invalid_document_error(exc) from None
+        except SubmissionConflict as exc:
+            raise conflict_error(exc) from None
+        return submission_stored_response(request, outcome)
+
+
+def invalid_document_error(exc: InvalidDocument) -> ApiError:
+    count = len(exc.errors)
+    return ApiError(
+        f"Nothing was stored: the document has {count} error{'s' if count != 1 else ''}; "
+        f"first: {exc.errors[0].path}: {exc.errors[0].message}",
+        code="invalid_document",
+        details=[e.as_dict() for e in exc.errors],
+    )
+
+
+def conflict_error(exc: SubmissionConflict) -> ApiError:
+    return ApiError(
+        f"uuid {exc.existing.uuid} is already used by a submission with different "
+        "content; a new upload needs a new uuid",
+        status_code=status.HTTP_409_CONFLICT,
+        code="conflict",
+    )
+
+
+def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> Response:
+    """201 for a new submission, 200 for a retry of a stored one."""
+    submission = outcome.submission
+    if submission.submitter_id != request.user.pk:
+        # Somebody else's document replayed: do not reveal it.
+        raise ApiError(
+            f"uuid {submission.uuid} is already used by another submitter",
+            status_code=status.HTTP_409_CONFLICT,
+            code="conflict",
+        )
+    submission = Submission.objects.prefetch_related("runs__benchmark").get(pk=submission.pk)
+    body = SubmissionDetailOutput(submission, context={"request": request}).data
+    code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
+    return Response(body, status=code, headers={"Location": body["url"]})
 
 
 def _read_json_body(request: Request) -> Any:
-    limit = settings.BENCHHUB_MAX_UPLOAD_BYTES
-    too_big = ApiError(
-        f"The body is larger than the upload limit of {limit} bytes; "
-        "split the runs over several submissions",
-        status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        code="too_large",
-    )
-    declared = request.META.get("CONTENT_LENGTH")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise too_big  # refuse before reading it
+    refuse_declared_oversize(request)
     content_type = request.content_type.split(";")[0].strip()
     if content_type and content_type != "application/json":
         raise ApiError(
@@ -343,8 +352,8 @@ def _read_json_body(request: Request) -> Any:
             code="unsupported_media_type",
         )
     body = request.body
-    if len(body) > limit:
-        raise too_big
+    if len(body) > settings.BENCHHUB_MAX_UPLOAD_BYTES:
+        raise upload_too_large()
     try:
         return json.loads(body)
     except UnicodeDecodeError:
