@@ -17,12 +17,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from . import __version__
 from .benchmarks.base import BenchmarkResult
-from .schema import SCHEMA_VERSION, DocumentError, metric_catalog, validation_errors
+from .schema import SCHEMA_VERSION, DocumentError, catalog_errors, validation_errors
 
 TOOL = "benchhub-agent"
 
 # Options whose value is a secret or names a machine: never part of the recorded command.
 DROPPED_OPTIONS = frozenset({"--token", "--server"})
+# Flags that say what to do with the result, not how it was measured.
+DROPPED_FLAGS = frozenset({"--dry-run", "--upload"})
 PRIVATE_DSN_QUERY = frozenset({"password", "passfile", "host", "hostaddr", "unix_socket", "user"})
 
 # Import documents get a uuid derived from their content: importing the same
@@ -80,6 +82,8 @@ def reproducing_command(argv: Sequence[str]) -> str:
             redact_next = False
             continue
         name, eq, value = arg.partition("=")
+        if name in DROPPED_FLAGS:
+            continue
         if name in DROPPED_OPTIONS:
             skip_value = not eq
             continue
@@ -139,27 +143,6 @@ def import_document(
         "environment": environment,
         "runs": runs,
     }
-
-
-def catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
-    """Metrics the catalog does not list for the run's benchmark, or with another unit."""
-    catalog = metric_catalog()
-    found = []
-    for r, run in enumerate(document.get("runs") or []):
-        metrics = catalog.get(run.get("benchmark"))
-        if metrics is None:
-            found.append(DocumentError(f"$.runs[{r}].benchmark", "not in the benchmark catalog"))
-            continue
-        for m, measurement in enumerate(run.get("measurements") or []):
-            path = f"$.runs[{r}].measurements[{m}]"
-            definition = metrics.get(measurement.get("metric"))
-            if definition is None:
-                found.append(DocumentError(f"{path}.metric", "not a metric of this benchmark"))
-            elif "unit" in measurement and measurement["unit"] != definition["unit"]:
-                found.append(
-                    DocumentError(f"{path}.unit", f"the catalog's unit is {definition['unit']!r}")
-                )
-    return found
 
 
 def validate(document: dict[str, Any]) -> None:

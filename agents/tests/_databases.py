@@ -15,8 +15,8 @@ from typing import Any
 
 from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks.base import BenchmarkResult, Target
-from benchhub_agent.document import agent_document, catalog_errors
-from benchhub_agent.schema import metric_catalog, validation_errors
+from benchhub_agent.document import agent_document
+from benchhub_agent.schema import catalog_errors, metric_catalog, validation_errors
 
 PG_SERVER = os.environ.get("BENCHHUB_TEST_PG_SERVER", "postgresql://postgres@127.0.0.1:5432")
 MYSQL_SERVER = os.environ.get("BENCHHUB_TEST_MYSQL_SERVER", "mysql://root@127.0.0.1:3306")

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from benchhub_agent.schema import DocumentError, metric_catalog, validation_errors
+from benchhub_agent.schema import DocumentError, catalog_errors, validation_errors
 
 from benchhub.results.normalization import UnknownEngineError, parse_server_version
 
@@ -22,71 +21,7 @@ def document_errors(document: Any) -> list[DocumentError]:
     errors = validation_errors(document)
     if errors:
         return errors  # the checks below assume the document's shape
-    return _catalog_errors(document) + _environment_errors(document)
-
-
-def _catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
-    catalog = metric_catalog()
-    errors = []
-    for r, run in enumerate(document["runs"]):
-        path = f"$.runs[{r}]"
-        metrics = catalog.get(run["benchmark"])
-        if metrics is None:
-            known = ", ".join(sorted(catalog))
-            errors.append(
-                DocumentError(
-                    f"{path}.benchmark", f"unknown benchmark {run['benchmark']!r}; known: {known}"
-                )
-            )
-            continue
-        times = {}
-        for field in ("started_at", "ended_at"):
-            if field in run:
-                times[field] = parse_time(run[field])
-                if times[field] is None:
-                    errors.append(
-                        DocumentError(
-                            f"{path}.{field}",
-                            f"{run[field]!r} is not a date-time like 2026-11-20T10:00:00Z",
-                        )
-                    )
-        started, ended = times.get("started_at"), times.get("ended_at")
-        if started and ended and ended < started:
-            errors.append(DocumentError(f"{path}.ended_at", "ended_at is before started_at"))
-        seen: dict[tuple[str, str], int] = {}
-        for m, measurement in enumerate(run["measurements"]):
-            mpath = f"{path}.measurements[{m}]"
-            definition = metrics.get(measurement["metric"])
-            if definition is None:
-                known = ", ".join(sorted(metrics))
-                errors.append(
-                    DocumentError(
-                        f"{mpath}.metric",
-                        f"benchmark {run['benchmark']!r} has no metric "
-                        f"{measurement['metric']!r}; known: {known}",
-                    )
-                )
-                continue
-            unit = measurement.get("unit")
-            if unit is not None and unit != definition["unit"]:
-                errors.append(
-                    DocumentError(
-                        f"{mpath}.unit",
-                        f"metric {measurement['metric']!r} is measured in "
-                        f"{definition['unit']!r}, not {unit!r}",
-                    )
-                )
-            point = (measurement["metric"], _canonical(measurement.get("parameters", {})))
-            if point in seen:
-                errors.append(
-                    DocumentError(
-                        mpath,
-                        f"duplicate of measurements[{seen[point]}]: same metric and parameters",
-                    )
-                )
-            else:
-                seen[point] = m
-    return errors
+    return catalog_errors(document) + _environment_errors(document)
 
 
 def _environment_errors(document: dict[str, Any]) -> list[DocumentError]:
@@ -115,16 +50,3 @@ def _database_errors(section: dict[str, Any], path: str) -> list[DocumentError]:
     except UnknownEngineError as exc:
         return [DocumentError(f"{path}.version_string", str(exc))]
     return []
-
-
-def parse_time(value: str) -> dt.datetime | None:
-    """An ISO 8601 date-time; naive ones are taken as UTC. None if unparsable."""
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-
-
-def _canonical(parameters: dict[str, Any]) -> str:
-    return repr(sorted(parameters.items()))

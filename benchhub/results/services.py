@@ -6,7 +6,7 @@ import uuid as uuid_module
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from benchhub_agent.schema import DocumentError, benchmark_catalog
+from benchhub_agent.schema import DocumentError, benchmark_catalog, parse_time
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 
@@ -17,7 +17,7 @@ from benchhub.results.comparability import (
     run_fingerprint,
     sha256_hex,
 )
-from benchhub.results.documents import document_errors, parse_time, run_environment
+from benchhub.results.documents import document_errors, run_environment
 from benchhub.results.models import (
     Benchmark,
     Client,

@@ -6,6 +6,7 @@ document with :func:`validation_errors` before sending or storing it.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import re
@@ -84,3 +85,82 @@ def metric_catalog() -> dict[str, dict[str, dict[str, Any]]]:
     return {
         b["name"]: {m["name"]: m for m in b["metrics"]} for b in benchmark_catalog()["benchmarks"]
     }
+
+
+def catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
+    """What the schema cannot say: benchmarks and metrics from the catalog,
+    units, measurement points given once per run, start before end."""
+    catalog = metric_catalog()
+    errors = []
+    for r, run in enumerate(document["runs"]):
+        path = f"$.runs[{r}]"
+        metrics = catalog.get(run["benchmark"])
+        if metrics is None:
+            known = ", ".join(sorted(catalog))
+            errors.append(
+                DocumentError(
+                    f"{path}.benchmark", f"unknown benchmark {run['benchmark']!r}; known: {known}"
+                )
+            )
+            continue
+        times = {}
+        for field in ("started_at", "ended_at"):
+            if field in run:
+                times[field] = parse_time(run[field])
+                if times[field] is None:
+                    errors.append(
+                        DocumentError(
+                            f"{path}.{field}",
+                            f"{run[field]!r} is not a date-time like 2026-11-20T10:00:00Z",
+                        )
+                    )
+        started, ended = times.get("started_at"), times.get("ended_at")
+        if started and ended and ended < started:
+            errors.append(DocumentError(f"{path}.ended_at", "ended_at is before started_at"))
+        seen: dict[tuple[str, str], int] = {}
+        for m, measurement in enumerate(run["measurements"]):
+            mpath = f"{path}.measurements[{m}]"
+            definition = metrics.get(measurement["metric"])
+            if definition is None:
+                known = ", ".join(sorted(metrics))
+                errors.append(
+                    DocumentError(
+                        f"{mpath}.metric",
+                        f"benchmark {run['benchmark']!r} has no metric "
+                        f"{measurement['metric']!r}; known: {known}",
+                    )
+                )
+                continue
+            unit = measurement.get("unit")
+            if unit is not None and unit != definition["unit"]:
+                errors.append(
+                    DocumentError(
+                        f"{mpath}.unit",
+                        f"metric {measurement['metric']!r} is measured in "
+                        f"{definition['unit']!r}, not {unit!r}",
+                    )
+                )
+            point = (measurement["metric"], _canonical(measurement.get("parameters", {})))
+            if point in seen:
+                errors.append(
+                    DocumentError(
+                        mpath,
+                        f"duplicate of measurements[{seen[point]}]: same metric and parameters",
+                    )
+                )
+            else:
+                seen[point] = m
+    return errors
+
+
+def parse_time(value: str) -> dt.datetime | None:
+    """An ISO 8601 date-time; naive ones are taken as UTC. None if unparsable."""
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def _canonical(parameters: dict[str, Any]) -> str:
+    return repr(sorted(parameters.items()))
