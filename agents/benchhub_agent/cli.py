@@ -316,7 +316,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
     document_uuid = document.new_uuid()  # when the run starts: its identity from now on
     try:
         result = module.run(target, args, ProgressBar())
-    except (db.DriverMissing, PinningError) as exc:
+    except (db.DriverMissing, PinningError, ValueError) as exc:
+        # Benchmarks raise ValueError for what the user asked that cannot be done.
         raise UsageError(str(exc)) from exc
     table = results_table(result.measurements)
     print(table, file=sys.stderr if args.dry_run else sys.stdout)

@@ -286,3 +286,39 @@ def describe(target: Target) -> ServerInfo:
         return describe_mysql(conn)
     finally:
         conn.close()
+
+
+def free_connections(target: Target) -> int:
+    """How many more connections the server will accept from this user now."""
+    conn = connect(target)
+    try:
+        cursor = conn.cursor()
+        if target.engine == "postgresql":
+            # Superusers may also use the slots reserved for them.
+            cursor.execute(
+                "SELECT current_setting('max_connections')::int"
+                " - CASE WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+                " THEN 0 ELSE current_setting('superuser_reserved_connections')::int END"
+                " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')"
+            )
+            free = int(cursor.fetchone()[0])
+        else:
+            cursor.execute("SELECT @@max_connections")
+            limit = int(cursor.fetchone()[0])
+            cursor.execute("SHOW GLOBAL STATUS LIKE 'Threads_connected'")
+            free = limit - int(cursor.fetchone()[1])
+    finally:
+        conn.close()
+    return free + 1  # the connection that asked is closed again
+
+
+def require_connections(target: Target, needed: int, option: str = "--clients") -> None:
+    """Refuse before a long run what would fail at its last point: a sweep
+    whose largest client count the server cannot connect."""
+    free = free_connections(target)
+    if needed > free:
+        raise ValueError(
+            f"{option} needs {needed} connections at once, but the server accepts only "
+            f"{free} more now (max_connections, minus reserved and open connections): "
+            f"lower {option} or raise max_connections"
+        )

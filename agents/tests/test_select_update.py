@@ -164,3 +164,21 @@ def test_a_table_changed_behind_the_benchmark_fails_the_run_loudly(pg_dsn):
 def test_clients_share_the_transactions_evenly():
     assert select_update.split(10_000, 3) == [3334, 3333, 3333]
     assert sum(select_update.split(200, 7)) == 200
+
+
+class RecordingProgress(SilentProgress):
+    def __init__(self) -> None:
+        self.labels: list[str] = []
+
+    def start(self, total: int, label: str) -> None:
+        self.labels.append(label)
+
+
+def test_a_sweep_the_server_cannot_connect_is_refused_before_it_starts(dsn):
+    progress = RecordingProgress()
+
+    with pytest.raises(ValueError, match="--clients needs 100001 connections") as refused:
+        select_update.run(Target.parse(dsn), options(clients=[1, 100000]), progress)
+
+    assert "raise max_connections" in str(refused.value)
+    assert progress.labels == []  # not even the 1-client point ran

@@ -522,6 +522,8 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
     locking = getattr(options, "locking", "for_update")
 
     info = db.describe(target)
+    # Each client holds a connection, and the table check at the end one more.
+    db.require_connections(target, max(clients_list) + 1)
     pin = placement.plan(getattr(options, "pin", None), info.server_pid)
     started = dt.datetime.now(dt.UTC)
     points: dict[int, list[PointResult]] = {n: [] for n in clients_list}
