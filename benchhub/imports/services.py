@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchhub_agent.importers import TOOLS, ImportFormatError, parse_tool_output
+from benchhub_agent.importers import (
+    TOOLS,
+    EnvironmentConflict,
+    ImportFormatError,
+    parse_tool_output,
+)
 from benchhub_agent.schema import DocumentError
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -109,9 +114,11 @@ def tool_output_read(
     """
     try:
         imported = parse_tool_output(tool, text, parameters=parameters)
+        merged = imported.environment(environment or {})
+    except EnvironmentConflict as exc:
+        raise ToolOutputError(str(exc), exc.path) from None
     except ImportFormatError as exc:
         raise ToolOutputError(str(exc), _format_error_path(str(exc))) from None
-    merged = environment_merge(supplied=environment or {}, stated=imported.facts)
     if imported.engine and isinstance(merged.get("database"), dict):
         merged["database"].setdefault("engine", imported.engine)
     source = dict(imported.source)
@@ -165,28 +172,6 @@ def tool_output_import(
         # Somebody else's upload replayed under its uuid: do not hand it out.
         raise SubmissionConflict(outcome.submission)
     return outcome
-
-
-def environment_merge(*, supplied: Mapping[str, Any], stated: Mapping[str, Any]) -> dict[str, Any]:
-    """The user's environment sections, completed with what the output states.
-
-    The user's value wins wherever they gave one; the output's own facts
-    (pgbench's server version, the load engine) fill only the fields the
-    user left empty. Whoever fills in the form or the API call describes
-    the run on purpose, and can correct an output that, for example, names
-    the client's version for a server it did not ask.
-    """
-    merged: dict[str, Any] = {}
-    for section in dict.fromkeys([*stated, *supplied]):
-        given = supplied.get(section)
-        if given is not None and not isinstance(given, Mapping):
-            merged[section] = given  # not an object: the schema check will say so
-            continue
-        values = dict(stated.get(section, {}))
-        values.update({k: v for k, v in (given or {}).items() if not _empty(v)})
-        if values:
-            merged[section] = values
-    return merged
 
 
 def _empty(value: Any) -> bool:

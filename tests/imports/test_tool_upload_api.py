@@ -168,15 +168,30 @@ def test_sysbench_without_its_test_name_points_at_the_parameter(alice_api):
     assert "which test ran" in error["message"]
 
 
-def test_what_the_user_gives_wins_over_what_the_output_states(alice_api):
+def test_a_description_contradicting_the_output_is_refused_naming_the_field(alice_api):
     database = {"database": {"version_string": "15.21"}}
 
     response = post_json(alice_api, tool="pgbench", output=PGBENCH, environment=database)
 
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["details"][0]["path"] == "$.environment.database.version_string"
+    assert "PostgreSQL 15.20" in error["details"][0]["message"]
+    assert "'15.21'" in error["details"][0]["message"]
+    assert Submission.objects.count() == 0
+
+
+def test_what_the_output_leaves_out_comes_from_the_user(alice_api):
+    environment = {"hardware": {"cpu": "AMD Ryzen 7 5800X", "cores": 8}}
+
+    response = post_json(alice_api, tool="pgbench", output=PGBENCH, environment=environment)
+
     assert response.status_code == 201, response.json()
-    run = Run.objects.select_related("server").get(submission__uuid=response.json()["uuid"])
-    # The version is the user's; the engine, which they left out, is the output's.
-    assert (run.server.engine, run.server.version) == ("postgresql", "15.21")
+    run = Run.objects.select_related("server", "hardware").get(
+        submission__uuid=response.json()["uuid"]
+    )
+    assert (run.server.engine, run.server.version) == ("postgresql", "15.20")
+    assert (run.hardware.cpu_model, run.hardware.cores) == ("Ryzen 7 5800X", 8)
 
 
 def test_retried_upload_with_a_uuid_is_stored_once(alice_api):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from benchhub_agent.importers import EnvironmentConflict, ImportedRuns
 
 from benchhub.imports.services import (
     ToolOutputError,
-    environment_merge,
     tool_output_import,
     tool_output_read,
 )
@@ -25,21 +25,52 @@ STATED = {
 }
 
 
-def test_the_users_value_wins_and_the_output_fills_what_they_left_empty():
-    supplied = {"database": {"version_string": "15.21", "engine": ""}, "client": {}}
+def merge(supplied, stated=STATED):
+    return ImportedRuns(runs=[], facts=stated, source={}).environment(supplied)
 
-    merged = environment_merge(supplied=supplied, stated=STATED)
 
-    assert merged == {
-        "database": {"version_string": "15.21", "engine": "postgresql"},
+def test_the_output_fills_what_the_user_left_empty():
+    supplied = {"database": {"engine": ""}, "hardware": {"cores": 8}, "client": {}}
+
+    assert merge(supplied) == {
+        "database": {"version_string": "PostgreSQL 15.20", "engine": "postgresql"},
+        "hardware": {"cores": 8},
         "client": {"load_engine": "pgbench"},
     }
 
 
+def test_the_fuller_of_two_agreeing_version_texts_is_kept():
+    full = "PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu, 64-bit"
+
+    merged = merge({"database": {"version_string": full}})
+
+    assert merged["database"]["version_string"] == full
+
+
+def test_a_user_value_contradicting_the_output_is_refused_naming_the_field():
+    with pytest.raises(EnvironmentConflict) as conflict:
+        merge({"database": {"version_string": "PostgreSQL 16.1"}})
+
+    assert conflict.value.path == "$.environment.database.version_string"
+    assert "'PostgreSQL 15.20'" in str(conflict.value)
+    assert "'PostgreSQL 16.1'" in str(conflict.value)
+
+
+def test_a_contradiction_reaches_the_uploader_and_nothing_is_stored(alice):
+    with pytest.raises(ToolOutputError) as refused:
+        tool_output_import(
+            submitter=alice,
+            tool="pgbench",
+            text=PGBENCH,
+            environment={"database": {"version_string": "PostgreSQL 16.1"}},
+        )
+
+    assert refused.value.path == "$.environment.database.version_string"
+    assert Submission.objects.count() == 0
+
+
 def test_sections_only_the_user_describes_are_kept_and_empty_ones_dropped():
-    merged = environment_merge(
-        supplied={"hardware": {"cores": 8, "cpu": ""}, "os": {"family": ""}}, stated={}
-    )
+    merged = merge({"hardware": {"cores": 8, "cpu": ""}, "os": {"family": ""}}, stated={})
 
     assert merged == {"hardware": {"cores": 8}}
 

@@ -22,9 +22,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import benchbase, hammerdb, pgbench, pgbench_log, sysbench
-from ._common import ImportedRuns, ImportFormatError, normalized_text
+from ._common import EnvironmentConflict, ImportedRuns, ImportFormatError, normalized_text
 
-__all__ = ["TOOLS", "ImportFormatError", "ImportedRuns", "parse_tool_output"]
+__all__ = [
+    "TOOLS",
+    "EnvironmentConflict",
+    "ImportFormatError",
+    "ImportedRuns",
+    "parse_tool_output",
+]
 
 Parser = Callable[[str, Mapping[str, Any] | None], ImportedRuns]
 

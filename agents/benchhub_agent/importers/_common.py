@@ -22,6 +22,21 @@ class ImportFormatError(ValueError):
     """
 
 
+class EnvironmentConflict(ImportFormatError):
+    """The output states one thing of the environment and the caller another."""
+
+    def __init__(self, section: str, key: str, stated: Any, given: Any) -> None:
+        self.path = f"$.environment.{section}.{key}"
+        super().__init__(
+            f"environment.{section}.{key}: the output says {stated!r} but {given!r} was "
+            "given; both describe the same run, so correct one of them"
+        )
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
 @dataclass
 class ImportedRuns:
     """What a tool's output says, in the submission document's shapes.
@@ -45,14 +60,40 @@ class ImportedRuns:
     notes: list[str] = field(default_factory=list)
 
     def environment(self, supplied: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The caller's environment with the output's facts laid over it.
+        """The caller's environment completed with what the output states.
 
-        Where both say something, the output wins: it is the record of the
-        run, while the caller's detection describes the machine as it is now.
+        The one rule for the agent's ``import`` and the web site's upload:
+        both describe the same run, so they must agree. A field only one
+        gives is taken; equal values are kept; of two texts where one
+        extends the other (``version()``'s 'PostgreSQL 15.20 (Debian …) on
+        x86_64…' and pgbench's 'PostgreSQL 15.20 (Debian …)') the fuller is
+        kept; anything else raises EnvironmentConflict naming the field.
         """
-        merged: dict[str, Any] = {k: dict(v) for k, v in (supplied or {}).items()}
+        # Empty fields (a form's blank inputs) say nothing; empty sections go.
+        merged: dict[str, Any] = {}
+        for section, given_values in (supplied or {}).items():
+            if not isinstance(given_values, Mapping):
+                merged[section] = given_values  # not an object: the schema check says so
+                continue
+            kept = {k: v for k, v in given_values.items() if not _empty(v)}
+            if kept:
+                merged[section] = kept
         for section, values in self.facts.items():
-            merged.setdefault(section, {}).update(values)
+            target = merged.setdefault(section, {})
+            if not isinstance(target, dict):
+                continue  # not an object: the schema check reports it
+            for key, stated in values.items():
+                given = target.get(key)
+                if _empty(given) or given == stated:
+                    target[key] = stated
+                elif (
+                    isinstance(given, str)
+                    and isinstance(stated, str)
+                    and (given.startswith(stated) or stated.startswith(given))
+                ):
+                    target[key] = max(given, stated, key=len)
+                else:
+                    raise EnvironmentConflict(section, key, stated, given)
         return merged
 
     def document(
