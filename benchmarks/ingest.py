@@ -16,7 +16,7 @@ Self-contained and bounded in time. One run:
    and measurements), stops gunicorn and drops the database.
 
     .venv/bin/python benchmarks/ingest.py --duration 30
-    .venv/bin/python benchmarks/ingest.py --worker-class gthread --workers 2 --threads 4
+    .venv/bin/python benchmarks/ingest.py --worker-class sync --workers 4 --tasks worker
 
 Exit status 0 when the run was correct (stored == 201 answers, no 5xx or transport
 errors); the speed targets are reported, not enforced.
@@ -565,8 +565,10 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=30, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=5, help="seconds before measuring")
     parser.add_argument("--clients", type=int, default=16, help="concurrent client threads")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    # gthread 2 x 4 used a little less CPU per upload than sync 4 (keep-alive, fewer
+    # processes) at the same throughput; see docs/performance.md "Ingest".
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
     parser.add_argument("--threads", type=int, default=4, help="threads per gthread worker")
     parser.add_argument(
         "--new-rate", type=float, default=0.1, help="share of uploads with a new environment"
