@@ -380,8 +380,14 @@ def queue_length(redis_url: str) -> int:
 
 
 def drop_queue(redis_url: str) -> None:
-    """Remove the messages this run left in its Redis database (the default queue)."""
-    redis.Redis.from_url(redis_url).delete(CELERY_QUEUE)
+    """Remove the messages this run left in its Redis database (the default queue and the
+    bindings kombu records for it)."""
+    redis.Redis.from_url(redis_url).delete(
+        CELERY_QUEUE,
+        f"_kombu.binding.{CELERY_QUEUE}",
+        f"_kombu.binding_permanent.{CELERY_QUEUE}",
+        "_kombu.binding_deadlines",
+    )
 
 
 # --- report ---------------------------------------------------------------------------
