@@ -52,7 +52,7 @@ vendor:
 
 # A Celery worker on Redis, for running BenchHub like production.
 worker: $(VENV)/.installed
-	$(BIN)/celery -A benchhub worker --loglevel=info
+	$(BIN)/celery -A benchhub worker --beat --loglevel=info
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache

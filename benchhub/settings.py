@@ -113,6 +113,14 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A sweep picks up baselines whose refresh was abandoned (a worker died
+# holding the claim); run the worker with -B, or a separate celery beat.
+CELERY_BEAT_SCHEDULE = {
+    "baselines-sweep": {
+        "task": "benchhub.baselines.tasks.baselines_refresh_task",
+        "schedule": 300.0,
+    },
+}
 
 # Uploads: the submission endpoint answers 413 above this many bytes.
 BENCHHUB_MAX_UPLOAD_BYTES = envint("BENCHHUB_MAX_UPLOAD_BYTES", 2 * 1024 * 1024)

@@ -36,11 +36,12 @@ class Baseline(models.Model):
 
 
 class DirtyKey(models.Model):
-    """A comparability key whose baselines must be recomputed. Writers insert
-    one; the refresh task deletes it after recomputing, in batches."""
+    """A comparability key whose baselines must be recomputed (the protocol
+    is in baselines/services.py)."""
 
     fingerprint = models.CharField(max_length=64, unique=True)
-    marked_at = models.DateTimeField(auto_now_add=True)
+    marked_at = models.DateTimeField()
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.fingerprint

@@ -1,11 +1,27 @@
-"""Writes of the baselines app: marking keys dirty and recomputing them."""
+"""Writes of the baselines app: marking keys dirty and recomputing them.
+
+The protocol between uploads and the refresh task, so that neither waits
+for the other:
+
+- an upload *marks* its keys: insert, or move ``marked_at`` forward; it
+  queues the task only when it inserted a mark (an existing one is already
+  on its way to a task);
+- the task *claims* up to a batch of unclaimed marks in a short
+  transaction (``claimed_at``), recomputes them with no lock held on the
+  marks, then deletes each mark whose ``marked_at`` is still the one it
+  read and releases the others (re-marked meanwhile) for the next round;
+- a claim older than CLAIM_EXPIRY is taken as abandoned (a worker died),
+  and the periodic sweep picks it up again.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.baselines.models import Baseline, DirtyKey
@@ -13,37 +29,74 @@ from benchhub.baselines.statistics import outlier_score, summarize
 from benchhub.results.comparability import canonical_json
 from benchhub.results.models import Measurement, Submission
 
+CLAIM_EXPIRY = dt.timedelta(minutes=10)
+
 
 def baselines_mark_dirty(*, fingerprints: Iterable[str]) -> None:
-    """Note that these keys changed, and have a worker recompute them once
-    the caller's transaction commits."""
-    now = timezone.now()
-    rows = [DirtyKey(fingerprint=f, marked_at=now) for f in sorted(set(fingerprints))]
-    if not rows:
-        return
-    # Re-marking a key already waiting moves its mark forward, so that a
-    # refresh that read the old mark does not clear the new one.
-    DirtyKey.objects.bulk_create(
-        rows, update_conflicts=True, unique_fields=["fingerprint"], update_fields=["marked_at"]
-    )
-    from benchhub.baselines.tasks import baselines_refresh_task
+    """Note that these keys changed; have a worker recompute them once the
+    caller's transaction commits."""
+    keys = sorted(set(fingerprints))
+    if keys and _mark(keys, timezone.now()):
+        from benchhub.baselines.tasks import baselines_refresh_task
 
-    baselines_refresh_task.delay_on_commit()
+        baselines_refresh_task.delay_on_commit()
+
+
+def _mark(keys: list[str], now: dt.datetime) -> bool:
+    """Upsert the marks; True when at least one was new."""
+    if connection.vendor != "postgresql":
+        DirtyKey.objects.bulk_create(
+            [DirtyKey(fingerprint=k, marked_at=now) for k in keys],
+            update_conflicts=True,
+            unique_fields=["fingerprint"],
+            update_fields=["marked_at"],
+        )
+        return True  # cannot tell inserted from updated: queue anyway
+    table = connection.ops.quote_name(DirtyKey._meta.db_table)
+    values = ", ".join(["(%s, %s)"] * len(keys))
+    with connection.cursor() as cursor:
+        # xmax = 0 marks a row this statement inserted rather than updated.
+        cursor.execute(
+            f"INSERT INTO {table} (fingerprint, marked_at) VALUES {values} "  # noqa: S608 -- only the table name is interpolated
+            "ON CONFLICT (fingerprint) DO UPDATE SET marked_at = EXCLUDED.marked_at "
+            "RETURNING (xmax = 0)",
+            [item for key in keys for item in (key, now)],
+        )
+        return any(inserted for (inserted,) in cursor.fetchall())
 
 
 def baselines_refresh(*, limit: int = 100) -> tuple[int, int]:
-    """Recompute the baselines of up to ``limit`` dirty keys; returns how
-    many it recomputed and how many dirty keys remain. Safe to run
-    concurrently (each worker takes keys no other holds) and to repeat."""
+    """Recompute the baselines of up to ``limit`` dirty keys. Returns how
+    many it recomputed and how many marks are left for a next round.
+    Safe to run concurrently and to repeat."""
+    claimed = _claim(limit)
+    if claimed:
+        with transaction.atomic():
+            _recompute([mark.fingerprint for mark in claimed])
+        _finish(claimed)
+    return len(claimed), _claimable().count()
+
+
+def _claimable():
+    stale = timezone.now() - CLAIM_EXPIRY
+    return DirtyKey.objects.filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
+
+
+def _claim(limit: int) -> list[DirtyKey]:
     with transaction.atomic():
-        dirty = list(
-            DirtyKey.objects.select_for_update(skip_locked=True).order_by("marked_at")[:limit]
-        )
-        if dirty:
-            _recompute([d.fingerprint for d in dirty])
-            for key in dirty:
-                DirtyKey.objects.filter(pk=key.pk, marked_at=key.marked_at).delete()
-    return len(dirty), DirtyKey.objects.count()
+        marks = list(_claimable().select_for_update(skip_locked=True).order_by("marked_at")[:limit])
+        DirtyKey.objects.filter(pk__in=[m.pk for m in marks]).update(claimed_at=timezone.now())
+    return marks
+
+
+def _finish(claimed: list[DirtyKey]) -> None:
+    unchanged = Q(pk__in=[])
+    for mark in claimed:
+        unchanged |= Q(pk=mark.pk, marked_at=mark.marked_at)
+    with transaction.atomic():
+        DirtyKey.objects.filter(unchanged).delete()
+        # What is left was marked again while we computed: release it.
+        DirtyKey.objects.filter(pk__in=[m.pk for m in claimed]).update(claimed_at=None)
 
 
 def _recompute(fingerprints: list[str]) -> None:

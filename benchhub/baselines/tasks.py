@@ -10,8 +10,8 @@ BATCH = 100
 # the next one to redo.
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def baselines_refresh_task() -> None:
-    done, remaining = baselines_refresh(limit=BATCH)
-    # Keys another worker holds count as remaining; that worker finishes
-    # them, so only a full batch means there may be more for us.
-    if done == BATCH and remaining:
+    _, remaining = baselines_refresh(limit=BATCH)
+    # Marks still unclaimed: more than a batch, or keys re-marked while we
+    # computed. Keys another worker holds are not counted: it finishes them.
+    if remaining:
         baselines_refresh_task.delay()

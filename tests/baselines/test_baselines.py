@@ -2,7 +2,9 @@ import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from django.utils import timezone
 
+from benchhub.baselines import services
 from benchhub.baselines.models import Baseline, DirtyKey
 from benchhub.baselines.services import baselines_refresh
 from benchhub.celery import app
@@ -44,6 +46,42 @@ def test_a_new_upload_marks_its_key_dirty(bob):
     assert DirtyKey.objects.count() == 1
     baselines_refresh()
     assert DirtyKey.objects.count() == 0
+
+
+def test_only_a_new_mark_queues_a_refresh(bob, django_capture_on_commit_callbacks):
+    """A key already marked is on its way to a task: one upload after
+    another to the same key must not queue one recompute each."""
+    with django_capture_on_commit_callbacks() as first:
+        publish(bob, 1000.0)
+    with django_capture_on_commit_callbacks() as second:
+        publish(bob, 1100.0)
+
+    assert len(first) == 1
+    assert second == []
+    assert DirtyKey.objects.count() == 1
+
+
+def test_a_key_marked_again_during_its_refresh_stays_dirty_and_is_released(bob):
+    publish(bob, 1000.0)
+    claimed = services._claim(limit=10)
+    publish(bob, 1100.0)  # arrives while the worker computes
+
+    services._finish(claimed)
+
+    (mark,) = DirtyKey.objects.all()
+    assert mark.claimed_at is None  # the next round takes it
+    assert baselines_refresh() == (1, 0)
+    assert Baseline.objects.get(parameters={"clients": 20}).n == 2
+
+
+def test_a_claimed_key_is_left_to_its_worker_until_the_claim_expires(bob):
+    publish(bob, 1000.0)
+    services._claim(limit=10)
+
+    assert baselines_refresh() == (0, 0)  # held by another worker
+
+    DirtyKey.objects.update(claimed_at=timezone.now() - services.CLAIM_EXPIRY * 2)
+    assert baselines_refresh() == (1, 0)  # that worker died: taken over
 
 
 def test_rank_api_places_a_value_among_approved_results(anonymous_api, bob):
