@@ -248,13 +248,14 @@ class SubmissionDetailOutput(SubmissionOutput):
 
     def get_runs(self, obj: Submission) -> list[dict[str, Any]]:
         request = self.context.get("request")
+        runs = self.context.get("runs") or obj.runs.all()
         return [
             {
                 "id": run.pk,
                 "url": _absolute(request, "api:run-detail", run.pk),
                 "benchmark": run.benchmark.name,
             }
-            for run in obj.runs.all()
+            for run in runs
         ]
 
 
@@ -336,8 +337,14 @@ def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> 
             status_code=status.HTTP_409_CONFLICT,
             code="conflict",
         )
-    submission = Submission.objects.prefetch_related("runs__benchmark").get(pk=submission.pk)
-    body = SubmissionDetailOutput(submission, context={"request": request}).data
+    context: dict[str, Any] = {"request": request, "runs": outcome.runs}
+    if not outcome.created:
+        submission = (
+            Submission.objects.select_related("submitter")
+            .prefetch_related("runs__benchmark")
+            .get(pk=submission.pk)
+        )
+    body = SubmissionDetailOutput(submission, context=context).data
     code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
     return Response(body, status=code, headers={"Location": body["url"]})
 

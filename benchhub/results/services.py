@@ -60,6 +60,9 @@ class SubmissionConflict(Exception):
 class SubmissionOutcome:
     submission: Submission
     created: bool
+    # The runs just stored, with their benchmarks: answering the upload
+    # needs no second read. Empty for a submission found already stored.
+    runs: tuple[Run, ...] = ()
 
 
 def catalog_sync() -> None:
@@ -108,7 +111,7 @@ def submission_create(
         return _same_or_conflict(existing, digest)
     try:
         with transaction.atomic():
-            submission = _store(submitter, document, submission_uuid, digest, status)
+            submission, runs = _store(submitter, document, submission_uuid, digest, status)
     except IntegrityError:
         # A concurrent upload of the same uuid committed first; PostgreSQL
         # made this insert wait for it, so it is visible now.
@@ -116,7 +119,7 @@ def submission_create(
         if existing is None:
             raise
         return _same_or_conflict(existing, digest)
-    return SubmissionOutcome(submission, created=True)
+    return SubmissionOutcome(submission, created=True, runs=runs)
 
 
 def _same_or_conflict(existing: Submission, digest: str) -> SubmissionOutcome:
@@ -131,7 +134,7 @@ def _store(
     submission_uuid: uuid_module.UUID,
     digest: str,
     status: str,
-) -> Submission:
+) -> tuple[Submission, tuple[Run, ...]]:
     source = document["source"]
     submission = Submission.objects.create(
         uuid=submission_uuid,
@@ -150,10 +153,10 @@ def _store(
     benchmarks = {b.name: b for b in Benchmark.objects.all()}
     metrics = {(m.benchmark_id, m.name): m for m in Metric.objects.all()}
     measurements = []
-    fingerprints = set()
+    runs = []
     for position, run_doc in enumerate(document["runs"]):
         run = _run_create(submission, position, run_doc, document, benchmarks)
-        fingerprints.add(run.fingerprint)
+        runs.append(run)
         for m in run_doc["measurements"]:
             measurements.append(
                 Measurement(
@@ -169,8 +172,8 @@ def _store(
     Measurement.objects.bulk_create(measurements, batch_size=1000)
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
-    baselines_mark_dirty(fingerprints=fingerprints)
-    return submission
+    baselines_mark_dirty(fingerprints=[run.fingerprint for run in runs])
+    return submission, tuple(runs)
 
 
 def _run_create(

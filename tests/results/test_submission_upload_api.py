@@ -317,3 +317,16 @@ def test_every_text_field_at_its_schema_limit_is_stored(alice_api):
     run = Run.objects.select_related("storage", "server").get(submission__uuid=document["uuid"])
     assert run.storage.filesystem == long
     assert len(run.storage.mount_options.split(",")) == 100
+
+
+def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_num_queries):
+    """However many measurements a run has: they go in one statement, the
+    dimensions are found in one, and the answer is built from memory."""
+    post(alice_api, example_document())  # the dimension rows exist from here on
+
+    with django_assert_max_num_queries(11) as upload:
+        response = post(alice_api, example_document())
+
+    assert response.status_code == 201
+    statements = [q["sql"] for q in upload.captured_queries]
+    assert sum("INSERT INTO \"results_measurement\"" in s for s in statements) == 1
