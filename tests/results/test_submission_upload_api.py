@@ -329,4 +329,4 @@ def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_
 
     assert response.status_code == 201
     statements = [q["sql"] for q in upload.captured_queries]
-    assert sum("INSERT INTO \"results_measurement\"" in s for s in statements) == 1
+    assert sum('INSERT INTO "results_measurement"' in s for s in statements) == 1
