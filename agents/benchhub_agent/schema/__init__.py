@@ -16,7 +16,18 @@ from typing import Any
 
 import jsonschema
 
+try:  # optional for the agent (pip install 'benchhub-agent[fast]'); the server installs it
+    import jsonschema_rs
+except ImportError:  # pragma: no cover - depends on the environment
+    jsonschema_rs = None
+
 SCHEMA_VERSION = 1
+
+#: Whether :func:`validation_errors` may ask ``jsonschema_rs`` first. The one
+#: seam for tests (and for anyone who distrusts the fast path): set it to False
+#: and every document goes through ``jsonschema`` alone. The answer is the same
+#: either way; only the time differs.
+fast_path_enabled = jsonschema_rs is not None
 
 
 @functools.cache
@@ -37,6 +48,92 @@ def _validator() -> jsonschema.protocols.Validator:
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+@functools.cache
+def _fast_validator() -> Any:
+    """The schema compiled by ``jsonschema_rs`` with the same notion of valid as
+    :func:`_validator`, or None without ``jsonschema_rs``.
+
+    Format checking: the schema's only format is ``date-time`` (``started_at``,
+    ``ended_at``). ``jsonschema`` registers its ``date-time`` checker only when
+    ``rfc3339-validator`` is importable, which it is not in the server's or the
+    agent's requirements, so the Python path does not check ``date-time`` at all
+    ("yesterday" passes the schema; ``catalog_errors`` catches it afterwards
+    with ``parse_time``). ``jsonschema_rs`` would check it with its own rules
+    when ``validate_formats`` is on (draft 2020-12 leaves it off), and those
+    rules differ from ``rfc3339-validator``'s. So rather than guess, every
+    format the schema uses is handed to ``jsonschema_rs`` as a callback into
+    the Python validator's own format checker: unchecked where the Python path
+    does not check, checked by the very same function where it does.
+    """
+    if jsonschema_rs is None:
+        return None
+    checker = _validator().format_checker
+    formats = {
+        name: functools.partial(_conforms, checker, name) for name in _formats(submission_schema())
+    }
+    return jsonschema_rs.Draft202012Validator(
+        submission_schema(), formats=formats, validate_formats=True
+    )
+
+
+def _conforms(checker: jsonschema.FormatChecker, name: str, value: Any) -> bool:
+    return checker.conforms(value, name)
+
+
+def _formats(schema: Any) -> set[str]:
+    """Every value of a "format" keyword in ``schema``."""
+    if isinstance(schema, dict):
+        found = {schema["format"]} if isinstance(schema.get("format"), str) else set()
+        for value in schema.values():
+            found |= _formats(value)
+        return found
+    if isinstance(schema, list):
+        return set().union(*map(_formats, schema))
+    return set()
+
+
+# What json.loads produces. ``jsonschema_rs`` also takes a tuple for an array,
+# an Enum member for its value and Decimal("2") for an integer, where
+# ``jsonschema`` says "not of type"; a document holding anything else than
+# these exact types takes the Python path.
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain_json(document: Any) -> bool:
+    """Whether ``document`` is made of dict (with str keys), list and
+    ``_JSON_SCALARS`` only (~0.06 ms for an 8 kB upload)."""
+    stack = [document]
+    while stack:
+        value = stack.pop()
+        if type(value) is dict:
+            if not all(type(key) is str for key in value):
+                return False
+            children: Any = value.values()
+        elif type(value) is list:
+            children = value
+        else:  # a scalar document, or a child of a foreign type
+            return type(value) in _JSON_SCALARS
+        for child in children:
+            if type(child) not in _JSON_SCALARS:
+                stack.append(child)
+    return True
+
+
+def _valid_fast(document: Any) -> bool:
+    """True only when ``jsonschema_rs`` finds ``document`` valid. False means
+    "ask jsonschema", not "invalid": the two regex engines differ ("abc\\n"
+    matches ``^[a-z]+$`` in Python, not in Rust) and NaN is a number only to
+    Python, and in such cases the Rust side is the stricter one, never the
+    laxer, so a False from here costs time and never changes an answer."""
+    validator = _fast_validator() if fast_path_enabled else None
+    if validator is None or not _plain_json(document):
+        return False
+    try:
+        return validator.is_valid(document)
+    except Exception:  # anything it cannot take; jsonschema decides
+        return False
 
 
 @dataclass(frozen=True)
@@ -60,6 +157,8 @@ def json_path(parts: Any) -> str:
 
 def validation_errors(document: Any) -> list[DocumentError]:
     """Every schema violation in ``document``, in document order."""
+    if _valid_fast(document):
+        return []  # ~0.1 ms instead of ~5 ms for a valid upload
     found = []
     for error in _validator().iter_errors(document):
         path = list(error.absolute_path)

@@ -1,0 +1,383 @@
+"""validation_errors gives the same answer with and without its jsonschema_rs fast path.
+
+The fast path (benchhub_agent.schema.fast_path_enabled) asks jsonschema_rs
+whether a document is valid and answers [] when it is; otherwise the Python
+jsonschema path builds the errors. So both must agree on what is valid, and the
+errors must not depend on the path. Each test runs once per path via the
+``path`` fixture; the reference answer is always taken with the fast path off.
+Without jsonschema_rs installed (the agent without its ``fast`` extra) the
+fast variants skip.
+"""
+
+from __future__ import annotations
+
+import copy
+import decimal
+import enum
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from benchhub_agent import schema
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO_ROOT / "docs" / "examples" / "select-update-submission.json"
+VALID_FILES = [EXAMPLE, *sorted((REPO_ROOT / "benchhub" / "imports" / "articles").glob("*.json"))]
+
+Document = dict[str, Any]
+
+
+def load(path: Path) -> Document:
+    return json.loads(path.read_text("utf-8"))
+
+
+@pytest.fixture(params=["fast", "python"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which path validation_errors takes in the test."""
+    if request.param == "fast" and schema.jsonschema_rs is None:
+        pytest.skip("jsonschema_rs is not installed")
+    monkeypatch.setattr(schema, "fast_path_enabled", request.param == "fast")
+    return request.param
+
+
+def python_errors(document: Any) -> list[schema.DocumentError]:
+    """The reference: jsonschema alone."""
+    saved = schema.fast_path_enabled
+    schema.fast_path_enabled = False
+    try:
+        return schema.validation_errors(document)
+    finally:
+        schema.fast_path_enabled = saved
+
+
+def rust_agrees(document: Any, valid: bool) -> bool:
+    """Whether jsonschema_rs, asked directly, says ``valid`` (true without it)."""
+    if schema.jsonschema_rs is None:
+        return True
+    validator = schema._fast_validator()
+    assert isinstance(validator, schema.jsonschema_rs.Validator)
+    return validator.is_valid(document) is valid
+
+
+# ------------------------------------------------------------------ mutations
+
+
+def setter(*keys: str | int, value: Any) -> Callable[[Document], None]:
+    def mutate(document: Document) -> None:
+        target = document
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+
+    return mutate
+
+
+def deleter(*keys: str | int) -> Callable[[Document], None]:
+    def mutate(document: Document) -> None:
+        target = document
+        for key in keys[:-1]:
+            target = target[key]
+        del target[keys[-1]]
+
+    return mutate
+
+
+def both(*mutations: Callable[[Document], None]) -> Callable[[Document], None]:
+    def mutate(document: Document) -> None:
+        for mutation in mutations:
+            mutation(document)
+
+    return mutate
+
+
+RUN = ("runs", 0)
+MEASUREMENT = (*RUN, "measurements", 0)
+HARDWARE = ("environment", "hardware")
+
+# name → (mutation of the example, path of an error it must produce)
+INVALID = {
+    "schema is a string": (setter("schema", value="1"), "$.schema"),
+    "schema is true": (setter("schema", value=True), "$.schema"),
+    "uuid is a number": (setter("uuid", value=123), "$.uuid"),
+    "runs is an object": (setter("runs", value={}), "$.runs"),
+    "value is a string": (
+        setter(*MEASUREMENT, "value", value="fast"),
+        "$.runs[0].measurements[0].value",
+    ),
+    "value is a boolean": (
+        setter(*MEASUREMENT, "value", value=True),
+        "$.runs[0].measurements[0].value",
+    ),
+    "value is null": (setter(*MEASUREMENT, "value", value=None), "$.runs[0].measurements[0].value"),
+    "cores is a string": (setter(*HARDWARE, "cores", value="8"), "$.environment.hardware.cores"),
+    "cores is 2.5": (setter(*HARDWARE, "cores", value=2.5), "$.environment.hardware.cores"),
+    "samples is a string": (
+        setter(*MEASUREMENT, "samples", value="1,2"),
+        "$.runs[0].measurements[0].samples",
+    ),
+    "a sample is a string": (
+        setter(*MEASUREMENT, "samples", value=[1, "2"]),
+        "$.runs[0].measurements[0].samples[1]",
+    ),
+    "a setting is a list": (
+        setter("environment", "database", "settings", "fsync", value=["on"]),
+        "$.environment.database.settings.fsync",
+    ),
+    "mount options a number (oneOf)": (
+        setter("environment", "storage", "mount_options", value=5),
+        "$.environment.storage.mount_options",
+    ),
+    "a parameter is null": (
+        setter(*MEASUREMENT, "parameters", "clients", value=None),
+        "$.runs[0].measurements[0].parameters.clients",
+    ),
+    "uuid missing": (deleter("uuid"), "$.uuid"),
+    "runs missing": (deleter("runs"), "$.runs"),
+    "value missing": (deleter(*MEASUREMENT, "value"), "$.runs[0].measurements[0].value"),
+    "version_string missing": (
+        deleter("environment", "database", "version_string"),
+        "$.environment.database.version_string",
+    ),
+    "curated without citation (if/then)": (
+        setter("source", "kind", value="curated"),
+        "$.source.citation",
+    ),
+    "storage kind not in enum": (
+        setter("environment", "storage", "kind", value="floppy"),
+        "$.environment.storage.kind",
+    ),
+    "os family not in enum": (
+        setter("environment", "os", "family", value="plan9"),
+        "$.environment.os.family",
+    ),
+    "protocol not in enum": (
+        setter("environment", "client", "protocol", value="pigeon"),
+        "$.environment.client.protocol",
+    ),
+    "uuid not a uuid": (setter("uuid", value="not-a-uuid"), "$.uuid"),
+    "uuid one digit short": (setter("uuid", value="3f1c7a52-8d1e-4b7a-9c0e-2b5d6f8a9e1"), "$.uuid"),
+    "uuid with arabic-indic digits": (
+        setter("uuid", value="٠١٢٣٤٥٦٧-8d1e-4b7a-9c0e-2b5d6f8a9e10"),
+        "$.uuid",
+    ),
+    "benchmark name pattern": (
+        setter(*RUN, "benchmark", value="Select Update"),
+        "$.runs[0].benchmark",
+    ),
+    "metric name pattern": (
+        setter(*MEASUREMENT, "metric", value="Throughput"),
+        "$.runs[0].measurements[0].metric",
+    ),
+    "parameter name pattern": (
+        setter(*MEASUREMENT, "parameters", value={"Clients": 1}),
+        "$.runs[0].measurements[0].parameters",
+    ),
+    "additional property at the top": (setter("extra", value=1), "$"),
+    "additional property in a measurement": (
+        setter(*MEASUREMENT, "color", value="red"),
+        "$.runs[0].measurements[0]",
+    ),
+    "additional environment section": (setter("environment", "gpu", value={}), "$.environment"),
+    "no runs (minItems)": (setter("runs", value=[]), "$.runs"),
+    "cores 0 (minimum)": (setter(*HARDWARE, "cores", value=0), "$.environment.hardware.cores"),
+    "ram negative": (
+        setter(*HARDWARE, "ram_bytes", value=-(10**40)),
+        "$.environment.hardware.ram_bytes",
+    ),
+    "cpu 501 characters (maxLength)": (
+        setter(*HARDWARE, "cpu", value="\U0001f600" * 501),
+        "$.environment.hardware.cpu",
+    ),
+    "repetitions 1001 (maximum)": (
+        setter(*RUN, "repetitions", value=1001),
+        "$.runs[0].repetitions",
+    ),
+    "many errors at once": (
+        both(
+            setter("uuid", value="nope"),
+            deleter(*MEASUREMENT, "value"),
+            setter(*RUN, "measurements", 3, "metric", value="Bad"),
+            setter("environment", "storage", "kind", value="tape"),
+            setter("zzz", value=1),
+        ),
+        "$.runs[0].measurements[3].metric",
+    ),
+}
+
+# Valid by the schema, though a person may not think so; both paths must say so.
+VALID_MUTATIONS = {
+    "cores 8.0 is an integer": setter(*HARDWARE, "cores", value=8.0),
+    "schema 1.0 is the const 1": setter("schema", value=1.0),
+    "ram 2**64": setter(*HARDWARE, "ram_bytes", value=2**64),
+    "value 10**40": setter(*MEASUREMENT, "value", value=10**40),
+    "cpu 500 astral characters": setter(*HARDWARE, "cpu", value="\U0001f600" * 500),
+    "mount options as a list": setter("environment", "storage", "mount_options", value=["rw"]),
+    "curated with citation": both(
+        setter("source", "kind", value="curated"),
+        setter("source", "citation", value={"title": "t"}),
+    ),
+}
+
+
+def mutated(mutation: Callable[[Document], None]) -> Document:
+    document = copy.deepcopy(load(EXAMPLE))
+    mutation(document)
+    return document
+
+
+# ------------------------------------------------------------------ tests
+
+
+@pytest.mark.parametrize("file", VALID_FILES, ids=lambda file: file.name)
+def test_the_valid_documents_are_valid_on_both_paths(path: str, file: Path) -> None:
+    document = load(file)
+    assert schema.validation_errors(document) == []
+    assert rust_agrees(document, valid=True)
+
+
+@pytest.mark.parametrize("name", VALID_MUTATIONS)
+def test_edge_cases_the_schema_allows_are_valid_on_both_paths(path: str, name: str) -> None:
+    document = mutated(VALID_MUTATIONS[name])
+    assert python_errors(document) == []
+    assert schema.validation_errors(document) == []
+    assert rust_agrees(document, valid=True)
+
+
+@pytest.mark.parametrize("name", INVALID)
+def test_invalid_documents_get_the_same_errors_on_both_paths(path: str, name: str) -> None:
+    mutation, where = INVALID[name]
+    document = mutated(mutation)
+    expected = python_errors(document)
+    assert where in [error.path for error in expected]
+    assert rust_agrees(document, valid=False)
+    assert schema.validation_errors(document) == expected
+
+
+def test_the_errors_keep_their_wording_and_order(path: str) -> None:
+    document = mutated(INVALID["many errors at once"][0])
+    assert [error.as_dict() for error in schema.validation_errors(document)] == [
+        {"path": "$", "message": "Additional properties are not allowed ('zzz' was unexpected)"},
+        {"path": "$.environment.storage.kind", "message": "'tape' is not one of "
+         "['hdd', 'ssd', 'nvme', 'virtual', 'unknown']"},
+        {"path": "$.runs[0].measurements[0].value", "message": "this field is required"},
+        {"path": "$.runs[0].measurements[3].metric", "message": "'Bad' is not a metric name "
+         "such as throughput (lower-case letters, digits and _)"},
+        {"path": "$.uuid", "message": "'nope' is not a UUID such as "
+         "3f1c7a52-8d1e-4b7a-9c0e-2b5d6f8a9e10"},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("document", [[], "text", None, 1, {}], ids=repr)
+def test_a_document_that_is_not_an_object(path: str, document: Any) -> None:
+    assert schema.validation_errors(document) == python_errors(document) != []
+
+
+# Where Rust is stricter than Python: Python's "$" also matches before a final
+# newline, and NaN and infinity are numbers to jsonschema, not to
+# jsonschema_rs. The fast path says "not sure" and jsonschema answers, so the
+# result is still the Python path's.
+PYTHON_ONLY_VALID = {
+    "metric with a final newline": setter(*MEASUREMENT, "metric", value="throughput\n"),
+    "uuid with a final newline": setter("uuid", value="3f1c7a52-8d1e-4b7a-9c0e-2b5d6f8a9e10\n"),
+    "parameter name with a final newline": setter(
+        *MEASUREMENT, "parameters", value={"clients\n": 1}
+    ),
+    "value NaN": setter(*MEASUREMENT, "value", value=float("nan")),
+    "value infinity": setter(*MEASUREMENT, "value", value=float("inf")),
+}
+
+
+@pytest.mark.parametrize("name", PYTHON_ONLY_VALID)
+def test_where_rust_is_stricter_python_decides(path: str, name: str) -> None:
+    document = mutated(PYTHON_ONLY_VALID[name])
+    assert rust_agrees(document, valid=False)
+    assert schema.validation_errors(document) == python_errors(document) == []
+
+
+class Kind(enum.Enum):
+    AGENT = "agent"
+
+
+# Python objects that are not what json.loads makes. jsonschema_rs would take
+# some for JSON (a tuple for an array, an Enum member for its value,
+# Decimal("8") for an integer) where jsonschema says "is not of type", and
+# refuses others (a dict key that is not a string, which jsonschema lets pass
+# "propertyNames"). The fast path leaves them all to jsonschema.
+FOREIGN = {
+    "samples a tuple": setter(*MEASUREMENT, "samples", value=(1.0, 2.0)),
+    "runs a tuple": lambda document: document.update(runs=tuple(document["runs"])),
+    "kind an Enum member": setter("source", "kind", value=Kind.AGENT),
+    "cores a Decimal": setter(*HARDWARE, "cores", value=decimal.Decimal("8")),
+}
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_python_objects_rust_would_accept_take_the_python_path(path: str, name: str) -> None:
+    document = mutated(FOREIGN[name])
+    assert not schema._plain_json(document)
+    assert rust_agrees(document, valid=True)
+    expected = python_errors(document)
+    assert expected != []
+    assert schema.validation_errors(document) == expected
+
+
+def test_a_key_that_is_not_a_string_takes_the_python_path(path: str) -> None:
+    document = mutated(setter(*MEASUREMENT, "parameters", value={1: 1}))
+    assert not schema._plain_json(document)
+    assert schema.validation_errors(document) == python_errors(document) == []
+
+
+def test_a_valid_document_does_not_reach_jsonschema_on_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if schema.jsonschema_rs is None:
+        pytest.skip("jsonschema_rs is not installed")
+    monkeypatch.setattr(schema, "fast_path_enabled", True)
+    schema._fast_validator()  # compiled before _validator goes away
+
+    def no_jsonschema() -> None:
+        raise AssertionError("jsonschema was used for a valid document")
+
+    monkeypatch.setattr(schema, "_validator", no_jsonschema)
+    assert schema.validation_errors(load(EXAMPLE)) == []
+
+
+# ------------------------------------------------------------------ formats
+
+
+def test_date_time_is_checked_as_the_python_path_checks_it(path: str) -> None:
+    """jsonschema checks "date-time" only with rfc3339-validator installed; the
+    fast path follows whatever the Python validator's format checker does."""
+    checked = "date-time" in schema._validator().format_checker.checkers
+    document = mutated(setter(*RUN, "started_at", value="yesterday"))
+    errors = schema.validation_errors(document)
+    assert errors == python_errors(document)
+    assert [error.path for error in errors] == (["$.runs[0].started_at"] if checked else [])
+
+
+def test_a_date_time_checker_if_installed_is_used_by_both_paths(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As if rfc3339-validator were installed: the fast path must reject what
+    the Python path's checker rejects, and with the same error."""
+    checker = jsonschema.FormatChecker()
+    checker.checks("date-time")(lambda value: schema.parse_time(value) is not None)
+    cls = jsonschema.Draft202012Validator
+    strict = cls(schema.submission_schema(), format_checker=checker)
+    monkeypatch.setattr(schema, "_validator", lambda: strict)
+    schema._fast_validator.cache_clear()
+    try:
+        good = load(EXAMPLE)
+        bad = mutated(setter(*RUN, "ended_at", value="yesterday"))
+        assert schema.validation_errors(good) == python_errors(good) == []
+        assert [error.as_dict() for error in schema.validation_errors(bad)] == [
+            {"path": "$.runs[0].ended_at", "message": "'yesterday' is not a 'date-time'"}
+        ]
+        assert schema.validation_errors(bad) == python_errors(bad)
+        assert rust_agrees(bad, valid=False)
+        assert rust_agrees(good, valid=True)
+    finally:
+        schema._fast_validator.cache_clear()
