@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from benchhub.imports.services import ToolOutputError, tool_output_import
 from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
 from benchhub.results.apis import (
-    SubmissionDetailOutput,
+    SubmissionStoredOutput,
     conflict_error,
     invalid_document_error,
     submission_stored_response,
@@ -138,8 +138,8 @@ class ToolImportApi(APIView):
             "`invalid_tool_output` saying what was expected; nothing is stored from it."
         ),
         responses={
-            201: SubmissionDetailOutput,
-            200: SubmissionDetailOutput,
+            201: SubmissionStoredOutput,
+            200: SubmissionStoredOutput,
             400: OpenApiResponse(
                 description=(
                     "`invalid_tool_output` (not the tool's output), `invalid_document` (the "

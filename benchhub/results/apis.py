@@ -239,12 +239,14 @@ class SubmissionOutput(serializers.ModelSerializer):
         return _absolute(self.context.get("request"), "api:submission-detail", obj.uuid)
 
 
-class SubmissionDetailOutput(SubmissionOutput):
+class SubmissionStoredOutput(SubmissionOutput):
+    """The answer to an upload: where it is stored, and its runs. The
+    document itself is not echoed back; the detail URL has it."""
+
     runs = serializers.SerializerMethodField()
-    document = serializers.JSONField()
 
     class Meta(SubmissionOutput.Meta):
-        fields = (*SubmissionOutput.Meta.fields, "runs", "document")
+        fields = (*SubmissionOutput.Meta.fields, "runs")
 
     def get_runs(self, obj: Submission) -> list[dict[str, Any]]:
         request = self.context.get("request")
@@ -257,6 +259,13 @@ class SubmissionDetailOutput(SubmissionOutput):
             }
             for run in runs
         ]
+
+
+class SubmissionDetailOutput(SubmissionStoredOutput):
+    document = serializers.JSONField()
+
+    class Meta(SubmissionStoredOutput.Meta):
+        fields = (*SubmissionStoredOutput.Meta.fields, "document")
 
 
 def _absolute(request: Request | None, name: str, key: Any) -> str:
@@ -289,8 +298,8 @@ class SubmissionCollectionApi(APIView):
             "with the stored submission; the same uuid with other content answers 409."
         ),
         responses={
-            201: SubmissionDetailOutput,
-            200: SubmissionDetailOutput,
+            201: SubmissionStoredOutput,
+            200: SubmissionStoredOutput,
             400: OpenApiResponse(description="invalid document: every error with its JSON path"),
             401: OpenApiResponse(description="missing or wrong API token"),
             409: OpenApiResponse(description="uuid already used by other content"),
@@ -344,7 +353,7 @@ def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> 
             .prefetch_related("runs__benchmark")
             .get(pk=submission.pk)
         )
-    body = SubmissionDetailOutput(submission, context=context).data
+    body = SubmissionStoredOutput(submission, context=context).data
     code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
     return Response(body, status=code, headers={"Location": body["url"]})
 

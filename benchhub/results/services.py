@@ -150,8 +150,12 @@ def _store(
         citation=source.get("citation"),
         note=source.get("note", ""),
     )
-    benchmarks = {b.name: b for b in Benchmark.objects.all()}
-    metrics = {(m.benchmark_id, m.name): m for m in Metric.objects.all()}
+    used = {run["benchmark"] for run in document["runs"]}
+    metrics = {
+        (m.benchmark.name, m.name): m
+        for m in Metric.objects.filter(benchmark__name__in=used).select_related("benchmark")
+    }
+    benchmarks = {m.benchmark.name: m.benchmark for m in metrics.values()}
     measurements = []
     runs = []
     for position, run_doc in enumerate(document["runs"]):
@@ -161,7 +165,7 @@ def _store(
             measurements.append(
                 Measurement(
                     run=run,
-                    metric=metrics[(run.benchmark_id, m["metric"])],
+                    metric=metrics[(run.benchmark.name, m["metric"])],
                     parameters=m.get("parameters", {}),
                     value=m["value"],
                     samples=m.get("samples", []),

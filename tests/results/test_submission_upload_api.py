@@ -324,7 +324,7 @@ def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_
     dimensions are found in one, and the answer is built from memory."""
     post(alice_api, example_document())  # the dimension rows exist from here on
 
-    with django_assert_max_num_queries(11) as upload:
+    with django_assert_max_num_queries(10) as upload:
         response = post(alice_api, example_document())
 
     assert response.status_code == 201
