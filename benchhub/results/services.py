@@ -163,21 +163,63 @@ def _store(
         runs.append(run)
         for m in run_doc["measurements"]:
             measurements.append(
-                Measurement(
-                    run=run,
-                    metric=metrics[(run.benchmark.name, m["metric"])],
-                    parameters=m.get("parameters", {}),
-                    value=m["value"],
-                    samples=m.get("samples", []),
-                    approximate=m.get("approximate", False),
-                    note=m.get("note", ""),
+                (
+                    run.pk,
+                    metrics[(run.benchmark.name, m["metric"])].pk,
+                    m.get("parameters", {}),
+                    m["value"],
+                    m.get("samples", []),
+                    m.get("approximate", False),
+                    m.get("note", ""),
                 )
             )
-    Measurement.objects.bulk_create(measurements, batch_size=1000)
+    _insert_measurements(measurements)
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
     baselines_mark_dirty(fingerprints=[run.fingerprint for run in runs])
     return submission, tuple(runs)
+
+
+_MEASUREMENT_COLUMNS = (
+    "run_id",
+    "metric_id",
+    "parameters",
+    "value",
+    "samples",
+    "approximate",
+    "note",
+)
+_JSON_COLUMNS = (2, 4)
+
+
+def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
+    """One multi-row INSERT for a document's measurements.
+
+    A sweep has dozens of them and uploads come by the hundred per second;
+    bulk_create spent more CPU building model instances and typed arrays
+    than PostgreSQL spent storing the rows (docs/performance.md, Ingest).
+    JSON values are adapted exactly as JSONField adapts them.
+    """
+    if not rows:
+        return
+    adapt = connection.ops.adapt_json_value
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(c) for c in _MEASUREMENT_COLUMNS)
+    row_placeholders = "(" + ", ".join(["%s"] * len(_MEASUREMENT_COLUMNS)) + ")"
+    with connection.cursor() as cursor:
+        # Batches keep the statement under SQLite's 32,766 parameter limit.
+        for start in range(0, len(rows), 1000):
+            batch = rows[start : start + 1000]
+            params = [
+                adapt(v, None) if i in _JSON_COLUMNS else v
+                for row in batch
+                for i, v in enumerate(row)
+            ]
+            cursor.execute(
+                f"INSERT INTO {quote(Measurement._meta.db_table)} ({columns}) VALUES "  # noqa: S608 -- names only
+                + ", ".join([row_placeholders] * len(batch)),
+                params,
+            )
 
 
 def _run_create(
