@@ -7,12 +7,13 @@ histograms are summed bucket by bucket and percentiles read from the sum.
 
 Buckets are log-linear over integer microseconds, like HdrHistogram with 7
 significant bits: exact below 128 µs, then 64 buckets per power of two, so a
-percentile is off by at most 1/64 (1.6 %) of its value. Count, sum, min and
-max are kept exactly.
+percentile is off by at most 1/64 (1.6 %) of its value. Count, sum, sum of
+squares, min and max are kept exactly.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 _SUB_BITS = 6
@@ -41,6 +42,7 @@ class Histogram:
     counts: dict[int, int] = field(default_factory=dict)
     count: int = 0
     total_micros: int = 0
+    total_sq_micros: int = 0
     min_micros: int | None = None
     max_micros: int = 0
 
@@ -49,6 +51,7 @@ class Histogram:
         self.counts[index] = self.counts.get(index, 0) + 1
         self.count += 1
         self.total_micros += micros
+        self.total_sq_micros += micros * micros
         if micros > self.max_micros:
             self.max_micros = micros
         if self.min_micros is None or micros < self.min_micros:
@@ -59,6 +62,7 @@ class Histogram:
             self.counts[index] = self.counts.get(index, 0) + n
         self.count += other.count
         self.total_micros += other.total_micros
+        self.total_sq_micros += other.total_sq_micros
         self.max_micros = max(self.max_micros, other.max_micros)
         if other.min_micros is not None:
             self.min_micros = (
@@ -79,6 +83,14 @@ class Histogram:
 
     def max_ms(self) -> float:
         return self.max_micros / 1000
+
+    def stddev_ms(self) -> float:
+        """Sample standard deviation, exact (from the sums, not the buckets)."""
+        if self.count < 2:
+            return 0.0
+        mean = self.total_micros / self.count
+        variance = (self.total_sq_micros - mean * self.total_micros) / (self.count - 1)
+        return math.sqrt(max(variance, 0.0)) / 1000
 
     def percentile_ms(self, percent: float) -> float:
         """The value below which ``percent`` % of the transactions fall.
@@ -103,6 +115,7 @@ class Histogram:
             "counts": self.counts,
             "count": self.count,
             "total_micros": self.total_micros,
+            "total_sq_micros": self.total_sq_micros,
             "min_micros": self.min_micros,
             "max_micros": self.max_micros,
         }

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import statistics
 
+import pytest
 from benchhub_agent.histogram import Histogram, bucket_bounds, bucket_of
 
 
@@ -48,3 +50,17 @@ def test_histograms_survive_the_trip_between_processes():
         histogram.record(v)
     copy = Histogram.from_dict(histogram.to_dict())
     assert copy == histogram
+
+
+def test_standard_deviation_is_exact_and_survives_merging():
+    values = [1200, 1500, 900, 30_000, 2_100, 1_800]
+    left, right = Histogram(), Histogram()
+    for v in values[:3]:
+        left.record(v)
+    for v in values[3:]:
+        right.record(v)
+
+    merged = Histogram.merged([left, right])
+
+    assert merged.stddev_ms() == pytest.approx(statistics.stdev(values) / 1000)
+    assert Histogram.from_dict(merged.to_dict()).stddev_ms() == merged.stddev_ms()

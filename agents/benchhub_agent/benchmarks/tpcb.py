@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..histogram import Histogram
 from ..importers import pgbench as pgbench_report
 from . import _connections as dbc
-from ._latency import LatencyHistogram
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcb"
@@ -198,7 +198,7 @@ def _worker(
     results: Any,
 ) -> None:
     """One client: connect, wait for the others, loop until the deadline, report."""
-    histogram = LatencyHistogram()
+    histogram = Histogram()
     failed = 0
     error: str | None = None
     try:
@@ -219,7 +219,7 @@ def _worker(
                     failed += 1
                 continue
             if started >= measure_from:
-                histogram.add((time.perf_counter() - started) * 1000.0)
+                histogram.record(int((time.perf_counter() - started) * 1_000_000))
         conn.close()
     except Exception as exc:  # reported to the parent, which raises
         error = f"{type(exc).__name__}: {exc}"
@@ -228,7 +228,7 @@ def _worker(
 
 def run_agent_load(
     target: Target, clients: int, scale: int, warmup_s: float, duration_s: float, seed: int
-) -> tuple[LatencyHistogram, int]:
+) -> tuple[Histogram, int]:
     """Run ``clients`` worker processes at once; the merged histogram and failure count."""
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(clients)
@@ -243,7 +243,7 @@ def run_agent_load(
     ]
     for worker in workers:
         worker.start()
-    merged, failed, errors = LatencyHistogram(), 0, []
+    merged, failed, errors = Histogram(), 0, []
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
     for _ in workers:
         histogram, worker_failed, error = _next_result(results, workers, deadline)
@@ -317,7 +317,7 @@ def pgbench_version() -> str:
 
 def run_pgbench_load(
     target: Target, clients: int, duration_s: float, log_dir: Path
-) -> tuple[float, LatencyHistogram, int, str]:
+) -> tuple[float, Histogram, int, str]:
     """One pgbench run: its tps line, the histogram of its transaction log, failures."""
     for old in log_dir.glob("tpcb*"):
         old.unlink()
@@ -357,16 +357,16 @@ def _pgbench_summary(stdout: str) -> dict[str, float]:
     }
 
 
-def read_pgbench_log(log_dir: Path) -> LatencyHistogram:
+def read_pgbench_log(log_dir: Path) -> Histogram:
     """pgbench -l lines: client transaction_no latency_us script_no epoch epoch_us."""
-    histogram = LatencyHistogram()
+    histogram = Histogram()
     for path in log_dir.glob("tpcb*"):
         with path.open() as lines:
             for line in lines:
                 fields = line.split()
                 # "failed"/"skipped" stand in the latency column of unfinished transactions.
                 if len(fields) >= 3 and fields[2].isdigit():
-                    histogram.add(int(fields[2]) / 1000.0)
+                    histogram.record(int(fields[2]))  # pgbench logs microseconds
     return histogram
 
 
@@ -394,13 +394,13 @@ def _measurements_for(clients: int, samples: dict[str, list[float]]) -> list[Mea
     ]
 
 
-def _figures(tps: float, histogram: LatencyHistogram, failed: int) -> dict[str, float]:
+def _figures(tps: float, histogram: Histogram, failed: int) -> dict[str, float]:
     return {
         "tps": tps,
-        "latency_mean": histogram.mean_ms,
-        "latency_stddev": histogram.stddev_ms,
-        "latency_p95": histogram.percentile_ms(0.95),
-        "latency_p99": histogram.percentile_ms(0.99),
+        "latency_mean": histogram.mean_ms(),
+        "latency_stddev": histogram.stddev_ms(),
+        "latency_p95": histogram.percentile_ms(95),
+        "latency_p99": histogram.percentile_ms(99),
         "failed_transactions": float(failed),
     }
 
