@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import threading
 import time
 
@@ -182,3 +183,149 @@ def test_a_sweep_the_server_cannot_connect_is_refused_before_it_starts(dsn):
 
     assert "raise max_connections" in str(refused.value)
     assert progress.labels == []  # not even the 1-client point ran
+
+
+# --- the PostgreSQL client loops: events (default) and threads ----------------
+
+
+def run_pg_point(target, *, client_loop, clients=2, transactions=None, duration=None, **kw):
+    return select_update.run_point(
+        target,
+        clients=clients,
+        transactions=transactions,
+        duration=duration,
+        warmup=kw.pop("warmup", 0.0),
+        locking=kw.pop("locking", "for_update"),
+        processes=kw.pop("processes", None),
+        pin=UNPINNED,
+        progress=SilentProgress(),
+        label=client_loop,
+        client_loop=client_loop,
+    )
+
+
+@pytest.mark.parametrize("client_loop", select_update.CLIENT_LOOPS)
+def test_both_client_loops_commit_every_transaction_exactly_once(pg_dsn, client_loop):
+    target = Target.parse(pg_dsn)
+    # 6 clients on 2 processes: each event loop multiplexes 3 connections.
+    point = run_pg_point(target, client_loop=client_loop, clients=6, transactions=601, processes=2)
+    assert (point.committed, point.errors, point.retries) == (601, 0, 0)
+    assert point.histogram.count == 601
+    assert select_update.table_total(target) == 601
+
+
+def test_the_event_loop_measures_only_inside_the_time_window(pg_dsn):
+    target = Target.parse(pg_dsn)
+    point = run_pg_point(target, client_loop="events", clients=4, duration=0.5, warmup=0.3)
+    assert 0 < point.histogram.count < point.committed  # warm-up commits are not measured
+    assert select_update.table_total(target) == point.committed
+
+
+@pytest.fixture
+def lock_timeout(monkeypatch):
+    """Every benchmark connection gives up waiting for a row lock after 20 ms (55P03)."""
+    opened = select_update.PostgresClient.__init__
+
+    def init(self, target, locking):
+        opened(self, target, locking)
+        self.pgconn.exec_(b"SET lock_timeout = '20ms'")
+
+    monkeypatch.setattr(select_update.PostgresClient, "__init__", init)  # forked workers too
+
+
+@pytest.mark.parametrize("client_loop", select_update.CLIENT_LOOPS)
+def test_lock_timeouts_are_retried_then_counted_as_errors(pg_dsn, lock_timeout, client_loop):
+    target = Target.parse(pg_dsn)
+    holder = db.connect(target, autocommit=False)  # holds row 1 of the new table locked
+    holder.execute(f"DROP TABLE IF EXISTS {select_update.TABLE}")
+    holder.commit()
+    locked = threading.Event()
+
+    def hold() -> None:
+        sql = f"SELECT c2 FROM {select_update.TABLE} WHERE c1 = 1 FOR UPDATE"
+        for _ in range(2000):
+            with contextlib.suppress(Exception):  # the table or its rows do not exist yet
+                if holder.execute(sql).fetchone():
+                    break
+            holder.rollback()
+            time.sleep(0.001)
+        locked.set()
+        time.sleep(1.5)
+        holder.rollback()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        point = run_pg_point(target, client_loop=client_loop, clients=2, transactions=3000)
+    finally:
+        thread.join()
+        holder.close()
+    assert locked.is_set()
+    assert point.retries > 0  # every wait on row 1 timed out and was run again
+    assert point.committed + point.errors == 3000
+    assert point.retries >= point.errors * select_update.MAX_ATTEMPTS
+    assert select_update.table_total(target) == point.committed  # rolled back, not half-done
+
+
+@pytest.mark.parametrize("client_loop", select_update.CLIENT_LOOPS)
+def test_a_row_missing_mid_run_is_a_counted_error_not_a_crash(pg_dsn, client_loop):
+    target = Target.parse(pg_dsn)
+    conn = db.connect(target, autocommit=True)
+    conn.execute(f"DROP TABLE IF EXISTS {select_update.TABLE}")
+    gone = threading.Event()
+
+    def delete_for_a_while() -> None:
+        for _ in range(2000):
+            with contextlib.suppress(Exception):  # the table does not exist yet
+                if conn.execute(f"DELETE FROM {select_update.TABLE} WHERE c1 = 1").rowcount:
+                    gone.set()
+                    break
+            time.sleep(0.001)
+        time.sleep(0.3)
+        conn.execute(f"INSERT INTO {select_update.TABLE} VALUES (1, 0)")
+
+    thread = threading.Thread(target=delete_for_a_while)
+    thread.start()
+    try:
+        # Without locking the lost row's increments are just lost updates, not a failed check.
+        point = run_pg_point(
+            target, client_loop=client_loop, clients=2, transactions=4000, locking="none"
+        )
+    finally:
+        thread.join()
+        conn.close()
+    assert gone.is_set()
+    assert point.errors > 0
+    assert point.committed + point.errors == 4000
+
+
+@pytest.mark.parametrize("client_loop", select_update.CLIENT_LOOPS)
+def test_a_connection_killed_mid_run_stops_the_run_with_the_reason(pg_dsn, client_loop):
+    target = Target.parse(pg_dsn)
+    killer = db.connect(target, autocommit=True)
+    killed: list[int] = []
+
+    def kill() -> None:
+        deadline = time.monotonic() + 20
+        while not killed and time.monotonic() < deadline:
+            row = killer.execute(
+                "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                "AND datname = current_database() AND query LIKE %s LIMIT 1",
+                (f"%{select_update.TABLE} WHERE c1 = $1%",),
+            ).fetchone()
+            if row:
+                killer.execute("SELECT pg_terminate_backend(%s)", row)
+                killed.append(row[0])
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=kill)
+    thread.start()
+    began = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError, match=r"(?i)terminat|connection"):
+            run_pg_point(target, client_loop=client_loop, clients=4, duration=30.0)
+    finally:
+        thread.join()
+        killer.close()
+    assert killed
+    assert time.monotonic() - began < 15  # stopped at once, not after the 30 s
