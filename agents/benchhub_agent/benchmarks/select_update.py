@@ -502,7 +502,9 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
     failures: list[str] = []
     stop = threading.Event()  # one client failed: the others stop too
 
-    if plan.client_loop == "events":
+    # A lone client gains nothing from the loop (libpq's blocking call is a loop over one
+    # socket) and would pay an epoll call per round trip: it runs the direct path below.
+    if plan.client_loop == "events" and len(clients) > 1:
         go.wait()
         try:
             tallies[:] = _event_loop(clients, plan, start, progress)  # type: ignore[arg-type]
