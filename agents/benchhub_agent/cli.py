@@ -354,12 +354,14 @@ def cmd_import(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_FAILED
     stated = imported.facts.get("database", {}).get("version_string")
     environment, version = import_environment(args, stated)
-    if imported.engine and "database" in environment:
-        environment["database"].setdefault("engine", imported.engine)
-    doc = imported.document(
-        uuid=document.import_uuid(args.tool, text, version),
-        environment=environment,
-    )
+    try:
+        doc = imported.document(
+            uuid=document.import_uuid(args.tool, text, version),
+            environment=environment,
+        )
+    except ImportFormatError as exc:  # the output and --dsn/--database-version disagree
+        say(f"{args.file}: {exc}")
+        return EXIT_FAILED
     say(f"{len(imported.runs)} run(s) read from {args.file}")
     for note in imported.notes:
         say(f"note: {note}")

@@ -124,27 +124,6 @@ def agent_document(
     }
 
 
-def import_document(
-    *,
-    document_uuid: str,
-    tool: str,
-    runs: list[dict[str, Any]],
-    environment: dict[str, Any],
-    command: str | None = None,
-) -> dict[str, Any]:
-    source: dict[str, Any] = {"kind": "import", "tool": tool}
-    if command:
-        source["command"] = command
-    source["note"] = f"imported with {TOOL} {__version__}"
-    return {
-        "schema": SCHEMA_VERSION,
-        "uuid": document_uuid,
-        "source": source,
-        "environment": environment,
-        "runs": runs,
-    }
-
-
 def validate(document: dict[str, Any]) -> None:
     errors = validation_errors(document)
     if not errors:

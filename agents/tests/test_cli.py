@@ -131,6 +131,16 @@ def test_import_of_something_else_says_what_was_expected(outbox_dir, tmp_path):
     assert "notes.txt" in done.stderr and "pgbench" in done.stderr
 
 
+def test_import_refuses_a_database_version_the_output_contradicts(outbox_dir):
+    report = str(FIXTURES / "pgbench15-tpcb.txt")  # names PostgreSQL 15.20
+    done = agent("import", "pgbench", report, "--database-version", "PostgreSQL 16.1", "--dry-run")
+    assert done.returncode == 1
+    assert "environment.database.version_string" in done.stderr
+    assert "'PostgreSQL 16.1'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
 def test_a_benchmark_refuses_an_engine_it_does_not_run_on(outbox_dir):
     done = agent("run", "select-update", "--dsn", "firebird://SYSDBA:x@localhost/db.fdb")
     assert done.returncode == 2

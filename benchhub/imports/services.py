@@ -114,25 +114,15 @@ def tool_output_read(
     """
     try:
         imported = parse_tool_output(tool, text, parameters=parameters)
-        merged = imported.environment(environment or {})
+        document = imported.document(
+            uuid="", environment=environment or {}, command=command.strip() or None
+        )
     except EnvironmentConflict as exc:
         raise ToolOutputError(str(exc), exc.path) from None
     except ImportFormatError as exc:
         raise ToolOutputError(str(exc), _format_error_path(str(exc))) from None
-    if imported.engine and isinstance(merged.get("database"), dict):
-        merged["database"].setdefault("engine", imported.engine)
-    source = dict(imported.source)
-    if command.strip():
-        source["command"] = command.strip()
     if imported.notes:
-        source["note"] = "\n".join(imported.notes)[:4000]
-    document: dict[str, Any] = {
-        "schema": 1,
-        "uuid": "",
-        "source": source,
-        "environment": merged,
-        "runs": imported.runs,
-    }
+        document["source"]["note"] = "\n".join(imported.notes)[:4000]
     document["uuid"] = str(submission_uuid or _derived_uuid(submitter, document))
     return ToolOutputReading(document, _reading_errors(tool, document), list(imported.notes))
 

@@ -68,6 +68,8 @@ class ImportedRuns:
         extends the other (``version()``'s 'PostgreSQL 15.20 (Debian …) on
         x86_64…' and pgbench's 'PostgreSQL 15.20 (Debian …)') the fuller is
         kept; anything else raises EnvironmentConflict naming the field.
+        The engine the output names without a version (``engine``) becomes
+        the database section's engine hint unless one was given.
         """
         # Empty fields (a form's blank inputs) say nothing; empty sections go.
         merged: dict[str, Any] = {}
@@ -94,6 +96,9 @@ class ImportedRuns:
                     target[key] = max(given, stated, key=len)
                 else:
                     raise EnvironmentConflict(section, key, stated, given)
+        database = merged.get("database")
+        if self.engine and isinstance(database, dict):
+            database.setdefault("engine", self.engine)
         return merged
 
     def document(
