@@ -63,10 +63,6 @@ def error_body(code: str, message: str, details: list[dict[str, str]] | None = N
     return {"error": body}
 
 
-def error(message: str, status_code: int = 400, code: str = "invalid", details=None) -> Response:
-    return Response(error_body(code, message, details), status=status_code)
-
-
 def _flatten(detail: Any, path: str = "$") -> list[dict[str, str]]:
     """DRF's nested ValidationError detail → a flat list of (path, message)."""
     if isinstance(detail, dict):
