@@ -62,7 +62,7 @@ COLUMNS: list[tuple[str, str]] = [
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(value: Any) -> Any:
+def csv_cell(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, str) and value.startswith(_FORMULA_START):
@@ -85,7 +85,7 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
     writer = csv.writer(_Echo())
     yield writer.writerow([name for name, _ in COLUMNS])
     for measurement in queryset.iterator(chunk_size=2000):
-        yield writer.writerow([_cell(_attr(measurement, path)) for _, path in COLUMNS])
+        yield writer.writerow([csv_cell(_attr(measurement, path)) for _, path in COLUMNS])
 
 
 def measurements_csv_response(queryset: QuerySet[Measurement]) -> StreamingHttpResponse:
