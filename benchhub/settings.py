@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "benchhub.results",
     "benchhub.imports",
     "benchhub.baselines",
+    "benchhub.comparisons",
 ]
 
 MIDDLEWARE = [

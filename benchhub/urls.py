@@ -8,6 +8,7 @@ urlpatterns = [
     path("api/v1/", include("benchhub.results.api_urls")),
     path("api/v1/baselines/", include("benchhub.baselines.api_urls")),
     path("api/v1/", include("benchhub.imports.api_urls")),
+    path("api/v1/comparisons/", include("benchhub.comparisons.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),

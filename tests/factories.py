@@ -29,3 +29,28 @@ def small_document(**environment: dict[str, Any]) -> dict[str, Any]:
         {"metric": "throughput", "unit": "tx/s", "parameters": {"clients": 20}, "value": 1500.0},
     ]
     return document
+
+
+def sweep_document(
+    values: dict[Any, float],
+    *,
+    metric: str = "throughput",
+    unit: str = "tx/s",
+    parameter: str = "clients",
+    approximate: bool = False,
+    **environment: dict[str, Any],
+) -> dict[str, Any]:
+    """One run of the example with one measurement of ``metric`` per
+    ``{point: value}``: the shape comparisons aggregate."""
+    document = example_document(**environment)
+    document["runs"][0]["measurements"] = [
+        {
+            "metric": metric,
+            "unit": unit,
+            "parameters": {parameter: point},
+            "value": value,
+            "approximate": approximate,
+        }
+        for point, value in values.items()
+    ]
+    return document

@@ -1,0 +1,155 @@
+"""The comparison endpoint, /api/v1/comparisons/: the numbers a comparison's
+chart draws, as JSON or CSV."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchhub.comparisons.exports import comparison_csv_response
+from benchhub.comparisons.selectors import (
+    AXIS_DIMENSIONS,
+    Comparison,
+    InvalidComparison,
+    comparison_build,
+    comparison_query_parse,
+)
+from benchhub.lib.api import ApiError
+from benchhub.results.apis import PARAMETER_DOCS
+from benchhub.results.filters import MeasurementFilter
+
+
+class ComparisonMetricOutput(serializers.Serializer):
+    name = serializers.CharField()
+    unit = serializers.CharField()
+    direction = serializers.CharField()
+
+
+class ComparisonPointOutput(serializers.Serializer):
+    x = serializers.JSONField(help_text="the x value: a number, or text")
+    value = serializers.FloatField(help_text="median of the measurements at this point")
+    n = serializers.IntegerField(help_text="number of measurements")
+    min = serializers.FloatField()
+    max = serializers.FloatField()
+    relative = serializers.FloatField(
+        allow_null=True,
+        help_text="value / the reference series' value at this x, times 100; null without a "
+        "reference, or where the reference has no value",
+    )
+
+
+class ComparisonSeriesOutput(serializers.Serializer):
+    label = serializers.CharField()
+    points = ComparisonPointOutput(many=True)
+
+
+class ComparisonOutput(serializers.Serializer):
+    benchmark = serializers.CharField(source="query.benchmark")
+    metric = ComparisonMetricOutput(source="query.metric")
+    x = serializers.CharField(source="query.x.name")
+    x_numeric = serializers.BooleanField(
+        help_text="every x value is a number: drawn as lines, otherwise as grouped bars"
+    )
+    series_by = serializers.CharField(
+        source="query.series.name",
+        allow_null=True,
+        default=None,
+        help_text="the series query parameter",
+    )
+    reference = serializers.CharField(allow_null=True)
+    filters = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        source="query.filters",
+        help_text="the fixed filters applied, as given",
+    )
+    x_values = serializers.ListField(child=serializers.JSONField())
+    series = ComparisonSeriesOutput(many=True)
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+def comparison_as_data(comparison: Comparison) -> dict:
+    """The JSON of a comparison: what the API answers and the page's chart reads."""
+    return ComparisonOutput(comparison).data
+
+
+def invalid_comparison_error(exc: InvalidComparison) -> ApiError:
+    return ApiError(
+        "; ".join(f"{key}: {message}" for key, message in exc.errors.items()),
+        code="invalid",
+        details=[{"path": f"$.{key}", "message": message} for key, message in exc.errors.items()],
+    )
+
+
+class _FormatIsOurs(BaseContentNegotiation):
+    """DRF would treat ?format=csv as a renderer choice and answer 404; here
+    the view answers CSV itself, and errors stay JSON in every case."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+_AXIS_HELP = (
+    "param.<name> (a measurement parameter, e.g. param.clients), run_param.<name>, or one of: "
+    + ", ".join(AXIS_DIMENSIONS)
+)
+
+COMPARISON_PARAMETERS = [
+    OpenApiParameter("benchmark", str, required=True, description="benchmark name"),
+    OpenApiParameter("metric", str, required=True, description="a metric of the benchmark"),
+    OpenApiParameter(
+        "x", str, required=True, description="what varies along the axis: " + _AXIS_HELP
+    ),
+    OpenApiParameter(
+        "series", str, description="what separates the lines or bar groups (same choices as x)"
+    ),
+    OpenApiParameter(
+        "reference",
+        str,
+        description="a series value whose value at each x is 100; every point gets its relative",
+    ),
+    OpenApiParameter(
+        "format", str, enum=["json", "csv"], description="csv: the same points as CSV"
+    ),
+    *PARAMETER_DOCS,
+    *(
+        OpenApiParameter(name, str, description="fixed filter, as on /api/v1/measurements/")
+        for name in MeasurementFilter.base_filters
+        if name not in ("benchmark", "metric")
+    ),
+]
+
+
+class ComparisonApi(APIView):
+    content_negotiation_class = _FormatIsOurs
+
+    @extend_schema(
+        operation_id="comparisons_retrieve",
+        parameters=COMPARISON_PARAMETERS,
+        description=(
+            "One metric of one benchmark, per x value and series: median, n, min and max of "
+            "the measurements you may see. Every query parameter besides the ones listed "
+            "first is a fixed filter with the semantics of /api/v1/measurements/."
+        ),
+        responses={
+            (200, "application/json"): ComparisonOutput,
+            (200, "text/csv"): OpenApiTypes.STR,
+            400: OpenApiResponse(description="a parameter is missing, unknown or invalid; named"),
+        },
+    )
+    def get(self, request: Request):
+        try:
+            query = comparison_query_parse(dict(request.query_params.lists()))
+            comparison = comparison_build(user=request.user, query=query)
+        except InvalidComparison as exc:
+            raise invalid_comparison_error(exc) from None
+        if request.query_params.get("format") == "csv":
+            return comparison_csv_response(comparison)
+        return Response(comparison_as_data(comparison))

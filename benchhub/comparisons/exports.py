@@ -1,0 +1,44 @@
+"""A comparison as CSV: the table the chart draws, one row per point."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.http import HttpResponse
+
+from benchhub.comparisons.selectors import Comparison
+from benchhub.results.exports import csv_cell
+
+COLUMNS = ("series", "x", "value", "n", "min", "max", "relative")
+
+
+def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
+    """Header, then per series (in order) per x (in order) its point. The
+    ``relative`` column is empty when there is no reference, or no
+    reference value at that x."""
+    rows: list[list[object]] = [list(COLUMNS)]
+    for series in comparison.series:
+        for point in series.points:
+            rows.append(
+                [
+                    csv_cell(series.label),
+                    csv_cell(point.x),
+                    point.value,
+                    point.n,
+                    point.min,
+                    point.max,
+                    "" if point.relative is None else point.relative,
+                ]
+            )
+    return rows
+
+
+def comparison_csv_response(comparison: Comparison) -> HttpResponse:
+    out = io.StringIO()
+    csv.writer(out).writerows(comparison_csv_rows(comparison))
+    query = comparison.query
+    name = f"benchhub-{query.benchmark}-{query.metric.name}-by-{query.x.name}.csv"
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

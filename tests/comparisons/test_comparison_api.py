@@ -1,0 +1,286 @@
+import csv
+import io
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+URL = "/api/v1/comparisons/"
+THROUGHPUT = {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"}
+XFS = {"filesystem": "xfs", "kind": "ssd"}
+MARIADB = {"version_string": "10.11.19-MariaDB-0+deb12u1"}
+
+
+def store(user, document, status=Submission.Status.APPROVED) -> Submission:
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+def points(body: dict, label: str | None = None) -> dict:
+    series = body["series"] if label is None else [s for s in body["series"] if s["label"] == label]
+    assert len(series) == 1, [s["label"] for s in body["series"]]
+    return {point["x"]: point for point in series[0]["points"]}
+
+
+def test_a_point_is_the_median_n_min_and_max_of_its_measurements(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0, 2: 10.0}))
+    store(bob, sweep_document({1: 300.0, 2: 20.0}))
+    store(bob, sweep_document({1: 200.0}))
+
+    response = anonymous_api.get(URL, THROUGHPUT)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["benchmark"] == "select-update"
+    assert body["metric"] == {"name": "throughput", "unit": "tx/s", "direction": "higher"}
+    assert body["x"] == "param.clients"
+    assert body["series_by"] is None
+    assert body["x_values"] == [1, 2]
+    assert points(body) == {
+        1: {"x": 1, "value": 200.0, "n": 3, "min": 100.0, "max": 300.0, "relative": None},
+        2: {"x": 2, "value": 15.0, "n": 2, "min": 10.0, "max": 20.0, "relative": None},
+    }
+    assert body["series"][0]["label"] == "throughput"
+    assert body["notes"] == []
+
+
+def test_numeric_x_values_are_in_numeric_order_and_drawn_as_lines(anonymous_api, bob):
+    store(bob, sweep_document({100: 1.0, 2: 2.0, 10: 3.0, 1: 4.0, 4: 5.0}))
+    # A parameter stored as text is the same point, as the filters treat it.
+    store(bob, sweep_document({"10": 5.0}))
+
+    body = anonymous_api.get(URL, THROUGHPUT).json()
+
+    assert body["x_values"] == [1, 2, 4, 10, 100]
+    assert body["x_numeric"] is True
+    assert points(body)[10]["n"] == 2
+
+
+def test_text_values_are_in_natural_order_and_drawn_as_bars(anonymous_api, bob):
+    values = {"select_10": 1.0, "select_2": 2.0, "Alter": 3.0, "insert": 4.0}
+    store(bob, sweep_document(values, parameter="operation"))
+
+    body = anonymous_api.get(URL, {**THROUGHPUT, "x": "param.operation"}).json()
+
+    assert body["x_values"] == ["Alter", "insert", "select_2", "select_10"]
+    assert body["x_numeric"] is False
+
+
+def test_series_split_the_points_and_follow_the_same_order(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0, 2: 200.0}))
+    store(bob, sweep_document({1: 50.0}, database=MARIADB, storage=XFS))
+
+    body = anonymous_api.get(URL, {**THROUGHPUT, "series": "engine"}).json()
+
+    assert body["series_by"] == "engine"
+    assert [s["label"] for s in body["series"]] == ["mariadb", "postgresql"]
+    assert points(body, "mariadb") == {
+        1: {"x": 1, "value": 50.0, "n": 1, "min": 50.0, "max": 50.0, "relative": None}
+    }
+    assert set(points(body, "postgresql")) == {1, 2}
+
+
+def test_the_reference_is_100_and_every_series_is_relative_to_it(anonymous_api, bob):
+    store(bob, sweep_document({1: 200.0, 2: 400.0}))  # ext4
+    store(bob, sweep_document({1: 300.0, 2: 100.0, 4: 50.0}, storage=XFS))
+
+    response = anonymous_api.get(URL, {**THROUGHPUT, "series": "filesystem", "reference": "EXT4"})
+
+    body = response.json()
+    assert response.status_code == 200
+    assert body["reference"] == "ext4"  # normalized like the filesystem filter
+    assert [s["label"] for s in body["series"]] == ["ext4", "xfs"]  # the reference first
+    assert {x: p["relative"] for x, p in points(body, "ext4").items()} == {1: 100.0, 2: 100.0}
+    xfs = points(body, "xfs")
+    assert {x: p["relative"] for x, p in xfs.items()} == {1: 150.0, 2: 25.0, 4: None}
+    assert xfs[4]["value"] == 50.0
+    assert any("ext4 has no value" in note and "clients = 4" in note for note in body["notes"])
+
+
+def test_results_pending_for_another_user_are_not_counted_own_are(
+    anonymous_api, bob_api, alice_api, alice, bob
+):
+    store(bob, sweep_document({1: 100.0}))
+    store(alice, sweep_document({1: 1000.0}), status=Submission.Status.PENDING)
+    carol = User.objects.create_user(username="carol")
+    store(carol, sweep_document({1: 5000.0}), status=Submission.Status.REJECTED)
+
+    def cell(api):
+        return points(api.get(URL, THROUGHPUT).json())[1]
+
+    assert cell(anonymous_api)["n"] == 1
+    assert cell(bob_api)["n"] == 1
+    alices = cell(alice_api)
+    assert (alices["n"], alices["min"], alices["max"]) == (2, 100.0, 1000.0)
+
+
+def test_fixed_filters_work_as_on_the_measurement_api(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0, 2: 200.0}))  # ext4, PostgreSQL 15
+    store(bob, sweep_document({1: 900.0}, storage=XFS))
+
+    query = {**THROUGHPUT, "filesystem": "EXT4", "version_min": "15", "param.clients": "1"}
+    body = anonymous_api.get(URL, query).json()
+
+    assert points(body) == {
+        1: {"x": 1, "value": 100.0, "n": 1, "min": 100.0, "max": 100.0, "relative": None}
+    }
+    assert body["filters"] == {
+        "filesystem": ["EXT4"],
+        "version_min": ["15"],
+        "param.clients": ["1"],
+    }
+
+
+def test_approximate_values_and_left_out_measurements_are_noted(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0}, approximate=True))
+    store(bob, sweep_document({80: 1800.0}, parameter="clients_from"))
+
+    body = anonymous_api.get(URL, THROUGHPUT).json()
+
+    assert body["x_values"] == [1]
+    notes = " ".join(body["notes"])
+    assert "Approximate values included: 1 of 1" in notes
+    assert "1 measurement without a clients value left out" in notes
+
+
+def test_no_matching_result_is_an_empty_comparison_not_an_error(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0}))
+
+    query = {**THROUGHPUT, "series": "filesystem", "reference": "raw", "filesystem": "zfs"}
+    response = anonymous_api.get(URL, query)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["x_values"], body["series"]) == ([], [])
+    assert body["notes"] == ["No measurement you may see matches this comparison."]
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"metric": "throughput", "x": "param.clients"}, "benchmark"),
+        ({"benchmark": "select-update", "x": "param.clients"}, "metric"),
+        ({"benchmark": "select-update", "metric": "throughput"}, "x"),
+        ({**THROUGHPUT, "benchmark": "no-such-bench"}, "benchmark"),
+        ({"benchmark": "no-such-bench", "x": "engine"}, "benchmark"),
+        ({**THROUGHPUT, "metric": "tps_relative"}, "metric"),
+        ({**THROUGHPUT, "x": "ram_bytes_min"}, "x"),
+        ({**THROUGHPUT, "x": "benchmark"}, "x"),
+        ({**THROUGHPUT, "x": "param.Not-A-Name"}, "x"),
+        ({**THROUGHPUT, "series": "colour"}, "series"),
+        ({**THROUGHPUT, "series": "param.clients"}, "series"),
+        ({**THROUGHPUT, "series": "filesystem", "reference": "zfs"}, "reference"),
+        ({**THROUGHPUT, "reference": "ext4"}, "reference"),
+        ({**THROUGHPUT, "filesytem": "ext4"}, "filesytem"),
+        ({**THROUGHPUT, "cores": "many"}, "cores"),
+        ({**THROUGHPUT, "param.Bad-Name": "1"}, "param.Bad-Name"),
+        ({**THROUGHPUT, "cursor": "abc"}, "cursor"),
+        ({**THROUGHPUT, "format": "xml"}, "format"),
+        ("benchmark=select-update&metric=throughput&x=param.clients&x=engine", "x"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(anonymous_api, bob, query, field):
+    store(bob, sweep_document({1: 100.0}))
+
+    if isinstance(query, str):
+        response = anonymous_api.get(f"{URL}?{query}")
+    else:
+        response = anonymous_api.get(URL, query)
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid"
+    assert f"$.{field}" in [detail["path"] for detail in error["details"]]
+    assert field in error["message"]
+
+
+def test_errors_stay_json_when_csv_was_asked_for(anonymous_api, db):
+    response = anonymous_api.get(URL, {"format": "csv"})
+
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    paths = {detail["path"] for detail in response.json()["error"]["details"]}
+    assert {"$.benchmark", "$.metric", "$.x"} <= paths
+
+
+def test_csv_holds_the_same_table_as_the_json(anonymous_api, bob):
+    store(bob, sweep_document({1: 200.0, 2: 400.0}))
+    store(bob, sweep_document({1: 300.0, 2: 100.0, 4: 50.0}, storage=XFS))
+    query = {**THROUGHPUT, "series": "filesystem", "reference": "ext4"}
+
+    body = anonymous_api.get(URL, query).json()
+    response = anonymous_api.get(URL, {**query, "format": "csv"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    expected = [
+        {
+            "series": series["label"],
+            "x": str(point["x"]),
+            "value": point["value"],
+            "n": point["n"],
+            "min": point["min"],
+            "max": point["max"],
+            "relative": point["relative"],
+        }
+        for series in body["series"]
+        for point in series["points"]
+    ]
+    as_read = [
+        {
+            **row,
+            "value": float(row["value"]),
+            "n": int(row["n"]),
+            "min": float(row["min"]),
+            "max": float(row["max"]),
+            "relative": float(row["relative"]) if row["relative"] else None,
+        }
+        for row in rows
+    ]
+    assert as_read == expected
+    assert len(rows) == 5
+
+
+def test_csv_cells_from_user_text_cannot_be_formulas(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0}, storage={"filesystem": "=HYPERLINK(1)", "kind": "ssd"}))
+
+    response = anonymous_api.get(URL, {**THROUGHPUT, "series": "filesystem", "format": "csv"})
+
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[1][0].startswith("'=")
+
+
+def test_one_query_reads_every_cell(anonymous_api, bob, django_assert_max_num_queries):
+    for filesystem in ("ext4", "xfs", "zfs", "btrfs"):
+        for _ in range(3):
+            store(
+                bob,
+                sweep_document(
+                    {c: float(c) for c in (1, 2, 4, 8, 16, 32)},
+                    storage={"filesystem": filesystem, "kind": "ssd"},
+                ),
+            )
+
+    # The metric with its benchmark, then the measurements: never a query per cell.
+    with django_assert_max_num_queries(2):
+        response = anonymous_api.get(URL, {**THROUGHPUT, "series": "filesystem"})
+
+    body = response.json()
+    assert len(body["series"]) == 4
+    assert all(point["n"] == 3 for s in body["series"] for point in s["points"])
+
+
+def test_the_endpoint_is_in_the_openapi_schema(db, tmp_path):
+    out = tmp_path / "schema.yml"
+
+    call_command("spectacular", "--file", str(out))
+
+    schema = out.read_text()
+    assert "/api/v1/comparisons/:" in schema
+    assert "comparisons_retrieve" in schema
+    assert "text/csv" in schema
