@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 urlpatterns = [
     path("", include("benchhub.results.urls")),
     path("imports/", include("benchhub.imports.urls")),
+    path("compare/", include("benchhub.comparisons.urls")),
     path("api/v1/", include("benchhub.results.api_urls")),
     path("api/v1/baselines/", include("benchhub.baselines.api_urls")),
     path("api/v1/", include("benchhub.imports.api_urls")),

@@ -1,0 +1,225 @@
+"""The comparison page, /compare/: a form, the chart, the same numbers as a
+table. With htmx, a changed field fetches only the comparison fragment and
+the answer's HX-Push-Url puts the comparison's canonical URL (the same query
+string the API takes) in the address bar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django_htmx.http import push_url
+
+from benchhub.comparisons.apis import comparison_as_data
+from benchhub.comparisons.presets import PRESETS
+from benchhub.comparisons.selectors import (
+    AXIS_DIMENSIONS,
+    COMPARISON_PARAMETERS,
+    Comparison,
+    InvalidComparison,
+    Point,
+    comparison_build,
+    comparison_parameter_names,
+    comparison_query_parse,
+)
+from benchhub.results import selectors as results_selectors
+from benchhub.results.filters import MeasurementFilter
+from benchhub.results.models import Benchmark, Metric
+
+# Fixed filters the form always offers; any other one in the URL gets an
+# input of its own, and "add a filter" takes a name and a value.
+COMMON_FILTERS = (
+    "engine",
+    "version_major",
+    "os_family",
+    "filesystem",
+    "mount_options",
+    "io_scheduler",
+    "protocol",
+    "config_profile",
+)
+# Suggestions for "add a filter".
+FILTER_NAMES = [
+    *(name for name in MeasurementFilter.base_filters if name not in ("benchmark", "metric")),
+    "mount_option",
+    "version_min",
+    "version_max",
+    "param.",
+    "run_param.",
+]
+# Form helpers that are not part of a comparison's URL.
+_ADD_NAME, _ADD_VALUE = "add_filter", "add_value"
+_NOT_A_FILTER = {*COMPARISON_PARAMETERS, _ADD_NAME, _ADD_VALUE}
+
+
+@dataclass(frozen=True)
+class TableRow:
+    x: Any
+    cells: list[Point | None]  # one per series, in series order
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    benchmarks = list(results_selectors.benchmark_list())
+    params = _form_params(request.GET)
+    benchmark = next((b for b in benchmarks if b.name == _first(params, "benchmark")), None)
+    metric = _metric_for(benchmark, params) if benchmark else None
+
+    point_names: list[str] = []
+    run_names: list[str] = []
+    if metric is not None:
+        point_names, run_names = comparison_parameter_names(user=request.user, metric=metric)
+        if not _first(params, "x"):
+            params["x"] = [_default_x(point_names)]
+
+    comparison: Comparison | None = None
+    errors: dict[str, str] = {}
+    if benchmark is not None or params:
+        try:
+            query = comparison_query_parse(params)
+            comparison = comparison_build(user=request.user, query=query, strict_reference=False)
+        except InvalidComparison as exc:
+            errors = exc.errors
+        if comparison is not None and comparison.reference_dropped:
+            params.pop("reference", None)
+
+    query_string = urlencode(_ordered(params), doseq=True)
+    page_url = reverse("comparisons:compare") + (f"?{query_string}" if query_string else "")
+    api_url = reverse("comparisons-api:comparison") + f"?{query_string}"
+    context = {
+        "benchmarks": benchmarks,
+        "metrics": sorted(benchmark.metrics.all(), key=lambda m: m.pk) if benchmark else [],
+        "current": {key: _first(params, key) for key in COMPARISON_PARAMETERS},
+        "axis_choices": _axis_choices(point_names, run_names, params),
+        "fixed_filters": _fixed_filter_inputs(params),
+        "filter_names": FILTER_NAMES,
+        "comparison": comparison,
+        "errors": errors,
+        "chart": _chart(comparison) if comparison is not None else None,
+        "table": _table(comparison) if comparison is not None else [],
+        "page_url": page_url,
+        "api_url": api_url,
+        "csv_url": f"{api_url}&format=csv",
+        "presets": PRESETS,
+    }
+    if request.htmx:
+        response = render(request, "comparisons/comparison.html", context)
+        return push_url(response, page_url)
+    if list(request.GET.lists()) != _ordered(params):
+        # Submitted without JavaScript (empty fields, "add a filter"): land
+        # on the canonical URL, so that the address bar can be shared as is.
+        return redirect(page_url)
+    return render(request, "comparisons/compare.html", context)
+
+
+def _form_params(data: QueryDict) -> dict[str, list[str]]:
+    """The query as the comparison reads it: empty form fields dropped (an
+    empty select means "not set"), the "add a filter" pair folded in, and
+    ``format`` left to the API links."""
+    params: dict[str, list[str]] = {}
+    for key, values in data.lists():
+        if key in (_ADD_NAME, _ADD_VALUE, "format"):
+            continue
+        kept = [value.strip() for value in values if value.strip()]
+        if kept:
+            params[key] = kept
+    name, value = data.get(_ADD_NAME, "").strip(), data.get(_ADD_VALUE, "").strip()
+    if name and value and name not in _NOT_A_FILTER:
+        params.setdefault(name, []).append(value)
+    return params
+
+
+def _first(params: dict[str, list[str]], key: str) -> str:
+    return params.get(key, [""])[0]
+
+
+def _metric_for(benchmark: Benchmark, params: dict[str, list[str]]) -> Metric | None:
+    """The metric select lists the benchmark's metrics: when the benchmark
+    changed under it, its first metric (catalog order) takes over."""
+    metrics = sorted(benchmark.metrics.all(), key=lambda m: m.pk)
+    chosen = next((m for m in metrics if m.name == _first(params, "metric")), None)
+    if chosen is None and metrics:
+        chosen = metrics[0]
+        params["metric"] = [chosen.name]
+    return chosen
+
+
+def _default_x(point_names: list[str]) -> str:
+    if "clients" in point_names:
+        return "param.clients"
+    return f"param.{point_names[0]}" if point_names else "engine"
+
+
+def _ordered(params: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    first = [(key, params[key]) for key in COMPARISON_PARAMETERS if key in params]
+    rest = [(key, values) for key, values in params.items() if key not in COMPARISON_PARAMETERS]
+    return first + rest
+
+
+def _axis_choices(
+    point_names: list[str], run_names: list[str], params: dict[str, list[str]]
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Option groups for the x and series selects. A value in the URL that
+    the data do not use (yet) stays selectable, so that the select shows
+    what the URL says and the next change does not silently replace it."""
+    point = [f"param.{name}" for name in point_names]
+    run = [f"run_param.{name}" for name in run_names]
+    for key in ("x", "series"):
+        value = _first(params, key)
+        if value.startswith("param.") and value not in point:
+            point.append(value)
+        elif value.startswith("run_param.") and value not in run:
+            run.append(value)
+    return [
+        ("Measurement parameters", [(v, v.removeprefix("param.")) for v in point]),
+        ("Run parameters", [(v, v.removeprefix("run_param.")) for v in run]),
+        ("Environment", [(name, name.replace("_", " ")) for name in AXIS_DIMENSIONS]),
+    ]
+
+
+def _fixed_filter_inputs(params: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(name, value) per input: the common filters (empty when unset), then
+    every other fixed filter of the URL, one input per value."""
+    inputs = [(name, value) for name in COMMON_FILTERS for value in params.get(name, [""])]
+    for name, values in params.items():
+        if name not in COMMON_FILTERS and name not in _NOT_A_FILTER:
+            inputs.extend((name, value) for value in values)
+    return inputs
+
+
+def _chart(comparison: Comparison) -> dict[str, Any]:
+    """What the chart script reads: the API's JSON, untouched, and the axis
+    titles written for people."""
+    query = comparison.query
+    metric = query.metric
+    better = {"higher": ", higher is better", "lower": ", lower is better"}.get(
+        metric.direction, ""
+    )
+    if comparison.reference is not None and query.series is not None:
+        y_title = f"{metric.name}, % of {query.series.title} = {comparison.reference}"
+    else:
+        y_title = f"{metric.name} ({metric.unit}){better}"
+    title = f"{query.benchmark}: {metric.name} by {query.x.title}"
+    if query.series is not None:
+        title += f", per {query.series.title}"
+    fixed = ", ".join(f"{key}={value}" for key, values in query.filters.items() for value in values)
+    return {
+        "data": comparison_as_data(comparison),
+        "labels": {
+            "title": title,
+            "subtitle": f"fixed: {fixed}" if fixed else "",
+            "x": query.x.title,
+            "y": y_title,
+            "filename": f"benchhub-{query.benchmark}-{metric.name}-by-{query.x.name}.png",
+        },
+    }
+
+
+def _table(comparison: Comparison) -> list[TableRow]:
+    """The chart's numbers pivoted like the articles' tables: a row per x
+    value, a column per series."""
+    by_series = [{point.x: point for point in series.points} for series in comparison.series]
+    return [TableRow(x, [points.get(x) for points in by_series]) for x in comparison.x_values]

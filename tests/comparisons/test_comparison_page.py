@@ -1,0 +1,216 @@
+import json
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from benchhub.comparisons.presets import PRESETS
+from benchhub.imports.services import articles_load
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+PAGE = "/compare/"
+HTMX = {"HX-Request": "true"}
+MARIADB = {"version_string": "10.11.19-MariaDB-0+deb12u1"}
+THROUGHPUT = "benchmark=select-update&metric=throughput&x=param.clients&series=engine"
+
+
+def store(user, document, status=Submission.Status.APPROVED) -> Submission:
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+@pytest.fixture
+def two_engines(bob):
+    store(bob, sweep_document({1: 300.0, 20: 1500.0}))
+    store(bob, sweep_document({1: 200.0, 20: 900.0}, database=MARIADB))
+
+
+def embedded_json(page: str, element_id: str) -> dict:
+    match = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', page)
+    assert match, f"no #{element_id}"
+    return json.loads(match.group(1))
+
+
+def test_the_page_without_a_query_offers_the_form_and_the_seed_comparisons(client, db):
+    response = client.get(PAGE)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert '<form id="comparison-form"' in page
+    assert 'name="benchmark"' in page and 'name="metric"' in page
+    assert "Choose a benchmark to start" in page
+    assert "comparison-chart" not in page
+    for preset in PRESETS:
+        assert preset.title in page
+    # Reached from the navigation and from the home page.
+    assert 'href="/compare/"' in page
+    assert 'href="/compare/"' in client.get("/").content.decode()
+
+
+def test_the_chart_reads_exactly_what_the_api_answers(client, two_engines):
+    page = client.get(f"{PAGE}?{THROUGHPUT}").content.decode()
+
+    api = client.get(f"/api/v1/comparisons/?{THROUGHPUT}").json()
+    assert embedded_json(page, "comparison-data") == api
+    labels = embedded_json(page, "comparison-labels")
+    assert labels["y"] == "throughput (tx/s), higher is better"
+    assert labels["x"] == "clients"
+    assert '<canvas id="comparison-chart"' in page
+    # The same numbers in the table, with n; links to the same query's JSON and CSV.
+    table = page[page.index('id="comparison-table"') :]
+    assert "1500" in table and "900" in table and "n=1" in table
+    assert f'href="/api/v1/comparisons/?{THROUGHPUT.replace("&", "&amp;")}"' in page
+    assert "format=csv" in page
+    assert "Download PNG" in page
+
+
+def test_htmx_gets_the_fragment_and_the_shareable_url_is_pushed(client, two_engines):
+    # As the form sends it: empty fields, the series before x.
+    query = (
+        "benchmark=select-update&metric=throughput&series=engine&x=param.clients"
+        "&reference=&engine=&filesystem=&add_filter=&add_value="
+    )
+
+    response = client.get(f"{PAGE}?{query}", headers=HTMX)
+
+    fragment = response.content.decode()
+    assert fragment.startswith('<div id="comparison"')
+    assert "<html" not in fragment
+    assert "Comparisons from the seed articles" not in fragment
+    assert response["HX-Push-Url"] == f"{PAGE}?{THROUGHPUT}"
+
+
+def test_the_form_sent_without_javascript_lands_on_the_shareable_url(client, two_engines):
+    query = "series=engine&benchmark=select-update&metric=throughput&x=param.clients&engine="
+
+    response = client.get(f"{PAGE}?{query}")
+
+    assert response.status_code == 302
+    assert response["Location"] == f"{PAGE}?{THROUGHPUT}"
+    assert client.get(response["Location"]).status_code == 200
+
+
+def test_a_filter_added_in_the_form_becomes_part_of_the_url(client, two_engines):
+    query = f"{THROUGHPUT}&add_filter=param.clients&add_value=20"
+
+    response = client.get(f"{PAGE}?{query}", headers=HTMX)
+
+    assert response["HX-Push-Url"] == f"{PAGE}?{THROUGHPUT}&param.clients=20"
+    data = embedded_json(response.content.decode(), "comparison-data")
+    assert data["x_values"] == [20]
+    assert 'name="param.clients" value="20"' in response.content.decode()
+
+
+def test_a_new_benchmark_brings_its_own_first_metric(client, db):
+    articles_load()
+
+    response = client.get(
+        f"{PAGE}?benchmark=tpcb&metric=throughput&x=filesystem&series=io_scheduler", headers=HTMX
+    )
+
+    pushed = dict(parse_qsl(urlsplit(response["HX-Push-Url"]).query))
+    assert pushed["metric"] == "tps"  # tpcb's first metric in the catalog
+    assert 'value="tps_relative"' in response.content.decode()
+
+
+def test_x_defaults_to_clients_when_the_data_have_them(client, two_engines):
+    response = client.get(f"{PAGE}?benchmark=select-update", headers=HTMX)
+
+    assert (
+        response["HX-Push-Url"]
+        == f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients"
+    )
+    assert '<option value="param.clients" selected>' in response.content.decode()
+
+
+def test_a_reference_left_over_from_another_series_is_dropped_with_a_note(client, two_engines):
+    response = client.get(f"{PAGE}?{THROUGHPUT}&reference=ext4", headers=HTMX)
+
+    assert response["HX-Push-Url"] == f"{PAGE}?{THROUGHPUT}"
+    page = response.content.decode()
+    assert "shown without reference" in page
+    assert embedded_json(page, "comparison-data")["reference"] is None
+
+
+def test_bad_input_is_shown_naming_the_field(client, two_engines):
+    response = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=colour")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "This comparison cannot be drawn" in page
+    assert "<strong>x</strong>" in page
+    assert "comparison-chart" not in page
+
+
+def test_unknown_filters_are_named_too(client, two_engines):
+    page = client.get(f"{PAGE}?{THROUGHPUT}&filesytem=zfs").content.decode()
+
+    assert "<strong>filesytem</strong>: unknown filter" in page
+
+
+def test_no_result_is_a_message_not_an_empty_chart(client, two_engines):
+    page = client.get(f"{PAGE}?{THROUGHPUT}&filesystem=zfs").content.decode()
+
+    assert 'id="comparison-empty"' in page
+    assert "No results to compare" in page
+    assert "comparison-chart" not in page
+
+
+def test_every_seed_preset_draws_from_the_seed_articles(client, db):
+    articles_load()
+
+    for preset in PRESETS:
+        body = client.get(f"/api/v1/comparisons/?{preset.query}").json()
+        assert body.get("series"), (preset.title, body)
+        page = client.get(f"{PAGE}?{preset.query}").content.decode()
+        assert '<canvas id="comparison-chart"' in page, preset.title
+
+
+def test_the_seed_003_preset_is_relative_to_the_raw_device(client, db):
+    articles_load()
+    preset = next(p for p in PRESETS if ("reference", "raw") in p.params)
+
+    body = client.get(f"/api/v1/comparisons/?{preset.query}").json()
+
+    assert body["series"][0]["label"] == "raw"
+    relative = {s["label"]: s["points"][0]["relative"] for s in body["series"]}
+    assert relative["raw"] == 100.0
+    assert relative["ext4"] == pytest.approx(108.84)
+
+
+def test_user_text_is_escaped_in_the_page(client, bob):
+    hostile = "<img src=x onerror=alert(1)>"
+    store(bob, sweep_document({1: 100.0}, storage={"filesystem": hostile, "kind": "ssd"}))
+
+    page = client.get(
+        f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+    ).content.decode()
+
+    assert hostile not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert embedded_json(page, "comparison-data")["series"][0]["label"] == hostile
+
+
+def test_the_page_reads_in_a_few_queries_whatever_the_size(
+    client, bob, django_assert_max_num_queries
+):
+    for filesystem in ("ext4", "xfs", "zfs"):
+        for _ in range(3):
+            store(
+                bob,
+                sweep_document(
+                    {c: float(c) for c in (1, 2, 4, 8, 16)},
+                    storage={"filesystem": filesystem, "kind": "ssd"},
+                ),
+            )
+
+    # Benchmarks and their metrics (2), the metric (1), the parameter names
+    # (1), the measurements (1).
+    with django_assert_max_num_queries(5):
+        response = client.get(
+            f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem",
+            headers=HTMX,
+        )
+
+    assert embedded_json(response.content.decode(), "comparison-data")["series"]
