@@ -1,0 +1,116 @@
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from benchhub.imports.services import articles_load
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MARIADB = {"version_string": "10.11.19-MariaDB-0+deb12u1"}
+CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80)
+
+# The chart's state, read from Chart.js itself.
+DATASETS = """() => {
+  const chart = Chart.getChart(document.getElementById("comparison-chart"));
+  return {type: chart.config.type,
+          labels: chart.data.datasets.map(d => d.label),
+          data: chart.data.datasets.map(d => d.data)};
+}"""
+
+
+@pytest.fixture
+def demo_like_data(bob):
+    """The seed articles, as `load_demo_data` stores them, and a select-update
+    sweep per engine like the agent uploads (the articles hold no sweep)."""
+    articles_load()
+    for database, scale in ((None, 1.0), (MARIADB, 0.6)):
+        environment = {"database": database} if database else {}
+        for metric, unit in (("throughput", "tx/s"), ("latency_mean", "ms")):
+            values = {
+                c: round(scale * (100 * c if metric == "throughput" else c / 2), 3) for c in CLIENTS
+            }
+            document = sweep_document(values, metric=metric, unit=unit, **environment)
+            submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+
+def test_a_sweep_is_drawn_as_lines_and_follows_the_form(live_server, page: Page, demo_like_data):
+    page.goto(
+        live_server.url
+        + "/compare/?benchmark=select-update&metric=throughput&x=param.clients&series=engine"
+    )
+
+    expect(page.locator("#comparison-title")).to_contain_text("throughput by clients")
+    chart = page.evaluate(DATASETS)
+    assert chart["type"] == "line"
+    assert chart["labels"] == ["mariadb", "postgresql"]
+    assert chart["data"][1][0] == {"x": 1, "y": 100}
+
+    page.select_option("#cmp-metric", "latency_mean")
+
+    expect(page).to_have_url(re.compile(r"metric=latency_mean"))
+    expect(page.locator("#comparison-title")).to_contain_text("latency_mean by clients")
+    chart = page.evaluate(DATASETS)
+    assert chart["labels"] == ["mariadb", "postgresql"]
+    assert chart["data"][1][-1] == {"x": 80, "y": 40}
+    assert page.evaluate("window.location.search").count("metric=") == 1
+
+
+def test_a_seed_preset_draws_grouped_bars_and_changes_with_the_series(
+    live_server, page: Page, demo_like_data
+):
+    page.goto(live_server.url + "/compare/")
+
+    page.get_by_role("link", name=re.compile("sql-bench TOTALS")).click()
+
+    expect(page).to_have_url(re.compile(r"benchmark=sql-bench.*param\.operation=TOTALS"))
+    expect(page.locator("#comparison-chart")).to_be_visible()
+    chart = page.evaluate(DATASETS)
+    assert chart["type"] == "bar"
+    assert chart["labels"] == ["ufs", "zfs"]
+    expect(page.locator("#comparison-table")).to_contain_text("n=2, 133\u2013152")  # min to max
+
+    page.select_option("#cmp-series", "")
+
+    expect(page).not_to_have_url(re.compile(r"series="))
+    assert page.evaluate(DATASETS)["labels"] == ["seconds"]
+
+    with page.expect_download() as download:
+        page.click("#download-png")
+    assert download.value.suggested_filename == "benchhub-sql-bench-seconds-by-config_profile.png"
+
+
+def test_the_raw_device_is_the_reference(live_server, page: Page, demo_like_data):
+    page.goto(live_server.url + "/compare/")
+    page.get_by_role("link", name=re.compile("relative to the raw device")).click()
+
+    expect(page).to_have_url(re.compile(r"reference=raw"))
+    chart = page.evaluate(DATASETS)
+    assert chart["labels"][0] == "raw"
+    assert chart["data"][0] == [100]
+    expect(page.locator("#cmp-reference")).to_have_value("raw")
+
+
+def test_a_hostile_series_label_stays_text(live_server, page: Page, bob):
+    hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+    for filesystem in (hostile, "ext4"):
+        document = sweep_document({1: 100.0, 2: 150.0}, storage={"filesystem": filesystem})
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+    page.goto(
+        live_server.url
+        + "/compare/?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+    )
+
+    expect(page.locator("#comparison-table thead")).to_contain_text(hostile)
+    assert hostile in page.evaluate(DATASETS)["labels"]
+    assert page.locator("#comparison img").count() == 0
+    assert page.evaluate("window.pwned") is None
+    # The reference select offers it as a value, as text.
+    page.select_option("#cmp-reference", hostile)
+    expect(page).to_have_url(re.compile(r"reference="))
+    assert page.evaluate(DATASETS)["labels"][0] == hostile
+    assert page.evaluate("window.pwned") is None
