@@ -65,6 +65,8 @@ class TableRow:
 def compare(request: HttpRequest) -> HttpResponse:
     benchmarks = list(results_selectors.benchmark_list())
     params = _form_params(request.GET)
+    if request.htmx and request.htmx.trigger_name == "benchmark":
+        params = _for_another_benchmark(params)
     benchmark = next((b for b in benchmarks if b.name == _first(params, "benchmark")), None)
     metric = _metric_for(benchmark, params) if benchmark else None
 
@@ -130,6 +132,23 @@ def _form_params(data: QueryDict) -> dict[str, list[str]]:
     if name and value and name not in _NOT_A_FILTER:
         params.setdefault(name, []).append(value)
     return params
+
+
+def _for_another_benchmark(params: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The benchmark select changed: what belongs to the old benchmark goes
+    (its metric, the reference, parameters, which benchmarks name their own
+    way); environment axes and filters still mean the same and stay."""
+    kept = {}
+    for key, values in params.items():
+        if key in ("metric", "reference"):
+            continue
+        if key in ("x", "series"):
+            values = [v for v in values if not v.startswith(("param.", "run_param."))]
+        elif key.startswith(("param.", "run_param.")):
+            continue
+        if values:
+            kept[key] = values
+    return kept
 
 
 def _first(params: dict[str, list[str]], key: str) -> str:

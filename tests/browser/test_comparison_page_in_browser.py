@@ -82,6 +82,14 @@ def test_a_seed_preset_draws_grouped_bars_and_changes_with_the_series(
         page.click("#download-png")
     assert download.value.suggested_filename == "benchhub-sql-bench-seconds-by-config_profile.png"
 
+    # Another benchmark: its own first metric; sql-bench's operation filter goes.
+    page.select_option("#cmp-benchmark", "tpc-average")
+
+    expect(page).to_have_url(re.compile(r"benchmark=tpc-average&metric=score_relative"))
+    expect(page).not_to_have_url(re.compile(r"param\.operation"))
+    expect(page.locator("#cmp-metric")).to_have_value("score_relative")
+    assert page.evaluate(DATASETS)["labels"] == ["score_relative"]
+
 
 def test_the_raw_device_is_the_reference(live_server, page: Page, demo_like_data):
     page.goto(live_server.url + "/compare/")

@@ -114,6 +114,20 @@ def test_a_new_benchmark_brings_its_own_first_metric(client, db):
     assert 'value="tps_relative"' in response.content.decode()
 
 
+def test_another_benchmark_keeps_the_environment_and_drops_the_rest(client, db):
+    articles_load()
+    query = (
+        "benchmark=tpc-average&metric=seconds&x=config_profile&series=param.operation"
+        "&reference=TOTALS&param.operation=TOTALS&os_family=freebsd"
+    )
+
+    response = client.get(f"{PAGE}?{query}", headers={**HTMX, "HX-Trigger-Name": "benchmark"})
+
+    assert response["HX-Push-Url"] == (
+        f"{PAGE}?benchmark=tpc-average&metric=score_relative&x=config_profile&os_family=freebsd"
+    )
+
+
 def test_x_defaults_to_clients_when_the_data_have_them(client, two_engines):
     response = client.get(f"{PAGE}?benchmark=select-update", headers=HTMX)
 
