@@ -86,6 +86,8 @@
       options: {
         animation: false,
         maintainAspectRatio: false,
+        // A series without a value at some x takes no slot in that group.
+        datasets: { bar: { skipNull: true, maxBarThickness: 90 } },
         interaction: { mode: numeric ? "nearest" : "index", intersect: false },
         scales: {
           x: {
