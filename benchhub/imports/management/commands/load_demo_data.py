@@ -1,16 +1,25 @@
+import json
+
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from benchhub.accounts.services import api_token_create
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
 
 DEMO_USERNAME = "demo"
+# A real select-update sweep measured by the agent on the development machine
+# (docs/examples/README.md): the articles hold no sweep over clients, this does.
+MEASURED_RUN = settings.BASE_DIR / "docs" / "examples" / "select-update-measured-here.json"
 
 
 class Command(BaseCommand):
     help = (
         "Load the demo data of the embedded default: the seed articles, and a 'demo' user "
-        "(password 'demo') with a fresh API token, printed, to try uploads with."
+        "(password 'demo') with a fresh API token, printed, to try uploads with, and one "
+        "select-update sweep the agent measured, submitted by that user."
     )
 
     def handle(self, *args, **options):
@@ -22,6 +31,12 @@ class Command(BaseCommand):
             user.is_staff = True  # the admin is where moderation starts
             user.is_superuser = True
             user.save()
+        document = json.loads(MEASURED_RUN.read_text("utf-8"))
+        outcome = submission_create(
+            submitter=user, document=document, status=Submission.Status.APPROVED
+        )
+        state = "stored" if outcome.created else "already stored"
+        self.stdout.write(f"{MEASURED_RUN.name}: {state} as submission {outcome.submission.uuid}")
         _, secret = api_token_create(user=user, name="demo")
         self.stdout.write(
             f"demo user: {DEMO_USERNAME} / password demo — API token for uploads: {secret}"
