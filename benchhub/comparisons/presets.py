@@ -1,9 +1,11 @@
 """Comparisons from the seed articles, as links, reproduced from the data
-`manage.py load_demo_data` loads (benchhub/imports/articles/).
+`manage.py load_demo_data` loads (benchhub/imports/articles/, and one
+select-update sweep the agent measured, docs/examples/).
 
 Each one is only what those documents hold: 004's text gives two plateau
-points (parameter ``clients_from``), not a sweep over ``clients``, and 000
-has no figures at all, so there is no preset for it.
+points (parameter ``clients_from``), not a sweep over ``clients`` — the
+measured sweep draws that curve — and 000 has no figures at all, so there
+is no preset for it.
 """
 
 from __future__ import annotations
@@ -107,6 +109,16 @@ PRESETS = [
             ("benchmark", "select-update"),
             ("metric", "throughput"),
             ("x", "param.clients_from"),
+            ("series", "engine"),
+        ),
+    ),
+    Preset(
+        "004",
+        "select-update throughput by clients, as the agent measures it (one machine, demo data)",
+        (
+            ("benchmark", "select-update"),
+            ("metric", "throughput"),
+            ("x", "param.clients"),
             ("series", "engine"),
         ),
     ),

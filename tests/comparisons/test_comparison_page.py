@@ -1,8 +1,10 @@
+import io
 import json
 import re
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from django.core.management import call_command
 
 from benchhub.comparisons.presets import PRESETS
 from benchhub.imports.services import articles_load
@@ -171,8 +173,8 @@ def test_no_result_is_a_message_not_an_empty_chart(client, two_engines):
     assert "comparison-chart" not in page
 
 
-def test_every_seed_preset_draws_from_the_seed_articles(client, db):
-    articles_load()
+def test_every_seed_preset_draws_from_the_demo_data(client, db):
+    call_command("load_demo_data", stdout=io.StringIO())
 
     for preset in PRESETS:
         body = client.get(f"/api/v1/comparisons/?{preset.query}").json()
