@@ -31,6 +31,9 @@ POSTGRESQL_SETTINGS = (
     "effective_io_concurrency",
     "max_connections",
     "default_transaction_isolation",
+    # decides select-update's plan: a generic plan made on the fresh 100-row table
+    # is a sequential scan (docs/performance.md, "Agent overhead")
+    "plan_cache_mode",
 )
 
 MYSQL_SETTINGS = (

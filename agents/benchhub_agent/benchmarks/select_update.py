@@ -10,6 +10,12 @@ server from many threads), PostgreSQL statements are server-side prepared and
 executed through libpq directly, and every client records latencies into its
 own histogram that are merged afterwards (never averaged percentiles).
 
+On PostgreSQL the statements are prepared on the freshly reset table, so the
+generic plan each connection caches after five executions is a sequential
+scan of its one page, and it stays while updates grow the table; a client
+that connects later, on the grown table, gets an index scan and other
+figures (docs/performance.md, "Agent overhead").
+
 With ``--locking for_update`` (default) the row is locked by the SELECT, so
 the sum of c2 must equal the committed transactions; a mismatch aborts the
 run. With ``--locking none`` two clients may read the same value and one
