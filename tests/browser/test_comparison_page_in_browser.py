@@ -13,13 +13,31 @@ pytestmark = pytest.mark.django_db(transaction=True)
 MARIADB = {"version_string": "10.11.19-MariaDB-0+deb12u1"}
 CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80)
 
-# The chart's state, read from Chart.js itself.
+# The chart's state, read from Chart.js itself; null until the chart of the
+# fragment on the page is drawn (htmx swaps the fragment, then compare.js draws).
 DATASETS = """() => {
-  const chart = Chart.getChart(document.getElementById("comparison-chart"));
-  return {type: chart.config.type,
-          labels: chart.data.datasets.map(d => d.label),
-          data: chart.data.datasets.map(d => d.data)};
+  const canvas = document.getElementById("comparison-chart");
+  const chart = canvas && Chart.getChart(canvas);
+  return chart ? {type: chart.config.type,
+                  labels: chart.data.datasets.map(d => d.label),
+                  data: chart.data.datasets.map(d => d.data)} : null;
 }"""
+
+
+def chart_state(page: Page) -> dict:
+    """The drawn chart, once there is one."""
+    page.wait_for_function(DATASETS)
+    return page.evaluate(DATASETS)
+
+
+def wait_for_labels(page: Page, labels: list[str]) -> None:
+    """The chart redrawn with these series, in this order (after a form change the
+    URL is pushed before the new chart is drawn, so reading it at once races)."""
+    page.wait_for_function(
+        f"(want) => {{ const s = ({DATASETS})(); "
+        "return s !== null && JSON.stringify(s.labels) === JSON.stringify(want); }",
+        arg=labels,
+    )
 
 
 @pytest.fixture
@@ -44,7 +62,7 @@ def test_a_sweep_is_drawn_as_lines_and_follows_the_form(live_server, page: Page,
     )
 
     expect(page.locator("#comparison-title")).to_contain_text("throughput by clients")
-    chart = page.evaluate(DATASETS)
+    chart = chart_state(page)
     assert chart["type"] == "line"
     assert chart["labels"] == ["mariadb", "postgresql"]
     assert chart["data"][1][0] == {"x": 1, "y": 100}
@@ -53,7 +71,7 @@ def test_a_sweep_is_drawn_as_lines_and_follows_the_form(live_server, page: Page,
 
     expect(page).to_have_url(re.compile(r"metric=latency_mean"))
     expect(page.locator("#comparison-title")).to_contain_text("latency_mean by clients")
-    chart = page.evaluate(DATASETS)
+    chart = chart_state(page)
     assert chart["labels"] == ["mariadb", "postgresql"]
     assert chart["data"][1][-1] == {"x": 80, "y": 40}
     assert page.evaluate("window.location.search").count("metric=") == 1
@@ -68,7 +86,7 @@ def test_a_seed_preset_draws_grouped_bars_and_changes_with_the_series(
 
     expect(page).to_have_url(re.compile(r"benchmark=sql-bench.*param\.operation=TOTALS"))
     expect(page.locator("#comparison-chart")).to_be_visible()
-    chart = page.evaluate(DATASETS)
+    chart = chart_state(page)
     assert chart["type"] == "bar"
     assert chart["labels"] == ["ufs", "zfs"]
     expect(page.locator("#comparison-table")).to_contain_text("n=2, 133\u2013152")  # min to max
@@ -76,7 +94,7 @@ def test_a_seed_preset_draws_grouped_bars_and_changes_with_the_series(
     page.select_option("#cmp-series", "")
 
     expect(page).not_to_have_url(re.compile(r"series="))
-    assert page.evaluate(DATASETS)["labels"] == ["seconds"]
+    wait_for_labels(page, ["seconds"])
 
     with page.expect_download() as download:
         page.click("#download-png")
@@ -88,7 +106,7 @@ def test_a_seed_preset_draws_grouped_bars_and_changes_with_the_series(
     expect(page).to_have_url(re.compile(r"benchmark=tpc-average&metric=score_relative"))
     expect(page).not_to_have_url(re.compile(r"param\.operation"))
     expect(page.locator("#cmp-metric")).to_have_value("score_relative")
-    assert page.evaluate(DATASETS)["labels"] == ["score_relative"]
+    wait_for_labels(page, ["score_relative"])
 
 
 def test_the_raw_device_is_the_reference(live_server, page: Page, demo_like_data):
@@ -96,7 +114,7 @@ def test_the_raw_device_is_the_reference(live_server, page: Page, demo_like_data
     page.get_by_role("link", name=re.compile("relative to the raw device")).click()
 
     expect(page).to_have_url(re.compile(r"reference=raw"))
-    chart = page.evaluate(DATASETS)
+    chart = chart_state(page)
     assert chart["labels"][0] == "raw"
     assert chart["data"][0] == [100]
     expect(page.locator("#cmp-reference")).to_have_value("raw")
@@ -114,11 +132,11 @@ def test_a_hostile_series_label_stays_text(live_server, page: Page, bob):
     )
 
     expect(page.locator("#comparison-table thead")).to_contain_text(hostile)
-    assert hostile in page.evaluate(DATASETS)["labels"]
+    assert hostile in chart_state(page)["labels"]
     assert page.locator("#comparison img").count() == 0
     assert page.evaluate("window.pwned") is None
     # The reference select offers it as a value, as text.
     page.select_option("#cmp-reference", hostile)
     expect(page).to_have_url(re.compile(r"reference="))
-    assert page.evaluate(DATASETS)["labels"][0] == hostile
+    wait_for_labels(page, [hostile, "ext4"])
     assert page.evaluate("window.pwned") is None
