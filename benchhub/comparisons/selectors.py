@@ -33,13 +33,17 @@ from rest_framework.exceptions import ValidationError
 
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import (
-    _PARAM_NAME,
     NORMALIZERS,
+    PARAM_NAME,
     RUN_FIELDS,
     MeasurementFilter,
+    parameter_number,
 )
 from benchhub.results.models import Metric
 from benchhub.results.selectors import User
+
+# The most measurements one comparison reads (≈ 300 bytes each in memory).
+MAX_ROWS = 100_000
 
 # The comparison's own parameters; everything else is a fixed filter.
 COMPARISON_PARAMETERS = ("benchmark", "metric", "x", "series", "reference", "format")
@@ -126,7 +130,7 @@ class Axis:
 def axis_parse(key: str, name: str) -> Axis:
     scope, dot, parameter = name.partition(".")
     if dot and scope in ("param", "run_param"):
-        if not _PARAM_NAME.match(parameter):
+        if not PARAM_NAME.match(parameter):
             raise InvalidComparison({key: f"{parameter!r} is not a parameter name"})
         prefix = "parameters__" if scope == "param" else "run__parameters__"
         return Axis(name, prefix + parameter)
@@ -157,6 +161,8 @@ def _single(params: Mapping[str, list[str]], key: str) -> str:
     values = params.get(key) or []
     if len(values) > 1:
         raise InvalidComparison({key: "given more than once"})
+    if values and "\x00" in values[0]:
+        raise InvalidComparison({key: "a null character is not allowed"})
     return values[0].strip() if values else ""
 
 
@@ -281,8 +287,10 @@ def _is_number(value: Any) -> bool:
 def _axis_value(axis: Axis | None, raw: Any) -> Any:
     """A stored value as the comparison groups it; None when missing.
 
-    Parameters are JSON, and the filters treat 20, 20.0 and "20" alike, so
-    they are one x value here too: the number 20. Booleans become the text
+    Parameters are JSON: the number 20, 20.0 and the text "20" are one x
+    value, the number 20 — exactly what ?param.clients=20 finds
+    (``parameter_number``: only the canonical spelling of a number counts as
+    one, so "20.0", " 20" or "٢٠" stay text). Booleans become the text
     "true"/"false" (in Python True == 1 would merge them with the number 1).
     """
     if raw is None:
@@ -296,11 +304,9 @@ def _axis_value(axis: Axis | None, raw: Any) -> Any:
     if isinstance(raw, (dict, list)):
         return json.dumps(raw, sort_keys=True, ensure_ascii=False)
     if isinstance(raw, str) and axis is not None and axis.is_parameter:
-        for convert in (int, float):
-            try:
-                return _axis_value(None, convert(raw))
-            except ValueError:
-                continue
+        number = parameter_number(raw)
+        if number is not None and str(number) == raw:
+            return number
     return raw
 
 
@@ -308,7 +314,7 @@ def _label(value: Any) -> str:
     return str(value)
 
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([0-9]+)")  # ASCII: int() of "²" or "①" would raise
 
 
 def _order_key(value: Any) -> tuple:
@@ -316,8 +322,8 @@ def _order_key(value: Any) -> tuple:
         return (0, value, ())
     text = str(value)
     natural = tuple(
-        (0, int(part), "") if part.isdigit() else (1, 0, part.casefold())
-        for part in _DIGITS.split(text)
+        (0, int(part), "") if index % 2 else (1, 0, part.casefold())
+        for index, part in enumerate(_DIGITS.split(text))
         if part
     )
     return (1, 0, natural, text)
@@ -328,6 +334,10 @@ def reference_label(axis: Axis, reference: str) -> str:
     (reference=UFS2 finds "ufs"), parameters' numbers as numbers ("20.0" → "20")."""
     if axis.name in NORMALIZERS:
         reference = NORMALIZERS[axis.name](reference)
+    if axis.is_parameter:  # typed by a user, read as a filter reads it
+        number = parameter_number(reference)
+        if number is not None:
+            return _label(number)
     return _label(_axis_value(axis, reference))
 
 
@@ -466,10 +476,20 @@ def _measurements(user: User, query: ComparisonQuery):
 
 
 def _rows(user: User, query: ComparisonQuery) -> Iterable[tuple[Any, Any, float, bool]]:
+    """At most MAX_ROWS rows (aggregated in Python, as SQLite has no median):
+    a comparison over more is refused with a message asking for filters,
+    rather than holding every measurement in memory for one request."""
     columns = [query.x.path, "value", "approximate"]
     if query.series is not None:
         columns.insert(0, query.series.path)
-    rows = _measurements(user, query).order_by().values_list(*columns)
+    rows = list(_measurements(user, query).order_by().values_list(*columns)[: MAX_ROWS + 1])
+    if len(rows) > MAX_ROWS:
+        raise InvalidComparison(
+            {
+                "request": f"more than {MAX_ROWS:,} measurements match; fix more of the "
+                "environment (engine, version_major, filesystem, …) to compare fewer"
+            }
+        )
     if query.series is None:
         return ((None, *row) for row in rows)
     return rows
@@ -503,6 +523,6 @@ def comparison_parameter_names(*, user: User, metric: Metric) -> tuple[list[str]
     for parameters, run_parameters in pairs:
         point.update(dict.fromkeys(parameters or {}))
         run.update(dict.fromkeys(run_parameters or {}))
-    valid = [name for name in point if _PARAM_NAME.match(name)]
-    valid_run = [name for name in run if _PARAM_NAME.match(name)]
+    valid = [name for name in point if PARAM_NAME.match(name)]
+    valid_run = [name for name in run if PARAM_NAME.match(name)]
     return sorted(valid, key=_order_key), sorted(valid_run, key=_order_key)

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
+from benchhub.results.filters import parameter_number
 from benchhub.results.models import Measurement
 
 COLUMNS: list[tuple[str, str]] = [
@@ -65,7 +66,11 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def csv_cell(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    if (
+        isinstance(value, str)
+        and value.startswith(_FORMULA_START)
+        and parameter_number(value) is None  # "-5" is a number, not a formula
+    ):
         return "'" + value
     return value
 

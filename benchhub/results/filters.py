@@ -8,6 +8,7 @@ asked to do, e.g. ``run_param.locking=for_update``).
 
 from __future__ import annotations
 
+import math
 import re
 
 import django_filters
@@ -24,7 +25,10 @@ from benchhub.results.normalization import (
 # Query parameters that are not filters: pagination and output format.
 NON_FILTER_PARAMETERS = {"cursor", "page_size", "format"}
 
-_PARAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+PARAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+# A number as a query string or a JSON string parameter may spell it: ASCII
+# digits only ("٢٠" and "2_0" are text), finite, and short enough to convert.
+_NUMBER = re.compile(r"-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?")
 
 # query name → (model path below the run, lookup)
 RUN_FIELDS: dict[str, tuple[str, str]] = {
@@ -76,6 +80,8 @@ NORMALIZERS = {
 
 def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
     cls = django_filters.NumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
+    if name == "submission":
+        cls = django_filters.UUIDFilter  # not-a-uuid is a 400, not a database error
     normalize = NORMALIZERS.get(name)
     if normalize is None:
         return cls(field_name=path, lookup_expr=lookup)
@@ -86,15 +92,31 @@ def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
     return cls(method=method)
 
 
+def parameter_number(raw: str) -> int | float | None:
+    """The number a parameter's text spells, or None: "20" → 20, "20.0" → 20,
+    "2.5" → 2.5. One rule for filtering (?param.clients=20) and for grouping
+    (the comparisons), so that a filter finds exactly what a group counts."""
+    if not _NUMBER.fullmatch(raw):
+        return None
+    number = float(raw)
+    if not math.isfinite(number):
+        return None
+    if number.is_integer() and abs(number) < 2**63:
+        return int(number)
+    return number
+
+
 def _json_value_q(field: str, raw: str) -> Q:
     """Parameters are JSON: ?param.clients=20 must match the number 20 and
-    the string "20" alike."""
+    the string "20" alike. ``field`` ends in an explicit ``__exact``, so
+    that a parameter named like a lookup ("isnull", "in") is a key."""
     q = Q(**{field: raw})
-    for convert in (int, float):
-        try:
-            q |= Q(**{field: convert(raw)})
-        except ValueError:
-            continue
+    number = parameter_number(raw)
+    if number is not None:
+        # the number, and the text that spells it the canonical way ("20", "2.5")
+        q |= Q(**{field: number}) | Q(**{field: str(number)})
+        if isinstance(number, int):
+            q |= Q(**{field: float(number)})
     if raw.lower() in ("true", "false"):
         q |= Q(**{field: raw.lower() == "true"})
     return q
@@ -116,6 +138,10 @@ class ParameterFilterSet(django_filters.FilterSet):
     measurement_params = False
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        for key in self.data:
+            values = self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data[key]]
+            if any("\x00" in value for value in values):
+                raise ValidationError({key: "a null character is not allowed"})
         unknown = [key for key in self.data if not self._known(key)]
         if unknown:
             # A typo must not silently return everything.
@@ -141,11 +167,12 @@ class ParameterFilterSet(django_filters.FilterSet):
     def _extra(self, queryset: QuerySet, p: str, key: str, value: str) -> QuerySet:
         if key.startswith(("param.", "run_param.")):
             scope, _, name = key.partition(".")
-            if not _PARAM_NAME.match(name):
+            if not PARAM_NAME.match(name):
                 raise ValidationError({key: f"{name!r} is not a parameter name"})
             if scope == "param" and not self.measurement_params:
                 raise ValidationError({key: "runs have no point parameters; use run_param."})
             field = f"parameters__{name}" if scope == "param" else f"{p}parameters__{name}"
+            field += "__exact"
             return queryset.filter(_json_value_q(field, value))
         if key == "mount_option":
             # One option out of the stored comma-joined set.

@@ -180,6 +180,10 @@ def test_no_matching_result_is_an_empty_comparison_not_an_error(anonymous_api, b
         ({**THROUGHPUT, "cursor": "abc"}, "cursor"),
         ({**THROUGHPUT, "format": "xml"}, "format"),
         ("benchmark=select-update&metric=throughput&x=param.clients&x=engine", "x"),
+        ("benchmark=%00&metric=throughput&x=param.clients", "benchmark"),
+        ("benchmark=select-update&metric=%00&x=param.clients", "metric"),
+        ({**THROUGHPUT, "param.clients": "\x00"}, "param.clients"),
+        ({**THROUGHPUT, "submission": "not-a-uuid"}, "submission"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(anonymous_api, bob, query, field):
@@ -195,6 +199,67 @@ def test_bad_input_is_a_400_naming_the_field(anonymous_api, bob, query, field):
     assert error["code"] == "invalid"
     assert f"$.{field}" in [detail["path"] for detail in error["details"]]
     assert field in error["message"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e400", "9" * 5000, "-0"])
+@pytest.mark.parametrize("name", ["clients", "isnull", "in", "contains", "exact"])
+def test_any_parameter_filter_is_an_answer_never_a_server_error(anonymous_api, bob, name, value):
+    # parameters named like lookups are keys; numbers JSON or Python cannot hold are text
+    store(bob, sweep_document({1: 100.0}, parameter=name))
+
+    response = anonymous_api.get(URL, {**THROUGHPUT, "x": f"param.{name}", f"param.{name}": value})
+
+    assert response.status_code == 200, response.content
+    assert response.json()["series"] == []
+
+
+def test_a_parameter_named_like_a_lookup_is_filtered_as_a_key(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0, 2: 200.0}, parameter="in"))
+
+    body = anonymous_api.get(URL, {**THROUGHPUT, "x": "param.in", "param.in": "2"}).json()
+
+    assert list(points(body)) == [2]
+
+
+def test_a_group_counts_exactly_what_the_filter_on_its_value_finds(anonymous_api, bob):
+    # 20, 20.0 and "20" are the number 20; other spellings are text, for both
+    for spelling in (20, 20.0, "20", "20.0", " 20", "2_0", "\u0662\u0660"):
+        store(bob, sweep_document({spelling: 1.0}))
+
+    grouped = points(anonymous_api.get(URL, THROUGHPUT).json())
+    filtered = points(anonymous_api.get(URL, {**THROUGHPUT, "param.clients": "20"}).json())
+    listed = anonymous_api.get("/api/v1/measurements/", {"param.clients": "20"}).json()
+
+    assert grouped[20]["n"] == 3
+    assert filtered == {20: grouped[20]}
+    assert len(listed["results"]) == 3
+    assert {" 20", "2_0", "20.0", "\u0662\u0660"} <= set(grouped)
+
+
+def test_text_values_with_non_ascii_digits_are_ordered_not_a_server_error(anonymous_api, bob):
+    for filesystem in ("x1\u00b2", "\u2460", "ext10", "ext2"):
+        store(bob, sweep_document({1: 1.0}, storage={"filesystem": filesystem, "kind": "ssd"}))
+
+    response = anonymous_api.get(URL, {**THROUGHPUT, "series": "filesystem"})
+
+    assert response.status_code == 200, response.content
+    labels = [series["label"] for series in response.json()["series"]]
+    assert labels[:2] == ["ext2", "ext10"]
+    assert sorted(labels) == sorted(["x1\u00b2", "\u2460", "ext10", "ext2"])
+
+
+def test_more_measurements_than_one_comparison_reads_is_a_400_asking_for_filters(
+    anonymous_api, bob, monkeypatch
+):
+    monkeypatch.setattr("benchhub.comparisons.selectors.MAX_ROWS", 2)
+    store(bob, sweep_document({1: 100.0, 2: 200.0}))
+    assert anonymous_api.get(URL, THROUGHPUT).status_code == 200
+    store(bob, sweep_document({4: 400.0}))
+
+    response = anonymous_api.get(URL, THROUGHPUT)
+
+    assert response.status_code == 400
+    assert "more than 2 measurements match" in response.json()["error"]["message"]
 
 
 def test_errors_stay_json_when_csv_was_asked_for(anonymous_api, db):
@@ -253,6 +318,16 @@ def test_csv_cells_from_user_text_cannot_be_formulas(anonymous_api, bob):
 
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[1][0].startswith("'=")
+
+
+def test_a_negative_number_in_the_csv_stays_a_number(anonymous_api, bob):
+    store(bob, sweep_document({-5: 100.0, "-1+2": 50.0}, parameter="offset"))
+
+    query = {**THROUGHPUT, "x": "engine", "series": "param.offset", "format": "csv"}
+    response = anonymous_api.get(URL, query)
+
+    labels = {row[0] for row in csv.reader(io.StringIO(response.content.decode()))}
+    assert {"-5", "'-1+2"} <= labels  # the number as it is, text that starts a formula guarded
 
 
 def test_one_query_reads_every_cell(anonymous_api, bob, django_assert_max_num_queries):
