@@ -77,6 +77,10 @@ def compare(request: HttpRequest) -> HttpResponse:
         if not _first(params, "x"):
             params["x"] = [_default_x(point_names)]
 
+    # "— one series —" chosen with a reference set: the reference select
+    # was still enabled and sent it; the page drops it, like a stale one.
+    orphan_reference = None if _first(params, "series") else params.pop("reference", None)
+
     comparison: Comparison | None = None
     errors: dict[str, str] = {}
     if benchmark is not None or params:
@@ -87,6 +91,10 @@ def compare(request: HttpRequest) -> HttpResponse:
             errors = exc.errors
         if comparison is not None and comparison.reference_dropped:
             params.pop("reference", None)
+        if comparison is not None and orphan_reference:
+            comparison.notes.append(
+                f"reference {orphan_reference[0]!r} needs a series; shown without reference."
+            )
 
     query_string = urlencode(_ordered(params), doseq=True)
     page_url = reverse("comparisons:compare") + (f"?{query_string}" if query_string else "")
@@ -96,6 +104,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "metrics": sorted(benchmark.metrics.all(), key=lambda m: m.pk) if benchmark else [],
         "current": {key: _first(params, key) for key in COMPARISON_PARAMETERS},
         "axis_choices": _axis_choices(point_names, run_names, params),
+        "reference_choices": _reference_choices(comparison, params),
         "fixed_filters": _fixed_filter_inputs(params),
         "filter_names": FILTER_NAMES,
         "comparison": comparison,
@@ -156,11 +165,13 @@ def _first(params: dict[str, list[str]], key: str) -> str:
 
 
 def _metric_for(benchmark: Benchmark, params: dict[str, list[str]]) -> Metric | None:
-    """The metric select lists the benchmark's metrics: when the benchmark
-    changed under it, its first metric (catalog order) takes over."""
+    """The metric select lists the benchmark's metrics: when none is given
+    (the benchmark select changed, and the old metric went with the old
+    benchmark), its first metric (catalog order) takes over. A metric the
+    benchmark does not have is left for the comparison to report."""
     metrics = sorted(benchmark.metrics.all(), key=lambda m: m.pk)
     chosen = next((m for m in metrics if m.name == _first(params, "metric")), None)
-    if chosen is None and metrics:
+    if chosen is None and metrics and not _first(params, "metric"):
         chosen = metrics[0]
         params["metric"] = [chosen.name]
     return chosen
@@ -197,6 +208,19 @@ def _axis_choices(
         ("Run parameters", [(v, v.removeprefix("run_param.")) for v in run]),
         ("Environment", [(name, name.replace("_", " ")) for name in AXIS_DIMENSIONS]),
     ]
+
+
+def _reference_choices(
+    comparison: Comparison | None, params: dict[str, list[str]]
+) -> tuple[list[Any], Any]:
+    """The reference select's values (the series labels) and the selected
+    one. Like x and series, a reference the comparison could not check (an
+    error elsewhere) stays selectable, so the next change keeps it."""
+    labels = [s.label for s in comparison.series if s.label] if comparison is not None else []
+    selected = comparison.reference if comparison is not None else _first(params, "reference")
+    if selected and selected not in labels:
+        labels.append(selected)
+    return labels, selected
 
 
 def _fixed_filter_inputs(params: dict[str, list[str]]) -> list[tuple[str, str]]:

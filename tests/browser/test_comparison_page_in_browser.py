@@ -119,6 +119,14 @@ def test_the_raw_device_is_the_reference(live_server, page: Page, demo_like_data
     assert chart["data"][0] == [100]
     expect(page.locator("#cmp-reference")).to_have_value("raw")
 
+    # One series: nothing to be relative to, the reference goes from the URL too.
+    page.select_option("#cmp-series", "")
+
+    expect(page).not_to_have_url(re.compile(r"series=|reference="))
+    expect(page.locator("#cmp-reference")).to_be_disabled()
+    expect(page.locator("#comparison .notes")).to_contain_text("shown without reference")
+    expect(page.locator("#comparison")).not_to_contain_text("cannot be drawn")
+
 
 def test_a_hostile_series_label_stays_text(live_server, page: Page, bob):
     hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'

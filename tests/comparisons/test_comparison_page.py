@@ -108,7 +108,8 @@ def test_a_new_benchmark_brings_its_own_first_metric(client, db):
     articles_load()
 
     response = client.get(
-        f"{PAGE}?benchmark=tpcb&metric=throughput&x=filesystem&series=io_scheduler", headers=HTMX
+        f"{PAGE}?benchmark=tpcb&metric=throughput&x=filesystem&series=io_scheduler",
+        headers={**HTMX, "HX-Trigger-Name": "benchmark"},
     )
 
     pushed = dict(parse_qsl(urlsplit(response["HX-Push-Url"]).query))
@@ -147,6 +148,48 @@ def test_a_reference_left_over_from_another_series_is_dropped_with_a_note(client
     page = response.content.decode()
     assert "shown without reference" in page
     assert embedded_json(page, "comparison-data")["reference"] is None
+
+
+def test_one_series_drops_the_reference_with_a_note(client, two_engines):
+    # "— one series —" chosen: the reference select, still enabled, sends its value.
+    query = "benchmark=select-update&metric=throughput&x=param.clients"
+
+    response = client.get(f"{PAGE}?{query}&series=&reference=postgresql", headers=HTMX)
+
+    assert response["HX-Push-Url"] == f"{PAGE}?{query}"
+    page = response.content.decode()
+    assert "This comparison cannot be drawn" not in page
+    assert (
+        "<li>reference &#x27;postgresql&#x27; needs a series; shown without reference.</li>" in page
+    )
+    assert embedded_json(page, "comparison-data")["reference"] is None
+    assert 'id="cmp-reference" name="reference" disabled' in page
+
+
+def test_a_metric_the_benchmark_lacks_is_named_not_replaced(client, two_engines):
+    query = "benchmark=select-update&metric=throughputt&x=param.clients"
+
+    response = client.get(f"{PAGE}?{query}")
+
+    assert response.status_code == 200  # no redirect to another metric
+    page = response.content.decode()
+    assert "<strong>metric</strong>: select-update has no metric &#x27;throughputt&#x27;" in page
+    assert "comparison-chart" not in page
+    assert client.get(f"/api/v1/comparisons/?{query}").status_code == 400
+    htmx = client.get(f"{PAGE}?{query}", headers=HTMX)
+    assert htmx["HX-Push-Url"] == f"{PAGE}?{query}"
+
+
+def test_the_reference_stays_selected_when_another_field_is_wrong(client, two_engines):
+    response = client.get(f"{PAGE}?{THROUGHPUT}&reference=postgresql&cores=many", headers=HTMX)
+
+    page = response.content.decode()
+    assert "<strong>cores</strong>" in page
+    reference = page[
+        page.index('id="cmp-reference"') : page.index("</select>", page.index('id="cmp-reference"'))
+    ]
+    assert '<option value="postgresql" selected>' in reference
+    assert "reference=postgresql" in response["HX-Push-Url"]
 
 
 def test_bad_input_is_shown_naming_the_field(client, two_engines):
