@@ -37,8 +37,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
 def comparison_csv_response(comparison: Comparison) -> HttpResponse:
     out = io.StringIO()
     csv.writer(out).writerows(comparison_csv_rows(comparison))
-    query = comparison.query
-    name = f"benchhub-{query.benchmark}-{query.metric.name}-by-{query.x.name}.csv"
+    name = f"{comparison.query.file_stem}.csv"
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

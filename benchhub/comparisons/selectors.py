@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
 
 from benchhub.results import selectors as results_selectors
@@ -155,6 +156,12 @@ class ComparisonQuery:
     @property
     def benchmark(self) -> str:
         return self.metric.benchmark.name
+
+    @property
+    def file_stem(self) -> str:
+        """What a download of this comparison is called, before its extension
+        (catalog and axis names only: no user text reaches a file name)."""
+        return f"benchhub-{self.benchmark}-{self.metric.name}-by-{self.x.name}"
 
 
 def _single(params: Mapping[str, list[str]], key: str) -> str:
@@ -458,7 +465,9 @@ def _measurements(user: User, query: ComparisonQuery):
     """The visible measurements of the metric, with the fixed filters applied
     exactly as /api/v1/measurements/ applies them."""
     queryset = results_selectors.measurement_list(user=user).filter(metric=query.metric)
-    filterset = MeasurementFilter(data=_QueryData(query.filters), queryset=queryset)
+    # get() gives a filter's last value, getlist() all of them (param.* may repeat)
+    data = MultiValueDict({key: values for key, values in query.filters.items() if values})
+    filterset = MeasurementFilter(data=data, queryset=queryset)
     if not filterset.is_valid():
         raise InvalidComparison(
             {key: " ".join(str(m) for m in messages) for key, messages in filterset.errors.items()}
@@ -493,18 +502,6 @@ def _rows(user: User, query: ComparisonQuery) -> Iterable[tuple[Any, Any, float,
     if query.series is None:
         return ((None, *row) for row in rows)
     return rows
-
-
-class _QueryData(dict):
-    """The fixed filters in the shape FilterSet expects of request data:
-    ``get`` gives the last value, ``getlist`` all of them (param.* may repeat)."""
-
-    def __init__(self, filters: dict[str, list[str]]) -> None:
-        super().__init__({key: values[-1] for key, values in filters.items() if values})
-        self._lists = filters
-
-    def getlist(self, key: str) -> list[str]:
-        return list(self._lists.get(key, []))
 
 
 def comparison_parameter_names(*, user: User, metric: Metric) -> tuple[list[str], list[str]]:

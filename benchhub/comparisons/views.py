@@ -256,7 +256,7 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
             "subtitle": f"fixed: {fixed}" if fixed else "",
             "x": query.x.title,
             "y": y_title,
-            "filename": f"benchhub-{query.benchmark}-{metric.name}-by-{query.x.name}.png",
+            "filename": f"{query.file_stem}.png",
         },
     }
 
