@@ -139,8 +139,7 @@ class ParameterFilterSet(django_filters.FilterSet):
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
         for key in self.data:
-            values = self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data[key]]
-            if any("\x00" in value for value in values):
+            if any("\x00" in value for value in self._values(key)):
                 raise ValidationError({key: "a null character is not allowed"})
         unknown = [key for key in self.data if not self._known(key)]
         if unknown:
@@ -151,10 +150,13 @@ class ParameterFilterSet(django_filters.FilterSet):
         queryset = super().filter_queryset(queryset)
         p = self.run_prefix
         for key in self.data:
-            values = self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data[key]]
-            for value in values:
+            for value in self._values(key):
                 queryset = self._extra(queryset, p, key, value)
         return queryset
+
+    def _values(self, key: str) -> list[str]:
+        """Every value given for ``key`` (param.* may repeat)."""
+        return self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data[key]]
 
     def _known(self, key: str) -> bool:
         return (

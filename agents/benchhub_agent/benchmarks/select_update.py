@@ -277,7 +277,6 @@ class PostgresFlow:
         slot: int,
         rng: random.Random,
     ) -> None:
-
         self.client = client
         self.pgconn = client.pgconn
         self.send = client.pgconn.send_query_prepared
