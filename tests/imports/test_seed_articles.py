@@ -41,19 +41,23 @@ Document = dict[str, Any]
 def seeds_dir() -> Path:
     """The shared seeds folder: beside the repository root (/work/shared/seeds next to
     /work/main), or wherever BENCHHUB_SEEDS_DIR points."""
-    candidates = []
     if override := os.environ.get("BENCHHUB_SEEDS_DIR"):
-        candidates.append(Path(override))
+        # Asked for explicitly (CI does): a wrong path is an error, not a skip.
+        if not (Path(override) / "README.md").is_file():
+            pytest.fail(f"BENCHHUB_SEEDS_DIR={override} holds no seed articles (no README.md)")
+        return Path(override)
     # parents[3] is the folder holding the repository; walking up all parents also
     # finds it from a worktree or a copy placed one level deeper.
-    candidates += [parent / "shared" / "seeds" for parent in Path(__file__).resolve().parents]
+    candidates = [parent / "shared" / "seeds" for parent in Path(__file__).resolve().parents]
     for candidate in candidates:
         if (candidate / "README.md").is_file():
             return candidate
-    pytest.fail(
-        "The seed articles folder was not found. Expected shared/seeds/ beside the "
-        f"repository root ({REPO_ROOT.parent / 'shared' / 'seeds'}) or BENCHHUB_SEEDS_DIR "
-        f"set to it; looked in: {', '.join(str(c) for c in candidates)}"
+    # A fresh clone has no seed texts beside it: the documents are still checked
+    # against the schema and catalog, only the cross-check with the articles waits.
+    pytest.skip(
+        "seed article texts not found (no shared/seeds/ beside the repository, "
+        f"{REPO_ROOT.parent / 'shared' / 'seeds'}, and BENCHHUB_SEEDS_DIR unset): "
+        "the cross-check of the curated documents against them runs where they exist"
     )
 
 
