@@ -16,6 +16,7 @@ from benchhub.baselines import selectors
 from benchhub.baselines.models import Baseline
 from benchhub.baselines.statistics import percentile_rank
 from benchhub.lib.api import ApiError
+from benchhub.results.filters import parameter_query_value
 
 _FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 
@@ -58,21 +59,12 @@ def _fingerprint(request: Request) -> str:
 
 
 def _point(request: Request) -> dict[str, Any]:
-    """param.clients=20 → {"clients": 20}; numbers as numbers, as stored."""
-    point: dict[str, Any] = {}
-    for key, value in request.query_params.items():
-        if not key.startswith("param."):
-            continue
-        name = key.removeprefix("param.")
-        for convert in (int, float):
-            try:
-                point[name] = convert(value)
-                break
-            except ValueError:
-                continue
-        else:
-            point[name] = value
-    return point
+    """param.clients=20 (or 20.0, 2e1) → {"clients": 20}: the filters' rule."""
+    return {
+        key.removeprefix("param."): parameter_query_value(value)
+        for key, value in request.query_params.items()
+        if key.startswith("param.")
+    }
 
 
 class BaselineListApi(APIView):

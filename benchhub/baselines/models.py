@@ -37,7 +37,7 @@ class Baseline(models.Model):
 
 class DirtyKey(models.Model):
     """A comparability key whose baselines must be recomputed (the protocol
-    is in baselines/services.py)."""
+    is in baselines/refresh.py)."""
 
     fingerprint = models.CharField(max_length=64, unique=True)
     marked_at = models.DateTimeField()

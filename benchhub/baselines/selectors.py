@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from benchhub.baselines.models import Baseline
-from benchhub.results.comparability import canonical_json
+from benchhub.baselines.refresh import baseline_point
 
 
 def baseline_list(*, fingerprint: str) -> QuerySet[Baseline]:
@@ -17,7 +17,7 @@ def baseline_list(*, fingerprint: str) -> QuerySet[Baseline]:
 def baseline_get(*, fingerprint: str, metric: str, parameters: dict) -> Baseline | None:
     return (
         Baseline.objects.filter(
-            fingerprint=fingerprint, metric__name=metric, point=canonical_json(parameters)
+            fingerprint=fingerprint, metric__name=metric, point=baseline_point(parameters)
         )
         .select_related("metric")
         .first()

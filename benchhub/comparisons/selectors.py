@@ -38,6 +38,7 @@ from benchhub.results.filters import (
     PARAM_NAME,
     RUN_FIELDS,
     MeasurementFilter,
+    parameter_canonical,
     parameter_number,
 )
 from benchhub.results.models import Metric
@@ -304,17 +305,13 @@ def _axis_value(axis: Axis | None, raw: Any) -> Any:
         return None
     if isinstance(raw, bool):
         return "true" if raw else "false"
-    if isinstance(raw, float):
-        if not math.isfinite(raw):
-            return str(raw)
-        return int(raw) if raw.is_integer() else raw
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return str(raw)
     if isinstance(raw, (dict, list)):
         return json.dumps(raw, sort_keys=True, ensure_ascii=False)
-    if isinstance(raw, str) and axis is not None and axis.is_parameter:
-        number = parameter_number(raw)
-        if number is not None and str(number) == raw:
-            return number
-    return raw
+    if isinstance(raw, str) and not (axis is not None and axis.is_parameter):
+        return raw
+    return parameter_canonical(raw)
 
 
 def _label(value: Any) -> str:

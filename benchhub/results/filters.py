@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import django_filters
 from django.db.models import Q, QuerySet
@@ -104,6 +105,31 @@ def parameter_number(raw: str) -> int | float | None:
     if number.is_integer() and abs(number) < 2**63:
         return int(number)
     return number
+
+
+def parameter_canonical(raw: Any) -> Any:
+    """A stored parameter value as one point: the number 20, 20.0 and the
+    text "20" are the number 20, exactly the values ?param.clients=20 finds
+    (only the canonical spelling of a number counts as one, so the text
+    "20.0", " 20" or "٢٠" stays text). Other values are returned as they are."""
+    if isinstance(raw, float) and math.isfinite(raw) and raw.is_integer() and abs(raw) < 2**63:
+        return int(raw)
+    if isinstance(raw, str):
+        number = parameter_number(raw)
+        if number is not None and str(number) == raw:
+            return number
+    return raw
+
+
+def parameter_query_value(raw: str) -> Any:
+    """What ?param.<name>=<raw> names, as a stored point value: any spelling
+    of a number is that number ("20.0" → 20), "true"/"false" a boolean."""
+    number = parameter_number(raw)
+    if number is not None:
+        return number
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    return raw
 
 
 def _json_value_q(field: str, raw: str) -> Q:

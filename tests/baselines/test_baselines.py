@@ -4,9 +4,9 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from django.utils import timezone
 
-from benchhub.baselines import services
+from benchhub.baselines import refresh as services
 from benchhub.baselines.models import Baseline, DirtyKey
-from benchhub.baselines.services import baselines_refresh
+from benchhub.baselines.refresh import baselines_refresh
 from benchhub.celery import app
 from benchhub.results.models import Measurement, Submission
 from benchhub.results.services import submission_create
