@@ -54,10 +54,12 @@ def test_a_run_that_cannot_be_sent_is_kept_and_pushed_later(mysql_dsn, outbox_di
 
 def test_the_next_upload_sends_the_outbox_first(pg_dsn, outbox_dir):
     agent(*small_run(pg_dsn, "--upload", "--server", dead_server(), "--token", TOKEN))
+    (kept,) = outbox_dir.glob("*.json")
     with ContractServer() as server:
         done = agent(*small_run(pg_dsn, "--upload", "--server", server.url, "--token", TOKEN))
         assert done.returncode == 0, done.stderr
         assert len(server.stored) == 2
+        assert list(server.stored)[0] == kept.stem  # the earlier run reached the server first
     assert list(outbox_dir.glob("*.json")) == []
 
 
