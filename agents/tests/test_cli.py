@@ -59,7 +59,7 @@ def test_the_next_upload_sends_the_outbox_first(pg_dsn, outbox_dir):
         done = agent(*small_run(pg_dsn, "--upload", "--server", server.url, "--token", TOKEN))
         assert done.returncode == 0, done.stderr
         assert len(server.stored) == 2
-        assert list(server.stored)[0] == kept.stem  # the earlier run reached the server first
+        assert next(iter(server.stored)) == kept.stem  # the earlier run reached the server first
     assert list(outbox_dir.glob("*.json")) == []
 
 

@@ -1,4 +1,4 @@
-"""The outbox: a document is whole or absent, leaves oldest first, and waits while the server is down."""
+"""The outbox: a document is whole or absent, leaves oldest first, waits while the server is down."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from benchhub_agent import upload
 from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
@@ -39,12 +40,8 @@ def test_a_write_that_fails_halfway_leaves_the_previous_document_whole(outbox_di
     outbox.save(first)
     broken = example()
     broken["zzz_last"] = NotJson()  # serialised after everything else: the file is half written
-    try:
+    with pytest.raises(TypeError):
         outbox.save(broken)
-    except TypeError:
-        pass
-    else:
-        raise AssertionError("a value json cannot write must fail the save")
     assert outbox.load(first["uuid"]) == first
     assert sorted(p.name for p in outbox_dir.iterdir()) == [f"{first['uuid']}.json"]
 
@@ -53,10 +50,8 @@ def test_a_write_that_fails_halfway_leaves_no_document_at_all(outbox_dir):
     outbox = Outbox(outbox_dir)
     broken = example()
     broken["zzz_last"] = NotJson()
-    try:
+    with pytest.raises(TypeError):
         outbox.save(broken)
-    except TypeError:
-        pass
     assert outbox.uuids(include_rejected=True) == []
     assert list(outbox_dir.iterdir()) == []  # not even a temporary file
 
@@ -116,7 +111,7 @@ def test_a_rejected_document_does_not_stop_the_ones_behind_it(outbox_dir):
     os.utime(saved, (1_600_000_000, 1_600_000_000))  # now the oldest
     with ContractServer() as server:
         results = upload.push(server.url, TOKEN, outbox, backoff=NO_WAIT)
-        assert [u for u, _ in results][0] == KEPT_IN_THIS_ORDER[1]
+        assert results[0][0] == KEPT_IN_THIS_ORDER[1]
         assert len(server.stored) == 4
     assert outbox.uuids(include_rejected=True) == [KEPT_IN_THIS_ORDER[1]]
     assert outbox.is_rejected(KEPT_IN_THIS_ORDER[1])
