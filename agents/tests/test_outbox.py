@@ -1,4 +1,5 @@
-"""The outbox: a document is whole or absent, leaves oldest first, waits while the server is down."""
+"""The outbox: a document is whole or absent, leaves oldest first, waits while the server is down.
+"""
 
 from __future__ import annotations
 
