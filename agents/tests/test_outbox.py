@@ -1,5 +1,4 @@
-"""The outbox: a document is whole or absent, leaves oldest first, waits while the server is down.
-"""
+"""The outbox: whole documents or none, sent oldest first, kept while the server is down."""
 
 from __future__ import annotations
 
