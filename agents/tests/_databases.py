@@ -1,13 +1,16 @@
 """The real databases the tpcb, sql-bench, backup and external-sort tests drive.
 
-Each test gets a database (or Firebird file) of its own, so that pytest-xdist workers
-never share tables or per-database statistics. Nothing here skips: an engine that does
+Each test gets a database (or Firebird file) of its own, named after the test, the
+pytest-xdist worker and ``$BENCHHUB_TEST_DB_PREFIX`` (for two runs of the suite at once
+on the same servers), so that neither workers nor runs share tables or per-database
+statistics. Nothing here skips: an engine that does
 not answer fails the test, so a green run means the engine was really driven.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import socket
@@ -24,8 +27,26 @@ FIREBIRD_DIR = "/var/lib/firebird/3.0/data"
 FIREBIRD_PORT = 3050
 
 
+MAX_NAME = 60  # PostgreSQL cuts identifiers at 63 bytes, MariaDB at 64
+
+
+def database_name(label: str) -> str:
+    """``label``'s database for this run of the suite and this xdist worker.
+
+    Too long a name keeps its start and gains a digest of the whole, so that two
+    labels cut at the same place still name two databases.
+    """
+    prefix = os.environ.get("BENCHHUB_TEST_DB_PREFIX", "")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = re.sub(r"[^a-z0-9_]", "_", f"{prefix}bh_{worker}_{label}".lower())
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        name = f"{name[: MAX_NAME - 9]}_{digest}"
+    return name
+
+
 def _database_name(test_name: str) -> str:
-    return "benchhub_bench_" + re.sub(r"[^a-z0-9_]", "_", test_name.lower())[:40]
+    return database_name("bench_" + test_name)
 
 
 def postgresql(test_name: str) -> Target:

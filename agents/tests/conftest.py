@@ -2,34 +2,34 @@
 
 The databases are expected (CI starts them); a test that cannot reach one
 fails rather than skips, so a green run means the engines were really driven.
+Every pytest-xdist worker (and every run, given ``$BENCHHUB_TEST_DB_PREFIX``)
+works in databases of its own: see ``_databases.database_name``.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
-
-PG_ADMIN_DSN = os.environ.get("BENCHHUB_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-PG_DATABASE = "benchhub_agent_test"
-MYSQL_DSN = os.environ.get("BENCHHUB_TEST_MYSQL", "mysql://root@127.0.0.1:3306/test")
+from _databases import MYSQL_SERVER, PG_SERVER, database_name
 
 
 @pytest.fixture(scope="session")
 def pg_dsn() -> str:
-    """A database of our own on the real PostgreSQL, created when missing."""
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_DATABASE,))
-        if exists.fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
-    return PG_ADMIN_DSN.rsplit("/", 1)[0] + "/" + PG_DATABASE
+    """A database of this worker's own on the real PostgreSQL, created when missing."""
+    return _ensure(f"{PG_SERVER}/{database_name('agent_test')}")
 
 
 @pytest.fixture(scope="session")
 def mysql_dsn() -> str:
-    return MYSQL_DSN
+    """A database of this worker's own on the real MariaDB, created when missing."""
+    return _ensure(f"{MYSQL_SERVER}/{database_name('agent_test')}")
+
+
+def _ensure(dsn: str) -> str:
+    from benchhub_agent.benchmarks import _connections
+    from benchhub_agent.benchmarks.base import Target
+
+    _connections.ensure_database(Target.parse(dsn))
+    return dsn
 
 
 @pytest.fixture

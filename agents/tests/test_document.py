@@ -72,7 +72,7 @@ def test_a_real_run_makes_a_valid_document(pg_dsn):
         "tool": "benchhub-agent",
         "tool_version": "0.1.0",
         "command": "benchhub-agent run select-update --dsn "
-        "postgresql://USER@HOST:5432/benchhub_agent_test",
+        f"postgresql://USER@HOST:5432/{Target.parse(pg_dsn).database}",
     }
     assert doc["environment"]["client"]["load_engine"] == "benchhub-agent"
     assert doc["environment"]["storage"]["filesystem"]  # found from the data directory

@@ -9,6 +9,7 @@ with that run and with the community baseline the server computed.
 from __future__ import annotations
 
 import json
+import os
 
 import psycopg
 import pytest
@@ -19,17 +20,21 @@ from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
 from tests.agent.test_outbox_e2e import agent
 
-BENCH_DATABASE = "benchhub_like_e2e"
+
+def bench_database() -> str:
+    """This run's and this xdist worker's own database (as agents/tests/_databases.py names)."""
+    prefix = os.environ.get("BENCHHUB_TEST_DB_PREFIX", "").lower()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return f"{prefix}bh_{worker}_like_e2e"
 
 
 @pytest.fixture(scope="module")
 def bench_dsn() -> str:
+    name = bench_database()
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
-        if not c.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", (BENCH_DATABASE,)
-        ).fetchone():
-            c.execute(f'CREATE DATABASE "{BENCH_DATABASE}"')
-    return f"postgresql://postgres@127.0.0.1:5432/{BENCH_DATABASE}"
+        if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            c.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql://postgres@127.0.0.1:5432/{name}"
 
 
 @pytest.mark.django_db(transaction=True)
