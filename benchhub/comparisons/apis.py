@@ -11,14 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchhub.comparisons.aggregation import Comparison
 from benchhub.comparisons.exports import comparison_csv_response
-from benchhub.comparisons.selectors import (
-    AXIS_DIMENSIONS,
-    Comparison,
-    InvalidComparison,
-    comparison_build,
-    comparison_query_parse,
-)
+from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
+from benchhub.comparisons.selectors import comparison_build
 from benchhub.lib.api import ApiError
 from benchhub.results.apis import PARAMETER_DOCS
 from benchhub.results.filters import MeasurementFilter

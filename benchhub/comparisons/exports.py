@@ -7,7 +7,7 @@ import io
 
 from django.http import HttpResponse
 
-from benchhub.comparisons.selectors import Comparison
+from benchhub.comparisons.aggregation import Comparison
 from benchhub.results.exports import csv_cell
 
 COLUMNS = ("series", "x", "value", "n", "min", "max", "relative")

@@ -14,18 +14,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_htmx.http import push_url
 
+from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.apis import comparison_as_data
 from benchhub.comparisons.presets import PRESETS
-from benchhub.comparisons.selectors import (
+from benchhub.comparisons.query import (
     AXIS_DIMENSIONS,
     COMPARISON_PARAMETERS,
-    Comparison,
     InvalidComparison,
-    Point,
-    comparison_build,
-    comparison_parameter_names,
     comparison_query_parse,
 )
+from benchhub.comparisons.selectors import comparison_build, comparison_parameter_names
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import MeasurementFilter
 from benchhub.results.models import Benchmark, Metric

@@ -1,0 +1,240 @@
+"""The pure half of a comparison: rows in, aggregated cells out, no query.
+
+Each row is one measurement: (series value, x value, value, approximate,
+run id). A cell (series, x) is summarized by the median, n, min and max of
+its values, and keeps each run's values, the unit a verdict compares.
+
+Order of values, on both axes: numbers numerically (clients 1, 2, 4 … 100),
+text in natural alphabetical order, case-insensitive, digit runs compared as
+numbers (ext2 < ext10, 9.6 < 15.2), numbers before text. The reference
+series, when there is one, comes first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
+from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
+
+Row = tuple[Any, Any, float, bool, int]
+
+
+@dataclass(frozen=True)
+class Point:
+    x: Any
+    value: float  # the median
+    n: int
+    min: float
+    max: float
+    relative: float | None = None  # 100 * value / the reference's value at x
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: list[Point]
+
+
+@dataclass
+class Comparison:
+    query: ComparisonQuery
+    x_values: list[Any]
+    series: list[Series]
+    # The reference as a series label (normalized: reference=EXT4 → "ext4").
+    reference: str | None = None
+    notes: list[str] = field(default_factory=list)
+    # The page drops a reference that is not a series value (with a note);
+    # it then pushes the URL without it.
+    reference_dropped: bool = False
+    # Per cell (series label, x): each run's values there, the unit verdicts compare.
+    cell_runs: dict[tuple[str, Any], dict[int, list[float]]] = field(
+        default_factory=dict, repr=False
+    )
+
+    @property
+    def x_numeric(self) -> bool:
+        return bool(self.x_values) and all(_is_number(x) for x in self.x_values)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.series
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _axis_value(axis: Axis | None, raw: Any) -> Any:
+    """A stored value as the comparison groups it; None when missing.
+
+    Parameters are JSON: the number 20, 20.0 and the text "20" are one x
+    value, the number 20 — exactly what ?param.clients=20 finds
+    (``parameter_number``: only the canonical spelling of a number counts as
+    one, so "20.0", " 20" or "٢٠" stay text). Booleans become the text
+    "true"/"false" (in Python True == 1 would merge them with the number 1).
+    """
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return str(raw)
+    if isinstance(raw, (dict, list)):
+        return json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    if isinstance(raw, str) and not (axis is not None and axis.is_parameter):
+        return raw
+    return parameter_canonical(raw)
+
+
+def _label(value: Any) -> str:
+    return str(value)
+
+
+_DIGITS = re.compile(r"([0-9]+)")  # ASCII: int() of "²" or "①" would raise
+
+
+def order_key(value: Any) -> tuple:
+    if _is_number(value):
+        return (0, value, ())
+    text = str(value)
+    natural = tuple(
+        (0, int(part), "") if index % 2 else (1, 0, part.casefold())
+        for index, part in enumerate(_DIGITS.split(text))
+        if part
+    )
+    return (1, 0, natural, text)
+
+
+def reference_label(axis: Axis, reference: str) -> str:
+    """The reference as a series label: normalized like the filters
+    (reference=UFS2 finds "ufs"), parameters' numbers as numbers ("20.0" → "20")."""
+    if axis.name in NORMALIZERS:
+        reference = NORMALIZERS[axis.name](reference)
+    if axis.is_parameter:  # typed by a user, read as a filter reads it
+        number = parameter_number(reference)
+        if number is not None:
+            return _label(number)
+    return _label(_axis_value(axis, reference))
+
+
+def comparison_aggregate(
+    *, query: ComparisonQuery, rows: Iterable[Row], strict_reference: bool = True
+) -> Comparison:
+    """Aggregate the rows of ``query``. A reference that is not among the
+    series values raises InvalidComparison, or with ``strict_reference=False``
+    is dropped with a note (the page does that when the series select
+    changed under it)."""
+    x_axis, series_axis = query.x, query.series
+    cells: dict[tuple[str, Any], list[float]] = defaultdict(list)
+    runs: dict[tuple[str, Any], dict[int, list[float]]] = defaultdict(dict)
+    series_values: dict[str, Any] = {}
+    missing_x = missing_series = approximate = total = 0
+    for series_raw, x_raw, value, is_approximate, run_id in rows:
+        total += 1
+        x = _axis_value(x_axis, x_raw)
+        if series_axis is None:
+            series_value: Any = query.metric.name
+        else:
+            series_value = _axis_value(series_axis, series_raw)
+        if x is None:
+            missing_x += 1
+            continue
+        if series_value is None:
+            missing_series += 1
+            continue
+        approximate += is_approximate
+        label = _label(series_value)
+        series_values.setdefault(label, series_value)
+        cells[label, x].append(value)
+        runs[label, x].setdefault(run_id, []).append(value)
+
+    notes: list[str] = []
+    if total == 0:
+        notes.append("No measurement you may see matches this comparison.")
+    if missing_x:
+        notes.append(
+            f"{missing_x} measurement{'s' if missing_x != 1 else ''} without a "
+            f"{x_axis.title} value left out."
+        )
+    if missing_series and series_axis is not None:
+        notes.append(
+            f"{missing_series} measurement{'s' if missing_series != 1 else ''} without a "
+            f"{series_axis.title} value left out."
+        )
+    if approximate:
+        notes.append(
+            f"Approximate values included: {approximate} of {total - missing_x - missing_series} "
+            "measurements are approximate (read off a chart or an 'about' in the text)."
+        )
+
+    x_values = sorted({x for _, x in cells}, key=order_key)
+    labels = sorted(series_values, key=lambda label: order_key(series_values[label]))
+
+    reference = query.reference
+    reference_dropped = False
+    if reference is not None and series_axis is not None:
+        wanted = reference_label(series_axis, reference)
+        if wanted in series_values:
+            reference = wanted
+            labels.remove(wanted)
+            labels.insert(0, wanted)
+        elif total == 0:
+            reference = wanted  # nothing to compare: the empty note says it all
+        elif strict_reference:
+            raise InvalidComparison({"reference": _reference_missing(wanted, series_axis, labels)})
+        else:
+            notes.append(
+                _reference_missing(wanted, series_axis, labels) + "; shown without reference."
+            )
+            reference, reference_dropped = None, True
+
+    medians = {key: statistics.median(values) for key, values in cells.items()}
+    reference_medians = (
+        {x: medians[reference, x] for x in x_values if (reference, x) in medians}
+        if reference is not None
+        else {}
+    )
+    if reference is not None and not reference_dropped and total:
+        gaps = [x for x in x_values if not reference_medians.get(x)]
+        if gaps:
+            notes.append(
+                f"{series_axis.title} = {reference} has no value (or 0) at "
+                f"{x_axis.title} = {', '.join(map(_label, gaps))}: relative values there are null."
+            )
+
+    series = []
+    for label in labels:
+        points = []
+        for x in x_values:
+            values = cells.get((label, x))
+            if not values:
+                continue
+            relative = None
+            if reference is not None and reference_medians.get(x):
+                relative = medians[label, x] / reference_medians[x] * 100
+            points.append(
+                Point(x, medians[label, x], len(values), min(values), max(values), relative)
+            )
+        series.append(Series(label, points))
+    return Comparison(
+        query=query,
+        x_values=x_values,
+        series=series,
+        reference=reference,
+        notes=notes,
+        reference_dropped=reference_dropped,
+        cell_runs=dict(runs),
+    )
+
+
+def _reference_missing(wanted: str, axis: Axis, labels: list[str]) -> str:
+    shown = ", ".join(labels[:20]) + (" …" if len(labels) > 20 else "")
+    return f"{wanted!r} is not a {axis.title} value of these results (they have: {shown})"

@@ -1,0 +1,212 @@
+"""A comparison's query: the URL's query string alone, parsed.
+
+``benchmark``, ``metric``, ``x`` (what varies along the axis), ``series``
+(what separates the lines or bar groups), ``reference`` (the series value
+that becomes 100), and every other parameter is a fixed filter with the
+measurement API's semantics (``benchhub.results.filters.MeasurementFilter``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchhub.results.filters import PARAM_NAME, RUN_FIELDS
+from benchhub.results.models import Metric
+
+# The comparison's own parameters; everything else is a fixed filter.
+COMPARISON_PARAMETERS = ("benchmark", "metric", "x", "series", "reference", "format")
+FORMATS = ("json", "csv")
+# Measurement API parameters that mean nothing here: a comparison is one table.
+NOT_APPLICABLE = {"cursor": "a comparison is not paginated", "page_size": "not paginated"}
+
+# Environment and submission fields a comparison can vary: the measurement
+# filters of RUN_FIELDS, less the benchmark (always fixed) and the RAM bounds
+# (a range, not a value). In the order the page offers them.
+AXIS_DIMENSIONS: dict[str, str] = {
+    name: "run__" + RUN_FIELDS[name][0]
+    for name in (
+        "engine",
+        "version",
+        "version_major",
+        "architecture",
+        "config_profile",
+        "filesystem",
+        "mount_options",
+        "io_scheduler",
+        "storage_kind",
+        "device_model",
+        "raid",
+        "os_family",
+        "os_distribution",
+        "os_version",
+        "kernel",
+        "cpu_vendor",
+        "cpu_model",
+        "cores",
+        "threads",
+        "virtualization",
+        "protocol",
+        "driver",
+        "cpu_placement",
+        "load_engine",
+        "benchmark_version",
+        "source",
+        "status",
+        "submitter",
+        "submission",
+        "fingerprint",
+    )
+}
+
+
+class InvalidComparison(Exception):
+    """Bad input; ``errors`` maps each offending query parameter to why."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        # In the order the form asks: benchmark, metric, x, series, … then filters.
+        order = {key: index for index, key in enumerate(COMPARISON_PARAMETERS)}
+        self.errors = dict(sorted(errors.items(), key=lambda item: order.get(item[0], len(order))))
+        super().__init__("; ".join(f"{key}: {message}" for key, message in self.errors.items()))
+
+
+@dataclass(frozen=True)
+class Axis:
+    """What varies: ``param.<name>`` (the measurement's point),
+    ``run_param.<name>`` (what the run was asked to do) or an environment
+    dimension (``filesystem``, ``engine`` …)."""
+
+    name: str
+    path: str  # values_list path from Measurement
+
+    @property
+    def is_parameter(self) -> bool:
+        return self.name.startswith(("param.", "run_param."))
+
+    @property
+    def title(self) -> str:
+        """For people: "clients", "temp_compressed (run parameter)", "cpu placement"."""
+        if self.name.startswith("param."):
+            return self.name.removeprefix("param.")
+        if self.name.startswith("run_param."):
+            return self.name.removeprefix("run_param.") + " (run parameter)"
+        return self.name.replace("_", " ")
+
+
+def axis_parse(key: str, name: str) -> Axis:
+    scope, dot, parameter = name.partition(".")
+    if dot and scope in ("param", "run_param"):
+        if not PARAM_NAME.match(parameter):
+            raise InvalidComparison({key: f"{parameter!r} is not a parameter name"})
+        prefix = "parameters__" if scope == "param" else "run__parameters__"
+        return Axis(name, prefix + parameter)
+    if name in AXIS_DIMENSIONS:
+        return Axis(name, AXIS_DIMENSIONS[name])
+    raise InvalidComparison(
+        {
+            key: f"{name!r} cannot vary: use param.<name>, run_param.<name> or one of "
+            + ", ".join(AXIS_DIMENSIONS)
+        }
+    )
+
+
+@dataclass(frozen=True)
+class ComparisonQuery:
+    metric: Metric  # with its benchmark
+    x: Axis
+    series: Axis | None
+    reference: str | None
+    filters: dict[str, list[str]]  # the fixed filters, as given
+
+    @property
+    def benchmark(self) -> str:
+        return self.metric.benchmark.name
+
+    @property
+    def file_stem(self) -> str:
+        """What a download of this comparison is called, before its extension
+        (catalog and axis names only: no user text reaches a file name)."""
+        return f"benchhub-{self.benchmark}-{self.metric.name}-by-{self.x.name}"
+
+
+def _single(params: Mapping[str, list[str]], key: str) -> str:
+    values = params.get(key) or []
+    if len(values) > 1:
+        raise InvalidComparison({key: "given more than once"})
+    if values and "\x00" in values[0]:
+        raise InvalidComparison({key: "a null character is not allowed"})
+    return values[0].strip() if values else ""
+
+
+def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
+    """The query string (as lists of values, like ``QueryDict.lists()``)
+    → a comparison query. One query, for the metric and its benchmark.
+    Raises InvalidComparison naming every parameter it can fault at once."""
+    errors: dict[str, str] = {}
+    values: dict[str, str] = {}
+    for key in COMPARISON_PARAMETERS:
+        try:
+            values[key] = _single(params, key)
+        except InvalidComparison as exc:
+            errors.update(exc.errors)
+    for key in ("benchmark", "metric", "x"):
+        if key not in errors and not values[key]:
+            errors[key] = "required"
+    if values.get("format") and values["format"] not in FORMATS:
+        errors["format"] = "json or csv"
+    for key, why in NOT_APPLICABLE.items():
+        if key in params:
+            errors[key] = why
+
+    x = series = None
+    for key in ("x", "series"):
+        if key in errors or not values[key]:
+            continue
+        try:
+            axis = axis_parse(key, values[key])
+        except InvalidComparison as exc:
+            errors.update(exc.errors)
+            continue
+        if key == "x":
+            x = axis
+        else:
+            series = axis
+    if x is not None and series is not None and x.name == series.name:
+        errors["series"] = f"must differ from x ({x.name}): one dimension cannot be both"
+    if values.get("reference") and not values.get("series"):
+        errors.setdefault("reference", "needs a series: the reference is one of its values")
+
+    metric = None
+    if values.get("benchmark") and "benchmark" not in errors:
+        metric = _metric_get(values["benchmark"], values.get("metric", ""), errors)
+    if errors:
+        raise InvalidComparison(errors)
+    assert metric is not None and x is not None
+    filters = {
+        key: list(given)
+        for key, given in params.items()
+        if key not in COMPARISON_PARAMETERS and key not in NOT_APPLICABLE
+    }
+    return ComparisonQuery(metric, x, series, values["reference"] or None, filters)
+
+
+def _metric_get(benchmark: str, name: str, errors: dict[str, str]) -> Metric | None:
+    if name and "metric" not in errors:
+        metric = (
+            Metric.objects.select_related("benchmark")
+            .filter(benchmark__name=benchmark, name=name)
+            .first()
+        )
+        if metric is not None:
+            return metric
+    # Only on the error path: tell which half is wrong, and what would do.
+    names = list(
+        Metric.objects.filter(benchmark__name=benchmark)
+        .order_by("id")
+        .values_list("name", flat=True)
+    )
+    if not names:
+        errors["benchmark"] = f"no benchmark {benchmark!r}; see /api/v1/benchmarks/"
+    elif name and "metric" not in errors:
+        errors["metric"] = f"{benchmark} has no metric {name!r}; it has {', '.join(names)}"
+    return None
