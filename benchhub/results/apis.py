@@ -122,6 +122,7 @@ class RunMeasurementOutput(serializers.ModelSerializer):
 
 class RunOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
+    html_url = serializers.SerializerMethodField(help_text="the run's page")
     submission = serializers.UUIDField(source="submission.uuid")
     status = serializers.CharField(source="submission.status")
     source = serializers.CharField(source="submission.source")
@@ -138,6 +139,7 @@ class RunOutput(serializers.ModelSerializer):
         fields = (
             "id",
             "url",
+            "html_url",
             "submission",
             "status",
             "source",
@@ -160,6 +162,9 @@ class RunOutput(serializers.ModelSerializer):
 
     def get_url(self, obj: Run) -> str:
         return _absolute(self.context.get("request"), "api:run-detail", obj.pk)
+
+    def get_html_url(self, obj: Run) -> str:
+        return _absolute(self.context.get("request"), "results:run", obj.pk)
 
 
 class RunDetailOutput(RunOutput):
@@ -216,6 +221,7 @@ class MeasurementOutput(serializers.ModelSerializer):
 
 class SubmissionOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
+    html_url = serializers.SerializerMethodField(help_text="the submission's page")
     submitter = serializers.CharField(source="submitter.username")
 
     class Meta:
@@ -223,6 +229,7 @@ class SubmissionOutput(serializers.ModelSerializer):
         fields = (
             "uuid",
             "url",
+            "html_url",
             "submitter",
             "source",
             "status",
@@ -237,6 +244,9 @@ class SubmissionOutput(serializers.ModelSerializer):
 
     def get_url(self, obj: Submission) -> str:
         return _absolute(self.context.get("request"), "api:submission-detail", obj.uuid)
+
+    def get_html_url(self, obj: Submission) -> str:
+        return _absolute(self.context.get("request"), "results:submission", obj.uuid)
 
 
 class SubmissionStoredOutput(SubmissionOutput):
@@ -255,6 +265,7 @@ class SubmissionStoredOutput(SubmissionOutput):
             {
                 "id": run.pk,
                 "url": _absolute(request, "api:run-detail", run.pk),
+                "html_url": _absolute(request, "results:run", run.pk),
                 "benchmark": run.benchmark.name,
             }
             for run in runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from benchhub.results.models import (
     Benchmark,
@@ -54,7 +54,13 @@ def run_list(*, user: User) -> QuerySet[Run]:
 
 
 def run_get(*, user: User, pk: int) -> Run | None:
-    return run_list(user=user).prefetch_related("measurements__metric").filter(pk=pk).first()
+    return (
+        run_list(user=user)
+        .select_related("submission__submitter")
+        .prefetch_related("measurements__metric")
+        .filter(pk=pk)
+        .first()
+    )
 
 
 def measurement_list(*, user: User) -> QuerySet[Measurement]:
@@ -120,3 +126,14 @@ def latest_submissions(*, user: User, limit: int = 10) -> list[SubmissionSummary
         )
         for submission in submissions[:limit]
     ]
+
+
+def submission_runs(*, user: User, submission: Submission) -> QuerySet[Run]:
+    """The runs of one submission the user may see, in document order, with
+    how many measurements each holds (one query)."""
+    return (
+        run_list(user=user)
+        .filter(submission=submission)
+        .annotate(measurement_count=Count("measurements"))
+        .order_by("position")
+    )

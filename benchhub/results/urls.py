@@ -6,4 +6,6 @@ app_name = "results"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("runs/<int:pk>/", views.run_detail, name="run"),
+    path("submissions/<uuid:uuid>/", views.submission_detail, name="submission"),
 ]

@@ -1,0 +1,291 @@
+"""What the run and submission pages show, built from rows already read.
+
+Pure functions: no query here (the views read everything through selectors
+first), so a page's query count does not grow with its rows.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from benchhub.results.models import Measurement, Run
+
+# A repetition spread (coefficient of variation) above this is flagged as
+# noisy: a second run of the same machine would likely land elsewhere.
+NOISY_CV = 0.10
+# |modified z-score| above this is Iglewicz and Hoaglin's usual outlier cut.
+OUTLIER_SCORE = 3.5
+
+
+@dataclass(frozen=True)
+class EnvironmentRow:
+    section: str
+    label: str
+    value: str
+    raw: str = ""  # what the agent sent, when normalization changed it
+    url: str = ""  # the dimension's own page, when it has one
+
+
+def _human_bytes(value: int | None) -> str:
+    if not value:
+        return ""
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(value)
+
+
+def environment_rows(run: Run) -> list[EnvironmentRow]:
+    """The run's five dimensions as label/value rows, normalized values
+    first and the raw string beside them where it differs."""
+    hw, st, os_, server, client = run.hardware, run.storage, run.os, run.server, run.client
+    cpu = " ".join(filter(None, [hw.cpu_vendor, hw.cpu_model]))
+
+    def raw(normalized: str, given: str) -> str:
+        return given if given and given != normalized else ""
+
+    rows = [
+        EnvironmentRow("Hardware", "CPU", cpu, raw(cpu, hw.cpu_raw), dimension_url("cpu", hw)),
+        EnvironmentRow("Hardware", "cores / threads", _pair(hw.cores, hw.threads)),
+        EnvironmentRow("Hardware", "RAM", _human_bytes(hw.ram_bytes)),
+        EnvironmentRow(
+            "Hardware",
+            "virtualization",
+            hw.virtualization,
+            raw(hw.virtualization, hw.virtualization_raw),
+        ),
+        EnvironmentRow("Storage", "kind", st.kind),
+        EnvironmentRow("Storage", "device", st.device_model),
+        EnvironmentRow("Storage", "RAID", st.raid),
+        EnvironmentRow(
+            "Storage",
+            "filesystem",
+            st.filesystem,
+            raw(st.filesystem, st.filesystem_raw),
+            dimension_url("filesystem", st),
+        ),
+        EnvironmentRow(
+            "Storage",
+            "mount options",
+            st.mount_options.replace(",", ", "),
+            raw(st.mount_options, st.mount_options_raw),
+        ),
+        EnvironmentRow(
+            "Storage", "I/O scheduler", st.io_scheduler, raw(st.io_scheduler, st.io_scheduler_raw)
+        ),
+        EnvironmentRow("OS", "family", os_.family),
+        EnvironmentRow(
+            "OS", "distribution", os_.distribution, raw(os_.distribution, os_.distribution_raw)
+        ),
+        EnvironmentRow("OS", "release", os_.version),
+        EnvironmentRow("OS", "kernel", os_.kernel),
+        EnvironmentRow("Database", "engine", server.engine),
+        EnvironmentRow(
+            "Database",
+            "server version",
+            server.version,
+            raw(server.version, server.version_raw),
+            dimension_url("version", server),
+        ),
+        EnvironmentRow("Database", "major version", server.version_major),
+        EnvironmentRow("Database", "architecture", server.architecture),
+        EnvironmentRow("Database", "configuration profile", server.config_profile),
+        EnvironmentRow("Client", "protocol", client.protocol.replace("_", " ")),
+        EnvironmentRow(
+            "Client", "driver", " ".join(filter(None, [client.driver, client.driver_version]))
+        ),
+        EnvironmentRow("Client", "CPU placement", client.cpu_placement.replace("_", " ")),
+        EnvironmentRow("Client", "load engine", client.load_engine),
+    ]
+    return [row for row in rows if row.value or row.raw]
+
+
+def _pair(first: int | None, second: int | None) -> str:
+    if first is None and second is None:
+        return ""
+    return f"{first if first is not None else '?'} / {second if second is not None else '?'}"
+
+
+def dimension_url(kind: str, row: Any) -> str:
+    """The page of a CPU model, a database version or a filesystem (none yet)."""
+    return ""
+
+
+def parameters_text(parameters: Mapping[str, Any] | None) -> str:
+    return ", ".join(f"{key}={value}" for key, value in (parameters or {}).items())
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a value stands among the approved results of its key and point."""
+
+    n: int
+    percentile: float  # share (in %) of results this one does better than
+    median: float
+    q1: float
+    q3: float
+    minimum: float
+    maximum: float
+    # Positions on a 0 to 100 strip between minimum and maximum, for the page.
+    marks: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MeasurementRow:
+    measurement: Measurement
+    point: str  # "clients=20"
+    spread: tuple[float, float] | None  # min and max of the repetitions
+    cv: float | None  # coefficient of variation of the repetitions
+    flags: list[str]
+    standing: Standing | None
+
+    @property
+    def cv_percent(self) -> str:
+        return f"{self.cv * 100:.1f}" if self.cv is not None else ""
+
+
+def _position(value: float, low: float, high: float) -> float:
+    if high <= low:
+        return 50.0
+    return max(0.0, min(100.0, 100.0 * (value - low) / (high - low)))
+
+
+def standing_of(value: float, baseline: Any, direction: str, rank) -> Standing:
+    low, high = min(baseline.minimum, value), max(baseline.maximum, value)
+    return Standing(
+        n=baseline.n,
+        percentile=rank(value, baseline.values, direction),
+        median=baseline.median,
+        q1=baseline.q1,
+        q3=baseline.q3,
+        minimum=baseline.minimum,
+        maximum=baseline.maximum,
+        marks={
+            "min": _position(baseline.minimum, low, high),
+            "q1": _position(baseline.q1, low, high),
+            "median": _position(baseline.median, low, high),
+            "q3": _position(baseline.q3, low, high),
+            "max": _position(baseline.maximum, low, high),
+            "value": _position(value, low, high),
+        },
+    )
+
+
+def measurement_rows(
+    measurements: Iterable[Measurement], baselines: Mapping[tuple[str, str], Any], rank
+) -> list[MeasurementRow]:
+    """Every measurement with its repetitions' spread, its noise flags and,
+    when its key has a baseline, where it stands. ``baselines`` maps
+    (metric name, canonical point) to a baseline row; ``rank`` is the
+    baselines app's percentile function."""
+    from benchhub.results.comparability import canonical_json
+
+    rows = []
+    for m in measurements:
+        samples = [float(s) for s in m.samples or [] if isinstance(s, (int, float))]
+        spread = (min(samples), max(samples)) if len(samples) > 1 else None
+        cv = None
+        if len(samples) > 1:
+            mean = statistics.fmean(samples)
+            cv = statistics.stdev(samples) / abs(mean) if mean else None
+        flags = []
+        if cv is not None and cv > NOISY_CV:
+            flags.append(f"noisy: repetitions vary by {cv:.0%}")
+        if m.outlier_score is not None and abs(m.outlier_score) > OUTLIER_SCORE:
+            flags.append(f"outlier among comparable runs (score {m.outlier_score:+.1f})")
+        if m.approximate:
+            flags.append("approximate")
+        baseline = baselines.get((m.metric.name, canonical_json(m.parameters or {})))
+        standing = (
+            standing_of(m.value, baseline, m.metric.direction, rank)
+            if baseline is not None and baseline.n
+            else None
+        )
+        rows.append(MeasurementRow(m, parameters_text(m.parameters), spread, cv, flags, standing))
+    return rows
+
+
+def sweep_chart(run: Run, measurements: Iterable[Measurement]) -> dict[str, Any]:
+    """The run's measurements per metric, as the run page's chart draws them:
+    x is the parameter that varies within the run (clients, operation …);
+    numeric x draws lines, text x draws bars."""
+    by_metric: dict[str, list[Measurement]] = defaultdict(list)
+    units: dict[str, tuple[str, str]] = {}
+    for m in measurements:
+        by_metric[m.metric.name].append(m)
+        units[m.metric.name] = (m.metric.unit, m.metric.direction)
+    metrics = []
+    for name, rows in by_metric.items():
+        varying = _varying_parameter(rows)
+        points = []
+        for m in rows:
+            x = (m.parameters or {}).get(varying) if varying else name
+            samples = [float(s) for s in m.samples or [] if isinstance(s, (int, float))]
+            points.append(
+                {
+                    "x": x,
+                    "y": m.value,
+                    "min": min(samples) if len(samples) > 1 else None,
+                    "max": max(samples) if len(samples) > 1 else None,
+                }
+            )
+        numeric = all(
+            isinstance(p["x"], (int, float)) and not isinstance(p["x"], bool) for p in points
+        )
+        if numeric:
+            points.sort(key=lambda p: p["x"])
+        unit, direction = units[name]
+        metrics.append(
+            {
+                "metric": name,
+                "unit": unit,
+                "direction": direction,
+                "x": varying or "metric",
+                "x_numeric": numeric and bool(varying),
+                "points": points,
+            }
+        )
+    return {"benchmark": run.benchmark.name, "run": run.pk, "metrics": metrics}
+
+
+def _varying_parameter(rows: list[Measurement]) -> str | None:
+    names: dict[str, set[str]] = defaultdict(set)
+    for m in rows:
+        for key, value in (m.parameters or {}).items():
+            names[key].add(repr(value))
+    varying = [key for key, values in names.items() if len(values) > 1]
+    if "clients" in varying:
+        return "clients"
+    if varying:
+        return varying[0]
+    return next(iter(names), None)
+
+
+def compare_url(run: Run, metric: str, x: str | None) -> str:
+    """A comparison of this run's key: the same benchmark, parameters,
+    engine and major version (its fingerprint), one line per CPU model."""
+    query: list[tuple[str, str]] = [
+        ("benchmark", run.benchmark.name),
+        ("metric", metric),
+        ("x", f"param.{x}" if x and x != "metric" else "cpu_model"),
+    ]
+    if x and x != "metric":
+        query.append(("series", "cpu_model"))
+    query.append(("engine", run.server.engine))
+    if run.server.version_major:
+        query.append(("version_major", run.server.version_major))
+    for key, value in (run.parameters or {}).items():
+        if isinstance(value, bool):
+            query.append((f"run_param.{key}", "true" if value else "false"))
+        elif isinstance(value, (str, int, float)):
+            query.append((f"run_param.{key}", str(value)))
+    return reverse("comparisons:compare") + "?" + urlencode(query)

@@ -1,0 +1,47 @@
+"""Filters for the result pages. They return plain text: autoescape applies."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+# Scripts that name their language well enough for a screen reader and for
+# font selection; a Latin title is left to the citation's own "language".
+_SCRIPTS = (
+    (re.compile(r"[\u3040-\u30ff]"), "ja"),  # kana: Japanese even beside kanji
+    (re.compile(r"[\uac00-\ud7af]"), "ko"),
+    (re.compile(r"[\u4e00-\u9fff]"), "zh"),
+    (re.compile(r"[\u0400-\u04ff]"), "ru"),
+    (re.compile(r"[\u0370-\u03ff]"), "el"),
+)
+
+
+@register.filter
+def text_lang(text: Any, declared: Any = "") -> str:
+    """The BCP 47 tag of a title written in another language than the page,
+    or "": the declared one when there is, else from its script."""
+    if declared:
+        return str(declared)
+    for pattern, lang in _SCRIPTS:
+        if pattern.search(str(text or "")):
+            return lang
+    return ""
+
+
+@register.filter
+def citation_lang(citation: Any) -> str:
+    """The language of a citation's title: its "language" field, or its script."""
+    if not isinstance(citation, dict):
+        return ""
+    return text_lang(citation.get("title"), citation.get("language", ""))
+
+
+@register.filter
+def percent(value: Any) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.0f}%"

@@ -1,0 +1,246 @@
+"""The run page /runs/<id>/ and the submission page /submissions/<uuid>/."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from benchhub.baselines.services import baselines_refresh
+from benchhub.results.models import Run, Submission
+from benchhub.results.services import submission_create
+from tests.factories import example_document, small_document
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def store(user, document, status=Submission.Status.APPROVED) -> Submission:
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+def run_of(submission: Submission) -> Run:
+    return submission.runs.get()
+
+
+def environment_cell(page: str, label: str) -> str:
+    """The text of the environment table's value for ``label``, tags and
+    the raw string's <details> removed."""
+    match = re.search(rf'<th scope="row">{re.escape(label)}</th>\s*<td>(.*?)</td>', page, re.S)
+    assert match, f"no {label} row"
+    shown = re.sub(r"<details.*?</details>", "", match.group(1), flags=re.S)
+    return " ".join(re.sub(r"<[^>]+>", "", shown).split())
+
+
+def with_throughput_at_20(value: float, **environment) -> dict:
+    document = small_document(**environment)
+    document["runs"][0]["measurements"][1]["value"] = value
+    document["runs"][0]["measurements"][1]["samples"] = [value * 0.7, value, value * 1.3]
+    return document
+
+
+@pytest.fixture
+def ranked_run(bob):
+    """Five approved runs of one key (1000…1400 tx/s at clients=20) with
+    baselines computed, and the one at 1300 to look at."""
+    runs = [run_of(store(bob, with_throughput_at_20(v))) for v in (1200, 1000, 1400, 1300, 1100)]
+    baselines_refresh()
+    return runs[3]
+
+
+def test_the_run_page_shows_its_environment_with_the_raw_strings_one_click_away(client, bob):
+    run = run_of(store(bob, example_document()))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    # normalized values, readable
+    assert environment_cell(page, "kind") == "nvme"
+    assert environment_cell(page, "RAM") == "32.0 GiB"
+    assert environment_cell(page, "engine") == "postgresql"
+    assert environment_cell(page, "server version") == "15.18"
+    assert environment_cell(page, "mount options") == "noatime, relatime, rw"
+    # the strings the agent sent, behind a <details>
+    environment = page[page.index('id="environment"') : page.index('id="settings-title"')]
+    assert "<details" in environment
+    assert "PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu" in environment
+    assert "rw,relatime,noatime" in environment
+    # the database settings
+    settings = page[page.index('id="settings"') :]
+    assert "<code>shared_buffers</code>" in settings and "128MB" in settings
+
+
+def test_every_measurement_is_listed_with_its_repetitions_spread_and_noise(client, bob):
+    document = example_document()
+    document["runs"][0]["measurements"][0]["samples"] = [305.1, 150.0, 420.0]  # noisy
+    run = run_of(store(bob, document))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    table = page[page.index('id="measurements"') :]
+    rows = re.findall(r"<tr>\s*<th scope=\"row\">", table)
+    assert len(rows) == len(document["runs"][0]["measurements"])
+    assert "n=3, 150\u2013420" in table
+    assert "noisy: repetitions vary by" in table
+    # clients=1 is not flagged where its repetitions agree
+    assert "n=3, 3.086\u20133.194, CV 1.8%" in table
+
+
+def test_the_chart_data_is_the_run_sweep_by_clients(client, bob):
+    run = run_of(store(bob, example_document()))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    match = re.search(r'<script id="run-chart-data" type="application/json">(.*?)</script>', page)
+    chart = json.loads(match.group(1))
+    throughput = next(m for m in chart["metrics"] if m["metric"] == "throughput")
+    assert throughput["x"] == "clients" and throughput["x_numeric"] is True
+    xs = [p["x"] for p in throughput["points"]]
+    assert xs == sorted(xs) and len(xs) > 1
+    first = throughput["points"][0]
+    assert (first["x"], first["y"], first["min"], first["max"]) == (1, 305.1, 302.6, 308.1)
+    # the canvas names its text alternative
+    assert 'aria-describedby="measurements-title"' in page
+
+
+def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ranked_run):
+    page = client.get(f"/runs/{ranked_run.pk}/").content.decode()
+
+    headline = page[page.index('id="headline-standing"') :]
+    headline = headline[: headline.index("</p>")]
+    # 1300 does better than 1000, 1100, 1200 and ties itself: (3 + 0.5) / 5
+    assert "throughput at clients=20: 1300 tx/s" in headline
+    assert '<strong id="headline-percentile">70%</strong>' in headline
+    assert "n=5" in headline
+    assert 'class="distribution"' in page
+
+
+def test_a_run_alone_in_its_key_is_not_ranked(client, bob):
+    run = run_of(store(bob, small_document()))
+    baselines_refresh()
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    assert "nothing to rank it against" in page
+    assert "headline-percentile" not in page
+
+
+def test_the_run_page_links_a_comparison_the_reproduce_command_json_and_csv(client, bob):
+    run = run_of(store(bob, example_document()))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    compare = re.search(r'id="compare-like"', page) and re.search(
+        r'href="(/compare/\?[^"]+)" id="compare-like"', page
+    )
+    query = parse_qs(urlsplit(html.unescape(compare.group(1))).query)
+    assert query["benchmark"] == ["select-update"] and query["engine"] == ["postgresql"]
+    assert query["version_major"] == ["15"] and query["x"] == ["param.clients"]
+    # the comparison it links answers, with this run in it
+    answer = client.get("/api/v1/comparisons/", query).json()
+    assert answer["series"] and answer["x_values"][0] == 1
+    assert f"benchhub-agent run --like http://testserver/api/v1/runs/{run.pk}/" in page
+    assert f'href="http://testserver/api/v1/runs/{run.pk}/" id="run-json"' in page
+    assert f'href="/api/v1/measurements/export.csv?run={run.pk}"' in page
+    response = client.get(f"/api/v1/measurements/export.csv?run={run.pk}")
+    csv = b"".join(response.streaming_content).decode()
+    assert csv.count("\n") == 1 + len(run.measurements.all())
+
+
+def test_curated_data_carries_its_citation_in_the_language_of_its_title(client, bob):
+    document = example_document()
+    document["source"] = {
+        "kind": "curated",
+        "citation": {"title": "基本性能ベンチマークテスト", "date": "2006-01-01"},
+    }
+    run = run_of(store(bob, document))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    assert '<cite lang="ja">基本性能ベンチマークテスト</cite>' in page
+
+
+def test_the_public_sees_approved_runs_only_and_a_submitter_their_own_pending(client, alice, bob):
+    pending = store(alice, small_document(), status=Submission.Status.PENDING)
+    run = run_of(pending)
+
+    assert client.get(f"/runs/{run.pk}/").status_code == 404
+    assert client.get(f"/submissions/{pending.uuid}/").status_code == 404
+    client.force_login(bob)
+    assert client.get(f"/runs/{run.pk}/").status_code == 404
+    assert client.get(f"/submissions/{pending.uuid}/").status_code == 404
+    client.force_login(alice)
+    assert client.get(f"/runs/{run.pk}/").status_code == 200
+    assert client.get(f"/submissions/{pending.uuid}/").status_code == 200
+
+
+def test_the_submission_page_lists_its_runs_source_tool_command_and_status(client, bob):
+    document = example_document()
+    document["runs"].append(json.loads(json.dumps(document["runs"][0])))
+    submission = store(bob, document)
+
+    page = client.get(f"/submissions/{submission.uuid}/").content.decode()
+
+    runs = list(submission.runs.order_by("position"))
+    for run in runs:
+        assert f'href="/runs/{run.pk}/"' in page
+    assert "measured by the agent" in page and "approved" in page
+    assert submission.command and html.escape(submission.command) in page
+    assert 'id="moderation-history"' in page
+
+
+def test_a_hostile_hardware_name_is_shown_as_text(client, bob):
+    document = example_document(
+        hardware={"cpu": HOSTILE, "cores": 2}, storage={"filesystem": HOSTILE}
+    )
+    submission = store(bob, document)
+
+    for url in (f"/runs/{run_of(submission).pk}/", f"/submissions/{submission.uuid}/"):
+        page = client.get(url).content.decode()
+        assert "<img src=x" not in page
+        assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_the_api_answers_each_submission_and_run_with_its_page(anonymous_api, alice_api, bob):
+    document = small_document()
+    stored = alice_api.post("/api/v1/submissions/", document, format="json").json()
+    assert stored["html_url"] == f"http://testserver/submissions/{document['uuid']}/"
+    run_id = stored["runs"][0]["id"]
+    assert stored["runs"][0]["html_url"] == f"http://testserver/runs/{run_id}/"
+
+    approved = store(bob, small_document())
+    listed = anonymous_api.get("/api/v1/submissions/").json()["results"][0]
+    assert listed["html_url"] == f"http://testserver/submissions/{approved.uuid}/"
+    run = run_of(approved)
+    detail = anonymous_api.get(f"/api/v1/runs/{run.pk}/").json()
+    assert detail["html_url"] == f"http://testserver/runs/{run.pk}/"
+    assert anonymous_api.get(detail["html_url"]).status_code == 200
+
+
+def test_the_run_page_reads_a_fixed_number_of_queries_however_many_measurements(
+    client, bob, django_assert_num_queries
+):
+    big = example_document()
+    big["runs"][0]["measurements"] = [
+        {"metric": "throughput", "unit": "tx/s", "parameters": {"clients": c}, "value": 10.0 * c}
+        for c in range(1, 201)
+    ]
+    run = run_of(store(bob, big))
+    baselines_refresh()
+
+    # run with its environment, measurements, their metrics, the key's baselines
+    with django_assert_num_queries(4):
+        assert client.get(f"/runs/{run.pk}/").status_code == 200
+
+
+def test_the_submission_page_reads_a_fixed_number_of_queries(
+    client, bob, django_assert_num_queries
+):
+    document = example_document()
+    document["runs"] = [json.loads(json.dumps(document["runs"][0])) for _ in range(12)]
+    submission = store(bob, document)
+
+    # the submission, then its runs with their environment and counts
+    with django_assert_num_queries(2):
+        assert client.get(f"/submissions/{submission.uuid}/").status_code == 200
