@@ -1,6 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+
+from benchhub.lib.api import not_found
 
 urlpatterns = [
     path("", include("benchhub.results.urls")),
@@ -13,6 +15,13 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    # Last: any other /api/ path is a JSON 404, with DEBUG on too (where
+    # Django would answer its HTML page instead of handler404).
+    re_path(r"^api/", not_found),
 ]
 
+# Under /api/ every error answers the API's one error shape (benchhub.lib.api).
+handler400 = "benchhub.lib.api.bad_request"
+handler403 = "benchhub.lib.api.permission_denied"
 handler404 = "benchhub.lib.api.not_found"
+handler500 = "benchhub.lib.api.server_error"

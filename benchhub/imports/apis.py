@@ -20,7 +20,7 @@ from django.http import QueryDict
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 
 from benchhub.imports.services import ToolOutputError, tool_output_import
 from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
+from benchhub.lib.jsonbody import JsonParser
 from benchhub.results.apis import (
     SubmissionStoredOutput,
     conflict_error,
@@ -115,7 +116,7 @@ class ToolImportMultipartInput(serializers.Serializer):
 
 class ToolImportApi(APIView):
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [JsonParser, MultiPartParser]
 
     @extend_schema(
         operation_id="imports_create",

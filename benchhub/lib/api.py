@@ -12,14 +12,20 @@ Every error answer is::
 
 from __future__ import annotations
 
+import logging
+import sys
+import uuid
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpResponse, JsonResponse
-from django.views.defaults import page_not_found
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.urls import resolve
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
+
+logger = logging.getLogger("benchhub.api")
 
 
 class ApiError(exceptions.APIException):
@@ -94,12 +100,30 @@ _CODES = {
 }
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | None:
+def _as_api_exception(exc: Exception) -> Exception:
+    """Django's own request errors, which DRF leaves to Django's HTML pages."""
     if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
+        return exceptions.NotFound()
+    if isinstance(exc, RequestDataTooBig):
+        return upload_too_large()
+    if isinstance(exc, UnreadablePostError):
+        return ApiError("The body could not be read to its end", code="malformed_request")
+    if isinstance(exc, SuspiciousOperation):
+        return ApiError(str(exc) or "Bad request", code="bad_request")
+    return exc
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    # Imported here: rest_framework.views reads DEFAULT_PARSER_CLASSES, whose
+    # parser (benchhub.lib.jsonbody) imports this module.
+    from rest_framework.views import exception_handler as drf_exception_handler
+    from rest_framework.views import set_rollback
+
+    exc = _as_api_exception(exc)
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None  # an unexpected error: let Django report it as a 500
+        set_rollback()
+        return Response(_logged_server_error(context["request"], exc), status=500)
     if isinstance(exc, ApiError):
         response.data = error_body(exc.error_code, str(exc.detail), exc.details)
     elif isinstance(exc, exceptions.ValidationError):
@@ -115,9 +139,65 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return response
 
 
-def not_found(request, exception=None) -> HttpResponse:
+def _logged_server_error(request: HttpRequest, exc: BaseException | None) -> dict:
+    """The answer to an unexpected error: an id to quote, logged with the traceback."""
+    error_id = uuid.uuid4().hex[:16]
+    logger.error(
+        "unexpected error %s on %s %s",
+        error_id,
+        request.method,
+        request.path,
+        exc_info=(type(exc), exc, exc.__traceback__) if exc else True,
+        extra={"error_id": error_id},
+    )
+    return error_body(
+        "server_error",
+        f"An unexpected error occurred; it was logged as {error_id}. Nothing was stored.",
+        [{"path": "$", "message": f"error id {error_id}"}],
+    )
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: scripts calling /api/ get JSON, people get the page."""
-    if request.path.startswith("/api/"):
-        body = error_body("not_found", f"No API endpoint at {request.path}")
-        return JsonResponse(body, status=404)
-    return page_not_found(request, exception)
+    if _is_api(request):
+        message = f"No API endpoint at {request.path}"
+        if not request.path.endswith("/") and _resolves(request.path + "/"):
+            message += f"; did you mean {request.path}/ ?"
+        return JsonResponse(error_body("not_found", message), status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def _resolves(path: str) -> bool:
+    try:
+        match = resolve(path)
+    except Http404:
+        return False
+    return match.func is not not_found
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500, for what fails outside a DRF view (middleware, rendering)."""
+    if _is_api(request):
+        return JsonResponse(_logged_server_error(request, sys.exc_info()[1]), status=500)
+    return defaults.server_error(request)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler400: Django's own refusals (a bad Host header, a malformed body)."""
+    if _is_api(request):
+        exc = _as_api_exception(exception) if exception else None
+        if isinstance(exc, ApiError):
+            return JsonResponse(error_body(exc.error_code, str(exc.detail)), status=exc.status_code)
+        return JsonResponse(error_body("bad_request", "Bad request"), status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler403, e.g. the CSRF check of a session POST outside DRF's views."""
+    if _is_api(request):
+        return JsonResponse(error_body("permission_denied", "Forbidden"), status=403)
+    return defaults.permission_denied(request, exception)

@@ -6,10 +6,8 @@ take the shape of benchhub.lib.api.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -19,7 +17,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
+from benchhub.lib.api import ApiError
+from benchhub.lib.jsonbody import read_json_body
 from benchhub.lib.pagination import IdCursorPagination
 from benchhub.results import selectors
 from benchhub.results.exports import measurements_csv_response
@@ -318,7 +317,7 @@ class SubmissionCollectionApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        document = _read_json_body(request)
+        document = read_json_body(request)
         try:
             outcome = submission_create(submitter=request.user, document=document)
         except InvalidDocument as exc:
@@ -367,29 +366,6 @@ def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> 
     body = SubmissionStoredOutput(submission, context=context).data
     code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
     return Response(body, status=code, headers={"Location": body["url"]})
-
-
-def _read_json_body(request: Request) -> Any:
-    refuse_declared_oversize(request)
-    content_type = request.content_type.split(";")[0].strip()
-    if content_type and content_type != "application/json":
-        raise ApiError(
-            f"Content-Type must be application/json, not {content_type}",
-            status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
-            code="unsupported_media_type",
-        )
-    body = request.body
-    if len(body) > settings.BENCHHUB_MAX_UPLOAD_BYTES:
-        raise upload_too_large()
-    try:
-        return json.loads(body)
-    except UnicodeDecodeError:
-        raise ApiError("The body is not UTF-8 text", code="malformed_json") from None
-    except json.JSONDecodeError as exc:
-        raise ApiError(
-            f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            code="malformed_json",
-        ) from None
 
 
 class SubmissionDetailApi(APIView):

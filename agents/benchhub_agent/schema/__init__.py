@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -156,7 +157,11 @@ def json_path(parts: Any) -> str:
 
 
 def validation_errors(document: Any) -> list[DocumentError]:
-    """Every schema violation in ``document``, in document order."""
+    """Every schema violation in ``document``, in document order; first the
+    bounds of :func:`bounds_errors`, which the schema cannot say."""
+    out_of_bounds = bounds_errors(document)
+    if out_of_bounds:
+        return out_of_bounds  # neither validator may see what is out of bounds
     if _valid_fast(document):
         return []  # ~0.1 ms instead of ~5 ms for a valid upload
     found = []
@@ -177,6 +182,100 @@ def validation_errors(document: Any) -> list[DocumentError]:
 
 
 _REQUIRED = re.compile(r"^'(.+)' is a required property$")
+
+# --- bounds: what any JSON value must hold to before it reaches the schema ---------------
+
+#: Deepest nesting of a document: a valid one nests 6 deep
+#: (``$.runs[0].environment.database.settings.name``), so this leaves room for
+#: errors to be reported by the schema with their path, and none for a bomb.
+MAX_DEPTH = 16
+#: Integers are stored as PostgreSQL bigint at most.
+INTEGER_LIMIT = 2**63 - 1
+#: More errors than this are cut: a document with a million bad numbers gets
+#: the first ones and a count, not a megabyte of answer.
+MAX_BOUNDS_ERRORS = 100
+_UNPAIRED_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class OversizedInteger(str):
+    """An integer literal too long to be a 64-bit integer, as :func:`loads`
+    leaves it (``int()`` of 5,001 digits raises, and costs time before that)."""
+
+
+class JSONTooDeep(ValueError):
+    """Raised by :func:`loads` for nesting deeper than Python's parser recurses."""
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as the server reads it: UTF-8 only (``json.loads`` would guess
+    UTF-16 and UTF-32 from bytes), every number kept as written so that
+    :func:`bounds_errors` can point at the one out of range (NaN, Infinity and
+    ``1e400`` become non-finite floats, over-long integers
+    :class:`OversizedInteger`). Raises ValueError (UnicodeDecodeError,
+    json.JSONDecodeError, :class:`JSONTooDeep`) for what is not JSON text."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_constant=float)
+    except RecursionError:
+        raise JSONTooDeep("nested too deeply to parse") from None
+
+
+def _parse_int(literal: str) -> int | OversizedInteger:
+    # 20 characters hold every 64-bit integer with its sign.
+    return int(literal) if len(literal) <= 20 else OversizedInteger(literal)
+
+
+def bounds_errors(value: Any) -> list[DocumentError]:
+    """What no JSON value may hold, wherever it is, because PostgreSQL cannot
+    store it or arithmetic on it breaks: non-finite numbers, integers beyond
+    64 bits, NUL characters and unpaired surrogates in text (and in object
+    keys), nesting deeper than :data:`MAX_DEPTH`."""
+    found: list[tuple[list[Any], DocumentError]] = []
+    stack: list[tuple[Any, list[Any]]] = [(value, [])]
+    while stack and len(found) < MAX_BOUNDS_ERRORS:
+        item, path = stack.pop()
+        if type(item) is dict or type(item) is list:
+            if len(path) >= MAX_DEPTH:
+                found.append((path, DocumentError(json_path(path), _TOO_DEEP)))
+                continue
+            if type(item) is dict:
+                for key, child in item.items():
+                    if isinstance(key, str) and (problem := _text_problem(key)):
+                        message = f"the key {key!r} {problem}"
+                        found.append((path, DocumentError(json_path(path), message)))
+                    stack.append((child, [*path, key]))
+            else:
+                stack.extend((child, [*path, i]) for i, child in enumerate(item))
+        elif problem := _scalar_problem(item):
+            found.append((path, DocumentError(json_path(path), problem)))
+    found.sort(key=lambda entry: [(isinstance(p, str), p) for p in entry[0]])
+    return [error for _, error in found]
+
+
+_TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
+def _scalar_problem(value: Any) -> str | None:
+    if isinstance(value, OversizedInteger):
+        return f"an integer of {len(value.lstrip('-'))} digits is beyond 64 bits"
+    if isinstance(value, str):
+        return _text_problem(value)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and not -INTEGER_LIMIT - 1 <= value <= INTEGER_LIMIT:
+        return f"{value} is beyond 64-bit integers (±{INTEGER_LIMIT})"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number (NaN, Infinity and beyond ±1.8e308 are refused)"
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which text cannot hold"
+    if _UNPAIRED_SURROGATE.search(text):
+        return "contains an unpaired UTF-16 surrogate, which is not Unicode text"
+    return None
 
 
 def metric_catalog() -> dict[str, dict[str, dict[str, Any]]]:
@@ -205,14 +304,11 @@ def catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
         times = {}
         for field in ("started_at", "ended_at"):
             if field in run:
-                times[field] = parse_time(run[field])
-                if times[field] is None:
-                    errors.append(
-                        DocumentError(
-                            f"{path}.{field}",
-                            f"{run[field]!r} is not a date-time like 2026-11-20T10:00:00Z",
-                        )
-                    )
+                problem = time_problem(run[field])
+                if problem:
+                    errors.append(DocumentError(f"{path}.{field}", problem))
+                else:
+                    times[field] = parse_time(run[field])
         started, ended = times.get("started_at"), times.get("ended_at")
         if started and ended and ended < started:
             errors.append(DocumentError(f"{path}.ended_at", "ended_at is before started_at"))
@@ -239,6 +335,7 @@ def catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
                         f"{definition['unit']!r}, not {unit!r}",
                     )
                 )
+            errors.extend(_range_errors(definition, measurement, mpath))
             point = (measurement["metric"], _canonical(measurement.get("parameters", {})))
             if point in seen:
                 errors.append(
@@ -259,6 +356,56 @@ def parse_time(value: str) -> dt.datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+#: The times a run may carry, in UTC. Outside them PostgreSQL or Python cannot
+#: hold the value (0001-01-01T00:00:00+05:00 is 1 BC in UTC, 9999-12-31T23:00-05:00
+#: is year 10000), and nothing was benchmarked then anyway.
+EARLIEST_TIME = dt.datetime(1950, 1, 1, tzinfo=dt.UTC)
+LATEST_TIME = dt.datetime(2200, 1, 1, tzinfo=dt.UTC)
+#: Real UTC offsets run from -12:00 to +14:00; PostgreSQL refuses beyond ±15:59.
+MAX_UTC_OFFSET = dt.timedelta(hours=14)
+
+
+def time_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as a run's time, or None."""
+    parsed = parse_time(value)
+    if parsed is None:
+        return f"{value!r} is not a date-time like 2026-11-20T10:00:00Z"
+    offset = parsed.utcoffset()
+    if offset is not None and abs(offset) > MAX_UTC_OFFSET:
+        return f"{value!r} has a UTC offset beyond ±14:00"
+    if offset is not None and offset % dt.timedelta(minutes=1):
+        return f"{value!r} has a UTC offset that is not whole minutes"
+    # Compared on the local clock: converting to UTC itself fails at year 1 and 9999.
+    local, shift = parsed.replace(tzinfo=None), offset or dt.timedelta()
+    earliest, latest = (t.replace(tzinfo=None) + shift for t in (EARLIEST_TIME, LATEST_TIME))
+    if not earliest <= local < latest:
+        return (
+            f"{value!r} is outside {EARLIEST_TIME.year}-01-01 to {LATEST_TIME.year - 1}-12-31 (UTC)"
+        )
+    return None
+
+
+def _range_errors(
+    definition: dict[str, Any], measurement: dict[str, Any], path: str
+) -> list[DocumentError]:
+    """The value and samples within the metric's range in the catalog."""
+    low, high = definition.get("minimum"), definition.get("maximum")
+    numbers = [("value", measurement["value"])] + [
+        (f"samples[{i}]", sample) for i, sample in enumerate(measurement.get("samples", []))
+    ]
+    errors = []
+    for where, number in numbers:
+        if (low is not None and number < low) or (high is not None and number > high):
+            bounds = f"from {'-∞' if low is None else low} to {'∞' if high is None else high}"
+            errors.append(
+                DocumentError(
+                    f"{path}.{where}",
+                    f"{number} is out of range for {definition['name']} ({bounds})",
+                )
+            )
+    return errors
 
 
 def _canonical(parameters: dict[str, Any]) -> str:

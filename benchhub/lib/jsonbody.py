@@ -1,0 +1,137 @@
+"""Request bodies as RFC 8259 and RFC 9110 say: JSON is UTF-8 text, media
+types compare case-insensitively, and a body may come chunked.
+
+Every JSON body the API reads goes through :func:`parse_json`: bytes that
+are not UTF-8 JSON are a 400, and a number, text or nesting that PostgreSQL
+or the code behind cannot hold is a 400 naming its JSON path (the bounds of
+``benchhub_agent.schema.bounds_errors``, shared with the agent).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+from benchhub_agent.schema import JSONTooDeep, bounds_errors, loads
+from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.http import parse_header_parameters
+from rest_framework import status
+from rest_framework.parsers import BaseParser
+
+from benchhub.lib.api import ApiError, error_body, refuse_declared_oversize, upload_too_large
+
+JSON_MEDIA_TYPE = "application/json"
+_UTF8 = {"utf-8", "utf8"}
+
+
+def require_json_media_type(content_type_header: str | None) -> None:
+    """415 unless the Content-Type is application/json, in any letter case,
+    with no charset or charset=utf-8 (RFC 8259 allows no other)."""
+    try:
+        media_type, params = parse_header_parameters(content_type_header or "")
+    except ValueError:  # an RFC 2231 parameter with an unknown charset
+        media_type, params = "", {}
+    if media_type != JSON_MEDIA_TYPE:
+        given = f"not {content_type_header!r}" if content_type_header else "and none was given"
+        raise ApiError(
+            f"Content-Type must be {JSON_MEDIA_TYPE}, {given}",
+            status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            code="unsupported_media_type",
+        )
+    charset = params.get("charset")
+    if charset is not None and charset.strip().lower() not in _UTF8:
+        raise ApiError(
+            f"JSON is UTF-8 text; charset={charset} is not accepted",
+            status_code=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            code="unsupported_media_type",
+        )
+
+
+def parse_json(body: bytes) -> Any:
+    """The JSON value of ``body``, or a 400 in the error shape. Values out of
+    bounds are kept so that the caller can report them with their paths."""
+    try:
+        return loads(body)
+    except UnicodeDecodeError as exc:
+        raise ApiError(
+            f"The body is not UTF-8 text (byte {exc.start}); JSON is sent as UTF-8",
+            code="malformed_json",
+        ) from None
+    except JSONTooDeep:
+        raise ApiError("The body nests JSON too deeply to read", code="malformed_json") from None
+    except json.JSONDecodeError as exc:
+        raise ApiError(
+            f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            code="malformed_json",
+        ) from None
+
+
+def read_json_body(request: HttpRequest) -> Any:
+    """The body of an upload: 413 over the limit, 415 if not JSON, 400 if
+    unreadable. Bounds are left to the document's validation."""
+    refuse_declared_oversize(request)
+    require_json_media_type(request.META.get("CONTENT_TYPE"))
+    body = request.body
+    if len(body) > settings.BENCHHUB_MAX_UPLOAD_BYTES:
+        raise upload_too_large()
+    return parse_json(body)
+
+
+class JsonParser(BaseParser):
+    """DRF's parser for every other JSON endpoint, by the same rules; values
+    out of bounds are refused here, since no document validation follows."""
+
+    media_type = JSON_MEDIA_TYPE
+
+    def parse(self, stream, media_type=None, parser_context=None) -> Any:
+        require_json_media_type(media_type)
+        data = parse_json(stream.read() if stream is not None else b"")
+        errors = bounds_errors(data)
+        if errors:
+            raise ApiError(
+                f"{errors[0].path}: {errors[0].message}",
+                code="invalid",
+                details=[error.as_dict() for error in errors],
+            )
+        return data
+
+
+class ChunkedBodyMiddleware:
+    """Reads a chunked request body (Transfer-Encoding: chunked, no
+    Content-Length) so that Django sees it: Django reads CONTENT_LENGTH bytes
+    of wsgi.input, which for such a request is none, and an upload arrived
+    empty. gunicorn removes the chunk framing; at most
+    DATA_UPLOAD_MAX_MEMORY_SIZE bytes are read, more is a 413."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        meta = request.META
+        chunked = "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if chunked and not meta.get("CONTENT_LENGTH") and "wsgi.input" in meta:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            body = _read_at_most(meta["wsgi.input"], limit + 1)
+            if len(body) > limit:
+                error = upload_too_large()
+                return JsonResponse(
+                    error_body(error.error_code, str(error.detail)), status=error.status_code
+                )
+            meta["CONTENT_LENGTH"] = str(len(body))
+            request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[attr-defined]
+        return self.get_response(request)
+
+
+def _read_at_most(stream: Any, size: int) -> bytes:
+    parts, remaining = [], size
+    while remaining > 0:
+        part = stream.read(min(remaining, 64 * 1024))
+        if not part:
+            break
+        parts.append(part)
+        remaining -= len(part)
+    return b"".join(parts)

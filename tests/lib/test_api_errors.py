@@ -1,0 +1,118 @@
+"""Every answer under /api/ is JSON in the one error shape: unknown paths,
+wrong methods, Django's own refusals and unexpected errors alike."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.test import Client, override_settings
+
+from benchhub.results import selectors
+
+
+def assert_error_shape(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content[:300]
+    assert response["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert error["message"]
+    return error
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/", "/api/v1/", "/api/v1/nope/", "/api/v2/submissions/", "/api/v1/runs/x/"]
+)
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_unknown_api_path_is_a_json_404(db, path, debug):
+    with override_settings(DEBUG=debug):
+        response = Client().get(path)
+
+    assert_error_shape(response, 404, "not_found")
+
+
+def test_a_missing_final_slash_is_named(db):
+    error = assert_error_shape(Client().get("/api/v1/runs"), 404, "not_found")
+
+    assert "did you mean /api/v1/runs/ ?" in error["message"]
+
+
+def test_a_page_outside_the_api_is_still_the_html_404(db):
+    response = Client().get("/no-such-page/")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("delete", "/api/v1/runs/"),
+        ("put", "/api/v1/submissions/"),
+        ("patch", "/api/v1/measurements/"),
+        ("post", "/api/v1/measurements/export.csv"),
+    ],
+)
+def test_a_wrong_method_is_a_json_405(db, method, path):
+    response = getattr(Client(), method)(path)
+
+    assert_error_shape(response, 405, "method_not_allowed")
+    assert "GET" in response["Allow"]
+
+
+def test_a_request_for_an_unknown_host_is_a_json_400(db):
+    response = Client().get("/api/v1/runs/", HTTP_HOST="evil.invalid")
+
+    assert_error_shape(response, 400, "bad_request")
+
+
+def test_an_unexpected_error_in_a_view_is_a_500_with_a_logged_id(db, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("the selector broke")
+
+    monkeypatch.setattr(selectors, "run_list", broken)
+    with caplog.at_level(logging.ERROR, logger="benchhub.api"):
+        response = Client().get("/api/v1/runs/")
+
+    error = assert_error_shape(response, 500, "server_error")
+    error_id = error["details"][0]["message"].removeprefix("error id ")
+    assert error_id in error["message"]
+    (record,) = [r for r in caplog.records if r.name == "benchhub.api"]
+    assert error_id in record.getMessage()
+    assert record.exc_info[1].args == ("the selector broke",)
+    assert "the selector broke" not in response.content.decode()  # no internals leak
+
+
+def test_an_unexpected_error_outside_a_view_is_a_json_500_too(db, monkeypatch, caplog):
+    """A failure in middleware never reaches DRF: handler500 answers."""
+    from benchhub.lib import jsonbody
+
+    def broken(stream, size):
+        raise OSError("the socket broke")
+
+    monkeypatch.setattr(jsonbody, "_read_at_most", broken)
+    client = Client(raise_request_exception=False)
+    with caplog.at_level(logging.ERROR, logger="benchhub.api"):
+        response = client.post(
+            "/api/v1/submissions/",
+            data=b"{}",
+            content_type="application/json",
+            CONTENT_LENGTH="",
+            HTTP_TRANSFER_ENCODING="chunked",
+        )
+
+    error = assert_error_shape(response, 500, "server_error")
+    assert any(error["details"][0]["message"][9:] in r.getMessage() for r in caplog.records)
+
+
+def test_an_unexpected_error_on_a_page_is_still_the_html_500(db, monkeypatch):
+    from benchhub.results import views
+
+    def broken(**kwargs):
+        raise RuntimeError("the page broke")
+
+    monkeypatch.setattr(views.selectors, "latest_submissions", broken)
+    response = Client(raise_request_exception=False).get("/")
+
+    assert response.status_code == 500
+    assert response["Content-Type"].startswith("text/html")
