@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from .benchmarks.base import Target
+from .target import Target
 
 POSTGRESQL_SETTINGS = (
     "shared_buffers",

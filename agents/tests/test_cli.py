@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from benchhub_agent import document
+from benchhub_agent.benchmarks import base, discover_benchmarks
+from benchhub_agent.benchmarks.base import SilentProgress, Target
 from contract_server import TOKEN, ContractServer
 from test_upload import dead_server
 
@@ -147,3 +151,12 @@ def test_a_benchmark_refuses_an_engine_it_does_not_run_on(outbox_dir):
     done = agent("run", "select-update", "--dsn", "firebird://SYSDBA:x@localhost/db.fdb")
     assert done.returncode == 2
     assert "not on firebird" in done.stderr
+
+
+def test_every_benchmark_refuses_an_engine_it_does_not_run_on_outside_the_cli_too():
+    target = Target.parse("firebird://SYSDBA:x@localhost/db.fdb")
+    for name, found in discover_benchmarks().items():
+        if "firebird" in found.module.ENGINES:
+            continue
+        with pytest.raises(ValueError, match=f"^{name} runs on .*, not on firebird$"):
+            base.run(found.module, target, argparse.Namespace(), SilentProgress())

@@ -281,7 +281,15 @@ def test_a_row_missing_mid_run_is_a_counted_error_not_a_crash(pg_dsn, client_loo
                     gone.set()
                     break
             time.sleep(0.001)
-        time.sleep(0.3)
+        # Missing for 1,500 committed transactions (not for a time: the machine may be
+        # busy), so that some of them surely picked row 1: 0.99 ** 1500 < 1e-6.
+        total = f"SELECT COALESCE(SUM(c2), 0) FROM {select_update.TABLE}"
+        before = conn.execute(total).fetchone()[0]
+        deadline = time.monotonic() + 60
+        while conn.execute(total).fetchone()[0] < before + 1500 < 4000:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
         conn.execute(f"INSERT INTO {select_update.TABLE} VALUES (1, 0)")
 
     thread = threading.Thread(target=delete_for_a_while)

@@ -18,69 +18,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Protocol
-from urllib.parse import parse_qs, unquote, urlsplit
 
-ENGINE_SCHEMES = {
-    "postgresql": "postgresql",
-    "postgres": "postgresql",
-    "mysql": "mysql",
-    "mariadb": "mariadb",
-    "firebird": "firebird",
-}
-
-
-@dataclass(frozen=True)
-class Target:
-    """A database to benchmark, parsed from ``--dsn``.
-
-    postgresql://user:password@host:port/dbname
-        (host omitted or ?host=/run/postgresql: unix socket)
-    mysql://root@127.0.0.1:3306/test
-        (mariadb:// is the same; ?unix_socket=/run/mysqld/mysqld.sock)
-    firebird://SYSDBA:password@localhost:3050//var/lib/firebird/data/bench.fdb
-        (no host: local/embedded)
-    """
-
-    engine: str
-    dsn: str
-    host: str | None
-    port: int | None
-    user: str | None
-    password: str | None
-    database: str
-    socket: str | None = None
-    options: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, dsn: str) -> Target:
-        parts = urlsplit(dsn)
-        engine = ENGINE_SCHEMES.get(parts.scheme)
-        if engine is None:
-            known = ", ".join(sorted(ENGINE_SCHEMES))
-            raise ValueError(f"--dsn: unknown scheme {parts.scheme!r}; expected one of {known}")
-        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        socket = query.pop("host", None) or query.pop("unix_socket", None)
-        database = unquote(parts.path[1:]) if parts.path.startswith("/") else unquote(parts.path)
-        if not database:
-            raise ValueError("--dsn: no database name after the host (…/dbname)")
-        return cls(
-            engine=engine,
-            dsn=dsn,
-            host=parts.hostname,
-            port=parts.port,
-            user=unquote(parts.username) if parts.username else None,
-            password=unquote(parts.password) if parts.password else None,
-            database=database,
-            socket=socket,
-            options=query,
-        )
-
-    def redacted(self) -> str:
-        """The DSN without its password, fit to print or to record."""
-        if not self.password:
-            return self.dsn
-        return self.dsn.replace(f":{self.password}@", ":***@", 1)
+from ..target import Target as Target  # re-exported: part of a benchmark's interface
 
 
 @dataclass
@@ -151,3 +92,16 @@ class SilentProgress:
 
     def finish(self) -> None:
         pass
+
+
+def check_engine(module: ModuleType, target: Target) -> None:
+    """The one check of the engines a benchmark module runs on (its ``ENGINES``)."""
+    if target.engine not in module.ENGINES:
+        engines = ", ".join(sorted(module.ENGINES))
+        raise ValueError(f"{module.NAME} runs on {engines}, not on {target.engine}")
+
+
+def run(module: ModuleType, target: Target, options: Any, progress: Progress) -> BenchmarkResult:
+    """Run a benchmark module on ``target``, refusing an engine it does not run on."""
+    check_engine(module, target)
+    return module.run(target, options, progress)

@@ -31,15 +31,31 @@ import multiprocessing
 import os
 import queue
 import random
-import select
 import statistics
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from dataclasses import dataclass
+from typing import Any
 
 from .. import db, placement
 from ..histogram import Histogram
+from ._pg_event_loop import (
+    MAX_ATTEMPTS,
+    MAX_CONSECUTIVE_ERRORS,
+    ClientTally,
+    event_loop,
+)
+from ._select_update_clients import (  # TABLE: part of this module's interface
+    ROWS,
+    TABLE,  # noqa: F401
+    Failed,
+    MySQLClient,
+    PostgresClient,
+    Retryable,
+    open_client,
+    reset_table,
+    table_total,
+)
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "select-update"
@@ -48,16 +64,7 @@ ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80, 100)
 DEFAULT_TRANSACTIONS = 10_000
-ROWS = 100
-TABLE = "benchhub_select_update"
-MAX_ATTEMPTS = 10  # a transaction retried this often counts as an error
-MAX_CONSECUTIVE_ERRORS = 1000  # a client failing this often in a row stops the run
 READY_TIMEOUT_S = 120.0
-# PostgreSQL: serialization failure, deadlock, lock not available: run the transaction again.
-RETRYABLE_SQLSTATES = (b"40001", b"40P01", b"55P03")
-
-# Only another program touching the table makes a row vanish mid-run.
-MISSING_ROW = "row c1=%d is missing: is another run using the table at the same time?"
 
 # How a worker process drives its clients (PostgreSQL; MariaDB/MySQL always use threads).
 CLIENT_LOOPS = ("events", "threads")
@@ -87,137 +94,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# --- the transaction, per engine ---------------------------------------------
-
-
-class Retryable(Exception):
-    """Serialization failure, deadlock or lock wait timeout: run the transaction again."""
-
-
-class Failed(Exception):
-    """The transaction failed for good; the connection is still usable."""
-
-
-class PostgresClient:
-    """One connection driving the transaction through prepared statements.
-
-    The libpq calls are made directly on psycopg's ``pgconn``: the four
-    statements of a transaction then cost about as much Python as pgbench
-    costs C, which the agent_overhead benchmark checks.
-    """
-
-    def __init__(self, target: Target, locking: str) -> None:
-        from psycopg import pq
-
-        self.pq = pq
-        self.conn = db.connect_postgresql(target, autocommit=True)
-        self.pgconn = self.conn.pgconn
-        lock = " FOR UPDATE" if locking == "for_update" else ""
-        # TABLE is a constant of this module: nothing user-supplied reaches the SQL text.
-        statements = {
-            b"bh_begin": b"BEGIN",
-            b"bh_select": f"SELECT c2 FROM {TABLE} WHERE c1 = $1{lock}".encode(),  # noqa: S608
-            b"bh_update": f"UPDATE {TABLE} SET c2 = $1 WHERE c1 = $2".encode(),  # noqa: S608
-            b"bh_commit": b"COMMIT",
-            b"bh_rollback": b"ROLLBACK",
-        }
-        for name, sql in statements.items():
-            result = self.pgconn.prepare(name, sql)
-            if result.status != pq.ExecStatus.COMMAND_OK:
-                raise RuntimeError(result.get_error_message())
-        self.keys = [str(key).encode() for key in range(1, ROWS + 1)]
-        self.ok_status = int(pq.ExecStatus.COMMAND_OK)
-        self.tuples_status = int(pq.ExecStatus.TUPLES_OK)
-
-    def backend_pid(self) -> int:
-        return self.pgconn.backend_pid
-
-    def transaction(self, key: int) -> None:
-        # The hot path of a lone client: statuses compared as plain ints, the error
-        # path only called on an error (10 µs of Python less per transaction).
-        execute = self.pgconn.exec_prepared
-        ok = self.ok_status
-        param = self.keys[key - 1]
-        result = execute(b"bh_begin", None)
-        if result.status != ok:
-            self._fail(result)
-        selected = execute(b"bh_select", [param])
-        if selected.status != self.tuples_status:
-            self._fail(selected)
-        if selected.ntuples != 1:
-            execute(b"bh_rollback", None)
-            raise Failed(MISSING_ROW % key)
-        value = b"%d" % (int(selected.get_value(0, 0)) + 1)
-        result = execute(b"bh_update", [value, param])
-        if result.status != ok:
-            self._fail(result)
-        result = execute(b"bh_commit", None)
-        if result.status != ok:
-            self._fail(result)
-
-    def _fail(self, result: Any) -> NoReturn:
-        state = result.error_field(self.pq.DiagnosticField.SQLSTATE) or b""
-        message = result.get_error_message()
-        if self.pgconn.status != self.pq.ConnStatus.OK:
-            raise ConnectionError(message)
-        self.pgconn.exec_prepared(b"bh_rollback", None)
-        if state in RETRYABLE_SQLSTATES:
-            raise Retryable(message)
-        raise Failed(message)
-
-    def close(self) -> None:
-        self.conn.close()
-
-
-class MySQLClient:
-    """One PyMySQL connection; statements go as text (PyMySQL has no binary protocol)."""
-
-    RETRYABLE = (1205, 1213)  # lock wait timeout, deadlock
-
-    def __init__(self, target: Target, locking: str) -> None:
-        self.pymysql = db.mysql_module()
-        self.conn = db.connect_mysql(target, autocommit=False)
-        self.cursor = self.conn.cursor()
-        lock = " FOR UPDATE" if locking == "for_update" else ""
-        # Keys and values are ints formatted with %d: nothing to escape, nothing injected.
-        self.select_sql = f"SELECT c2 FROM {TABLE} WHERE c1 = %d{lock}"  # noqa: S608
-        self.update_sql = f"UPDATE {TABLE} SET c2 = %d WHERE c1 = %d"  # noqa: S608
-
-    def backend_pid(self) -> int | None:
-        return None  # one server process for all connections: pinned as a whole
-
-    def transaction(self, key: int) -> None:
-        try:
-            self.cursor.execute(self.select_sql % key)
-            row = self.cursor.fetchone()
-            if row is None:
-                self.conn.rollback()
-                raise Failed(MISSING_ROW % key)
-            (value,) = row
-            self.cursor.execute(self.update_sql % (value + 1, key))
-            self.conn.commit()
-        except self.pymysql.err.OperationalError as exc:
-            code = exc.args[0] if exc.args else 0
-            if code in (2006, 2013):  # server gone / lost connection
-                raise ConnectionError(str(exc)) from exc
-            self.conn.rollback()
-            if code in self.RETRYABLE:
-                raise Retryable(str(exc)) from exc
-            raise Failed(str(exc)) from exc
-        except self.pymysql.err.MySQLError as exc:
-            self.conn.rollback()
-            raise Failed(str(exc)) from exc
-
-    def close(self) -> None:
-        self.conn.close()
-
-
-def open_client(target: Target, locking: str) -> PostgresClient | MySQLClient:
-    if target.engine == "postgresql":
-        return PostgresClient(target, locking)
-    return MySQLClient(target, locking)
-
-
 # --- one measurement point: N clients over P worker processes ----------------
 
 
@@ -233,211 +109,6 @@ class PointPlan:
     first_client: int  # this process' clients own progress slots first_client…
     seed: int
     client_loop: str = "threads"  # "events" only for PostgreSQL
-
-
-@dataclass
-class ClientTally:
-    histogram: Histogram = field(default_factory=Histogram)
-    committed: int = 0  # all commits, warm-up included: what the table's sum must show
-    errors: int = 0
-    retries: int = 0
-    ended_at: float = 0.0
-
-
-# --- PostgreSQL: one non-blocking event loop per worker process ---------------
-#
-# Threads cost a GIL hand-over per round trip; with 16 clients per process that
-# hand-over, not Python, is what limits the agent. So for PostgreSQL a worker
-# process drives all its connections from one loop, as pgbench's threads do:
-# each query is sent with ``send_query_prepared`` and the loop waits (epoll) for
-# whichever socket answers first. Still four round trips per transaction, like
-# pgbench, and the latency of a transaction is measured the same way.
-#
-# MariaDB/MySQL keep one thread per client: PyMySQL has no non-blocking API.
-
-BEGIN, SELECT, UPDATE, COMMIT, ROLLBACK = range(5)
-
-
-class PostgresFlow:
-    """One client of the event loop: its connection and where its transaction stands.
-
-    idle → BEGIN → SELECT → UPDATE → COMMIT → idle. An error result on the way
-    sends ROLLBACK; once that completes the transaction is run again with the
-    same key (serialization failure, deadlock, lock timeout; up to MAX_ATTEMPTS)
-    or counted as failed. A lost connection raises ConnectionError, which stops
-    the run with its reason.
-    """
-
-    def __init__(
-        self,
-        client: PostgresClient,
-        quota: int | None,
-        window: tuple[float, float | None],
-        progress: Any,
-        slot: int,
-        rng: random.Random,
-    ) -> None:
-        self.client = client
-        self.pgconn = client.pgconn
-        self.send = client.pgconn.send_query_prepared
-        self.keys = client.keys
-        self.ok_status = client.ok_status
-        self.tuples_status = client.tuples_status
-        self.quota = quota
-        self.window_start, self.deadline = window
-        self.progress = progress
-        self.slot = slot
-        self.randint = rng.randint
-        self.tally = ClientTally()
-        self.record = self.tally.histogram.record
-        self.done = 0
-        self.consecutive_errors = 0
-        self.state = BEGIN
-        self.key = 0
-        self.param = b""
-        self.began = 0.0
-        self.attempts = 0
-        self.failure: str | None = None  # why the transaction being rolled back failed
-        self.result: Any = None
-
-    def start(self) -> bool:
-        """Begin the next transaction; False when this client has no more to run."""
-        began = time.perf_counter()
-        if (self.quota is not None and self.done >= self.quota) or (
-            self.deadline is not None and began >= self.deadline
-        ):
-            self.progress[self.slot] = self.done
-            self.tally.ended_at = began
-            return False
-        self.began = began
-        self.key = self.randint(1, ROWS)
-        self.param = self.keys[self.key - 1]
-        self.attempts = 0
-        self.state = BEGIN
-        self.send(b"bh_begin", None)
-        return True
-
-    def readable(self) -> bool:
-        """The socket has data: read it, and act on a completed result. False: finished."""
-        pgconn = self.pgconn
-        try:
-            pgconn.consume_input()
-        except Exception as exc:  # psycopg.OperationalError: the server went away
-            raise ConnectionError(f"connection lost: {exc}") from exc
-        while not pgconn.is_busy():
-            result = pgconn.get_result()
-            if result is None:  # the statement is complete
-                return self._advance(self.result)
-            self.result = result
-        return True  # the rest of the answer is still on its way
-
-    def _advance(self, result: Any) -> bool:
-        state = self.state
-        if state == ROLLBACK:
-            return self._rolled_back()
-        if result.status != (self.tuples_status if state == SELECT else self.ok_status):
-            return self._error(result)
-        if state == BEGIN:
-            self.state = SELECT
-            self.send(b"bh_select", [self.param])
-        elif state == SELECT:
-            if result.ntuples != 1:
-                self.failure = MISSING_ROW % self.key
-                self.state = ROLLBACK
-                self.send(b"bh_rollback", None)
-            else:
-                value = str(int(result.get_value(0, 0)) + 1).encode()
-                self.state = UPDATE
-                self.send(b"bh_update", [value, self.param])
-        elif state == UPDATE:
-            self.state = COMMIT
-            self.send(b"bh_commit", None)
-        else:  # COMMIT
-            ended = time.perf_counter()
-            self.tally.committed += 1
-            self.consecutive_errors = 0
-            if self.deadline is None or self.window_start <= ended <= self.deadline:
-                self.record(int((ended - self.began) * 1_000_000))
-            return self._next()
-        return True
-
-    def _error(self, result: Any) -> bool:
-        from psycopg import pq
-
-        message = result.get_error_message()
-        sqlstate = result.error_field(pq.DiagnosticField.SQLSTATE) or b""
-        if self.pgconn.status != pq.ConnStatus.OK or sqlstate[:2] in (b"08", b"57"):
-            raise ConnectionError(message.strip() or "connection lost")
-        self.failure = None if sqlstate in RETRYABLE_SQLSTATES else message
-        self.state = ROLLBACK
-        self.send(b"bh_rollback", None)
-        return True
-
-    def _rolled_back(self) -> bool:
-        tally = self.tally
-        if self.failure is None:  # retryable
-            tally.retries += 1
-            self.attempts += 1
-            if self.attempts < MAX_ATTEMPTS:
-                self.state = BEGIN
-                self.send(b"bh_begin", None)
-                return True
-            tally.errors += 1
-        else:
-            tally.errors += 1
-            self.consecutive_errors += 1
-            if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                raise RuntimeError(
-                    f"{self.consecutive_errors} transactions failed in a row: {self.failure}"
-                )
-        return self._next()
-
-    def _next(self) -> bool:
-        self.done += 1
-        if self.done & 15 == 0:
-            self.progress[self.slot] = self.done
-        return self.start()
-
-
-def _event_loop(
-    clients: list[PostgresClient], plan: PointPlan, start: Any, progress: Any
-) -> list[ClientTally]:
-    """Drive every connection of this worker process until each has finished."""
-    window_start = start.value + plan.warmup
-    window = (window_start, window_start + plan.duration if plan.duration is not None else None)
-    flows = [
-        PostgresFlow(
-            client,
-            plan.quotas[index],
-            window,
-            progress,
-            plan.first_client + index,
-            random.Random(plan.seed * 1000 + index),  # noqa: S311 — a workload, not a secret
-        )
-        for index, client in enumerate(clients)
-    ]
-    running = {}  # socket → flow, for the clients still running
-    poller = select.epoll() if hasattr(select, "epoll") else None
-    for flow in flows:
-        if flow.start():
-            running[flow.pgconn.socket] = flow
-    if poller is None:  # not Linux: select() over the sockets
-        while running:
-            ready, _, _ = select.select(list(running), [], [], 1.0)
-            for fd in ready:
-                if not running[fd].readable():
-                    del running[fd]
-        return [flow.tally for flow in flows]
-    with poller:
-        for fd in running:
-            poller.register(fd, select.EPOLLIN)
-        poll = poller.poll
-        while running:
-            for fd, _events in poll(1.0):
-                if not running[fd].readable():
-                    poller.unregister(fd)
-                    del running[fd]
-    return [flow.tally for flow in flows]
 
 
 def _client_loop(
@@ -522,7 +193,7 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
     if plan.client_loop == "events" and len(clients) > 1:
         go.wait()
         try:
-            tallies[:] = _event_loop(clients, plan, start, progress)  # type: ignore[arg-type]
+            tallies[:] = event_loop(clients, plan, start, progress)  # type: ignore[arg-type]
         except Exception as exc:  # reported to the parent
             failures.append(f"{type(exc).__name__}: {exc}")
         _close_and_report(clients, tallies, failures, results)
@@ -723,49 +394,10 @@ def _collect(
     return tallies
 
 
-# --- table ----------------------------------------------------------------
-
-
-def reset_table(target: Target) -> None:
-    """A fresh table for each point, so no point inherits another's bloat."""
-    conn = db.connect(target, autocommit=True)
-    try:
-        cur = conn.cursor()
-        cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        engine = " ENGINE=InnoDB" if target.engine != "postgresql" else ""
-        cur.execute(f"CREATE TABLE {TABLE} (c1 int PRIMARY KEY, c2 int NOT NULL){engine}")
-        values = ", ".join(f"({key}, 0)" for key in range(1, ROWS + 1))
-        cur.execute(f"INSERT INTO {TABLE} (c1, c2) VALUES {values}")  # noqa: S608 — ints only
-        if target.engine == "postgresql":
-            cur.execute(f"ANALYZE {TABLE}")
-        else:
-            cur.execute(f"ANALYZE TABLE {TABLE}")
-            cur.fetchall()
-        cur.close()
-    finally:
-        conn.close()
-
-
-def table_total(target: Target) -> int:
-    conn = db.connect(target, autocommit=True)
-    try:
-        cur = conn.cursor()
-        cur.execute(f"SELECT COALESCE(SUM(c2), 0), COUNT(*) FROM {TABLE}")  # noqa: S608
-        total, rows = cur.fetchone()
-        cur.close()
-    finally:
-        conn.close()
-    if rows != ROWS:
-        raise RuntimeError(f"select-update: the table has {rows} rows instead of {ROWS}")
-    return int(total)
-
-
 # --- the benchmark ----------------------------------------------------------
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
-    if target.engine not in ENGINES:
-        raise ValueError(f"select-update runs on {', '.join(sorted(ENGINES))}, not {target.engine}")
     clients_list = list(getattr(options, "clients", None) or DEFAULT_CLIENTS)
     duration = getattr(options, "duration", None)
     transactions = None if duration else (options.transactions or DEFAULT_TRANSACTIONS)

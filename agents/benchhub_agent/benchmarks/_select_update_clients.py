@@ -1,0 +1,183 @@
+"""select-update's table, and its transaction, one class per engine: SELECT a row, UPDATE it + 1.
+
+Both raise :class:`Retryable` for what the transaction may be run again after
+(serialization failure, deadlock, lock wait timeout), :class:`Failed` for what
+fails for good on a still usable connection, and ConnectionError when the
+connection itself is gone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from .. import db
+from ._pg_event_loop import MISSING_ROW, RETRYABLE_SQLSTATES
+from .base import Target
+
+ROWS = 100
+TABLE = "benchhub_select_update"
+
+
+class Retryable(Exception):
+    """Serialization failure, deadlock or lock wait timeout: run the transaction again."""
+
+
+class Failed(Exception):
+    """The transaction failed for good; the connection is still usable."""
+
+
+class PostgresClient:
+    """One connection driving the transaction through prepared statements.
+
+    The libpq calls are made directly on psycopg's ``pgconn``: the four
+    statements of a transaction then cost about as much Python as pgbench
+    costs C, which the agent_overhead benchmark checks.
+    """
+
+    def __init__(self, target: Target, locking: str) -> None:
+        from psycopg import pq
+
+        self.pq = pq
+        self.conn = db.connect_postgresql(target, autocommit=True)
+        self.pgconn = self.conn.pgconn
+        lock = " FOR UPDATE" if locking == "for_update" else ""
+        # TABLE is a constant of this module: nothing user-supplied reaches the SQL text.
+        statements = {
+            b"bh_begin": b"BEGIN",
+            b"bh_select": f"SELECT c2 FROM {TABLE} WHERE c1 = $1{lock}".encode(),  # noqa: S608
+            b"bh_update": f"UPDATE {TABLE} SET c2 = $1 WHERE c1 = $2".encode(),  # noqa: S608
+            b"bh_commit": b"COMMIT",
+            b"bh_rollback": b"ROLLBACK",
+        }
+        for name, sql in statements.items():
+            result = self.pgconn.prepare(name, sql)
+            if result.status != pq.ExecStatus.COMMAND_OK:
+                raise RuntimeError(result.get_error_message())
+        self.keys = [str(key).encode() for key in range(1, ROWS + 1)]
+        self.ok_status = int(pq.ExecStatus.COMMAND_OK)
+        self.tuples_status = int(pq.ExecStatus.TUPLES_OK)
+
+    def backend_pid(self) -> int:
+        return self.pgconn.backend_pid
+
+    def transaction(self, key: int) -> None:
+        # The hot path of a lone client: statuses compared as plain ints, the error
+        # path only called on an error (10 µs of Python less per transaction).
+        execute = self.pgconn.exec_prepared
+        ok = self.ok_status
+        param = self.keys[key - 1]
+        result = execute(b"bh_begin", None)
+        if result.status != ok:
+            self._fail(result)
+        selected = execute(b"bh_select", [param])
+        if selected.status != self.tuples_status:
+            self._fail(selected)
+        if selected.ntuples != 1:
+            execute(b"bh_rollback", None)
+            raise Failed(MISSING_ROW % key)
+        value = b"%d" % (int(selected.get_value(0, 0)) + 1)
+        result = execute(b"bh_update", [value, param])
+        if result.status != ok:
+            self._fail(result)
+        result = execute(b"bh_commit", None)
+        if result.status != ok:
+            self._fail(result)
+
+    def _fail(self, result: Any) -> NoReturn:
+        state = result.error_field(self.pq.DiagnosticField.SQLSTATE) or b""
+        message = result.get_error_message()
+        if self.pgconn.status != self.pq.ConnStatus.OK:
+            raise ConnectionError(message)
+        self.pgconn.exec_prepared(b"bh_rollback", None)
+        if state in RETRYABLE_SQLSTATES:
+            raise Retryable(message)
+        raise Failed(message)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class MySQLClient:
+    """One PyMySQL connection; statements go as text (PyMySQL has no binary protocol)."""
+
+    RETRYABLE = (1205, 1213)  # lock wait timeout, deadlock
+
+    def __init__(self, target: Target, locking: str) -> None:
+        self.pymysql = db.mysql_module()
+        self.conn = db.connect_mysql(target, autocommit=False)
+        self.cursor = self.conn.cursor()
+        lock = " FOR UPDATE" if locking == "for_update" else ""
+        # Keys and values are ints formatted with %d: nothing to escape, nothing injected.
+        self.select_sql = f"SELECT c2 FROM {TABLE} WHERE c1 = %d{lock}"  # noqa: S608
+        self.update_sql = f"UPDATE {TABLE} SET c2 = %d WHERE c1 = %d"  # noqa: S608
+
+    def backend_pid(self) -> int | None:
+        return None  # one server process for all connections: pinned as a whole
+
+    def transaction(self, key: int) -> None:
+        try:
+            self.cursor.execute(self.select_sql % key)
+            row = self.cursor.fetchone()
+            if row is None:
+                self.conn.rollback()
+                raise Failed(MISSING_ROW % key)
+            (value,) = row
+            self.cursor.execute(self.update_sql % (value + 1, key))
+            self.conn.commit()
+        except self.pymysql.err.OperationalError as exc:
+            code = exc.args[0] if exc.args else 0
+            if code in (2006, 2013):  # server gone / lost connection
+                raise ConnectionError(str(exc)) from exc
+            self.conn.rollback()
+            if code in self.RETRYABLE:
+                raise Retryable(str(exc)) from exc
+            raise Failed(str(exc)) from exc
+        except self.pymysql.err.MySQLError as exc:
+            self.conn.rollback()
+            raise Failed(str(exc)) from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_client(target: Target, locking: str) -> PostgresClient | MySQLClient:
+    if target.engine == "postgresql":
+        return PostgresClient(target, locking)
+    return MySQLClient(target, locking)
+
+
+# --- table ----------------------------------------------------------------
+
+
+def reset_table(target: Target) -> None:
+    """A fresh table for each point, so no point inherits another's bloat."""
+    conn = db.connect(target, autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        engine = " ENGINE=InnoDB" if target.engine != "postgresql" else ""
+        cur.execute(f"CREATE TABLE {TABLE} (c1 int PRIMARY KEY, c2 int NOT NULL){engine}")
+        values = ", ".join(f"({key}, 0)" for key in range(1, ROWS + 1))
+        cur.execute(f"INSERT INTO {TABLE} (c1, c2) VALUES {values}")  # noqa: S608 — ints only
+        if target.engine == "postgresql":
+            cur.execute(f"ANALYZE {TABLE}")
+        else:
+            cur.execute(f"ANALYZE TABLE {TABLE}")
+            cur.fetchall()
+        cur.close()
+    finally:
+        conn.close()
+
+
+def table_total(target: Target) -> int:
+    conn = db.connect(target, autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SELECT COALESCE(SUM(c2), 0), COUNT(*) FROM {TABLE}")  # noqa: S608
+        total, rows = cur.fetchone()
+        cur.close()
+    finally:
+        conn.close()
+    if rows != ROWS:
+        raise RuntimeError(f"select-update: the table has {rows} rows instead of {ROWS}")
+    return int(total)
