@@ -3,11 +3,14 @@ its joins spelled out, so that no page or endpoint queries in a loop."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from benchhub.results.filters import PARAM_NAME
 from benchhub.results.models import (
     Benchmark,
     Client,
@@ -105,6 +108,11 @@ def client_list(*, user: User) -> QuerySet[Client]:
     return _used_by_visible_runs(Client, user)
 
 
+def benchmark_catalog() -> QuerySet[Benchmark]:
+    """The benchmarks by name, without their metrics."""
+    return Benchmark.objects.order_by("name")
+
+
 def benchmark_list() -> QuerySet[Benchmark]:
     return Benchmark.objects.prefetch_related("metrics").order_by("name")
 
@@ -137,3 +145,120 @@ def submission_runs(*, user: User, submission: Submission) -> QuerySet[Run]:
         .annotate(measurement_count=Count("measurements"))
         .order_by("position")
     )
+
+
+# --- the results browser ---------------------------------------------------------
+
+# (query parameters, label, paths from Run): the dimensions the browser
+# counts, in the order it shows them. The query parameters are the API's
+# filters; a facet over two of them ("postgresql 15") sets both.
+FACETS: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = (
+    (("benchmark",), "Benchmark", ("benchmark__name",)),
+    (("engine", "version_major"), "Database", ("server__engine", "server__version_major")),
+    (("engine",), "Database engine", ("server__engine",)),
+    (("version",), "Database version", ("server__version",)),
+    (("cpu_model",), "CPU", ("hardware__cpu_model",)),
+    (("cores",), "Cores", ("hardware__cores",)),
+    (("storage_kind",), "Storage", ("storage__kind",)),
+    (("filesystem",), "Filesystem", ("storage__filesystem",)),
+    (("mount_options",), "Mount options", ("storage__mount_options",)),
+    (("io_scheduler",), "I/O scheduler", ("storage__io_scheduler",)),
+    (("os_distribution",), "Operating system", ("os__distribution",)),
+    (("protocol",), "Client protocol", ("client__protocol",)),
+    (("load_engine",), "Load engine", ("client__load_engine",)),
+    (("source",), "Source", ("submission__source",)),
+)
+
+# What ?q= searches: every word must appear in one of these.
+SEARCHED = (
+    "hardware__cpu_model",
+    "hardware__cpu_raw",
+    "os__distribution",
+    "os__distribution_raw",
+    "os__version",
+    "server__version",
+    "server__version_raw",
+)
+
+SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "newest": ("newest first", ("-submission__created_at", "-id")),
+    "oldest": ("oldest first", ("submission__created_at", "id")),
+    "benchmark": ("benchmark", ("benchmark__name", "-id")),
+    "version": ("database and version", ("server__engine", "-server__version_sort", "-id")),
+    "cpu": ("CPU", ("hardware__cpu_model", "-id")),
+}
+
+
+def run_search(runs: QuerySet[Run], text: str) -> QuerySet[Run]:
+    for word in text.split()[:10]:
+        condition = Q()
+        for path in SEARCHED:
+            condition |= Q(**{f"{path}__icontains": word})
+        runs = runs.filter(condition)
+    return runs
+
+
+@dataclass(frozen=True)
+class FacetValue:
+    values: tuple[Any, ...]  # one per query parameter of the facet
+    count: int
+
+    @property
+    def label(self) -> str:
+        return " ".join(str(value) for value in self.values if value not in ("", None))
+
+
+@dataclass(frozen=True)
+class Facet:
+    names: tuple[str, ...]  # the query parameters it sets
+    label: str
+    values: list[FacetValue]
+
+    @property
+    def name(self) -> str:
+        return "+".join(self.names)
+
+
+def run_facets(runs: QuerySet[Run], *, with_parameters: bool) -> list[Facet]:
+    """Counts of runs per value of every facet, in one query: the runs are
+    grouped by every facet column at once (environments repeat, so there
+    are far fewer groups than runs) and the groups summed per facet here.
+    ``with_parameters`` adds the run parameters (run_param.<name>), which
+    only mean something once one benchmark is chosen."""
+    paths = list(dict.fromkeys(path for _, _, facet_paths in FACETS for path in facet_paths))
+    if with_parameters:
+        paths.append("parameters")
+    column = {path: index for index, path in enumerate(paths)}
+    groups = runs.order_by().values_list(*paths).annotate(n=Count("id"))
+    counts: list[dict[tuple, int]] = [defaultdict(int) for _ in FACETS]
+    parameters: dict[str, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))
+    for *values, n in groups:
+        for index, (_, _, facet_paths) in enumerate(FACETS):
+            counts[index][tuple(values[column[path]] for path in facet_paths)] += n
+        if with_parameters:
+            for key, value in (values[-1] or {}).items():
+                if isinstance(value, (str, int, float, bool)):
+                    parameters[key][(_parameter_text(value),)] += n
+    facets = [
+        Facet(names, label, _ranked(counts[index]))
+        for index, (names, label, _) in enumerate(FACETS)
+    ]
+    facets.extend(
+        Facet((f"run_param.{key}",), f"{key} (run parameter)", _ranked(values))
+        for key, values in sorted(parameters.items())
+        if PARAM_NAME.match(key)
+    )
+    return facets
+
+
+def _parameter_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _ranked(counts: dict[tuple, int]) -> list[FacetValue]:
+    """Most runs first; the unknown ("" or None) is not a value to filter on."""
+    known = [(values, n) for values, n in counts.items() if values[-1] not in ("", None)]
+    known.sort(key=lambda item: (-item[1], str(item[0]).casefold()))
+    return [FacetValue(values, n) for values, n in known]

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django_htmx.http import push_url
+from rest_framework.exceptions import ValidationError
 
 from benchhub.baselines.selectors import baseline_list
 from benchhub.baselines.statistics import percentile_rank
 from benchhub.results import presentation, selectors
+from benchhub.results.browser import BrowserState, facet_links, page_links
+from benchhub.results.filters import RunFilter
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -19,6 +25,7 @@ def home(request: HttpRequest) -> HttpResponse:
         template,
         {
             "submissions": submissions,
+            "benchmarks": selectors.benchmark_catalog() if not request.htmx else [],
             "server_url": request.build_absolute_uri("/").rstrip("/"),
         },
     )
@@ -91,3 +98,69 @@ def submission_detail(request: HttpRequest, uuid) -> HttpResponse:
             "history": None,
         },
     )
+
+
+# --- the results browser ---------------------------------------------------------
+
+PAGE_SIZE = 25
+# The browser's own parameters; every other one is an API filter.
+_BROWSER_PARAMETERS = ("q", "sort", "page")
+
+
+def results_browser(request: HttpRequest) -> HttpResponse:
+    """/results/: every visible run, filtered by the facets (the API's
+    filters, so a page URL and an API URL say the same), searched, sorted
+    and paged. With htmx only the result region is sent; the URL is pushed
+    by the links themselves (hx-push-url)."""
+    filters = request.GET.copy()
+    for key in (*_BROWSER_PARAMETERS, "format", "cursor", "page_size"):
+        filters.pop(key, None)
+    for key in [key for key, values in filters.lists() if not any(v.strip() for v in values)]:
+        del filters[key]  # an empty form field means "any"
+    text = request.GET.get("q", "").strip()[:200]
+    sort = request.GET.get("sort", "newest")
+    if sort not in selectors.SORTS:
+        sort = "newest"
+
+    runs, errors = _filtered_runs(request, filters)
+    if text:
+        runs = selectors.run_search(runs, text)
+    facets = selectors.run_facets(runs, with_parameters="benchmark" in filters)
+    paginator = Paginator(runs.order_by(*selectors.SORTS[sort][1]), PAGE_SIZE)
+    page = paginator.get_page(request.GET.get("page"))
+
+    state = BrowserState(filters=filters, text=text, sort=sort)
+    context = {
+        "state": state,
+        "facets": [facet_links(facet, state) for facet in facets if facet.values],
+        "chosen": state.chosen(),
+        "page": page,
+        "errors": errors,
+        "sorts": [(key, label) for key, (label, _) in selectors.SORTS.items()],
+        "page_links": page_links(page, state),
+    }
+    status = 400 if errors else 200
+    if request.htmx:
+        response = render(request, "results/browser_results.html", context, status=status)
+        # The canonical URL of what is shown, whatever the form sent (empty fields, defaults).
+        return push_url(response, state.url(page=page.number))
+    return render(request, "results/browser.html", context, status=status)
+
+
+def _filtered_runs(request: HttpRequest, filters: QueryDict) -> tuple[QuerySet, dict[str, str]]:
+    """The visible runs under the API's filters; a filter the API would
+    refuse is named in ``errors`` and the list is left unfiltered by it."""
+    runs = selectors.run_list(user=request.user)
+    filterset = RunFilter(data=filters, queryset=runs)
+    if not filterset.is_valid():
+        errors = {key: " ".join(map(str, messages)) for key, messages in filterset.errors.items()}
+        return runs.none(), errors
+    try:
+        return filterset.qs, {}
+    except ValidationError as exc:
+        detail = exc.detail if isinstance(exc.detail, dict) else {"request": exc.detail}
+        errors = {
+            key: " ".join(map(str, value)) if isinstance(value, list) else str(value)
+            for key, value in detail.items()
+        }
+        return runs.none(), errors

@@ -45,3 +45,9 @@ def percent(value: Any) -> str:
     if value is None:
         return "—"
     return f"{value:.0f}%"
+
+
+@register.filter
+def commas(value: Any) -> str:
+    """A stored comma-joined set ("noatime,sync") as text that can wrap."""
+    return ", ".join(str(value or "").split(","))
