@@ -17,14 +17,18 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
+from benchhub.comparisons.verdicts import MIN_RUNS_FOR_U, RunValues, Verdict, verdict
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 
-Row = tuple[Any, Any, float, bool, int]
+# (series value, x value, value, approximate, run id, measurement id)
+Row = tuple[Any, Any, float, bool, int, int]
+# Per cell (series label, x): per run, its (value, measurement id) there.
+CellRuns = dict[tuple[str, Any], dict[int, list[tuple[float, int]]]]
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,9 @@ class Point:
     min: float
     max: float
     relative: float | None = None  # 100 * value / the reference's value at x
+    # Against the reference series' cell at x (or the first series'); None
+    # for that series itself, or where it has no value.
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -54,10 +61,8 @@ class Comparison:
     # The page drops a reference that is not a series value (with a note);
     # it then pushes the URL without it.
     reference_dropped: bool = False
-    # Per cell (series label, x): each run's values there, the unit verdicts compare.
-    cell_runs: dict[tuple[str, Any], dict[int, list[float]]] = field(
-        default_factory=dict, repr=False
-    )
+    # Each cell's values per run: the unit verdicts compare.
+    cell_runs: CellRuns = field(default_factory=dict, repr=False)
 
     @property
     def x_numeric(self) -> bool:
@@ -134,10 +139,10 @@ def comparison_aggregate(
     changed under it)."""
     x_axis, series_axis = query.x, query.series
     cells: dict[tuple[str, Any], list[float]] = defaultdict(list)
-    runs: dict[tuple[str, Any], dict[int, list[float]]] = defaultdict(dict)
+    runs: CellRuns = defaultdict(dict)
     series_values: dict[str, Any] = {}
     missing_x = missing_series = approximate = total = 0
-    for series_raw, x_raw, value, is_approximate, run_id in rows:
+    for series_raw, x_raw, value, is_approximate, run_id, measurement_id in rows:
         total += 1
         x = _axis_value(x_axis, x_raw)
         if series_axis is None:
@@ -154,7 +159,7 @@ def comparison_aggregate(
         label = _label(series_value)
         series_values.setdefault(label, series_value)
         cells[label, x].append(value)
-        runs[label, x].setdefault(run_id, []).append(value)
+        runs[label, x].setdefault(run_id, []).append((value, measurement_id))
 
     notes: list[str] = []
     if total == 0:
@@ -238,3 +243,64 @@ def comparison_aggregate(
 def _reference_missing(wanted: str, axis: Axis, labels: list[str]) -> str:
     shown = ", ".join(labels[:20]) + (" …" if len(labels) > 20 else "")
     return f"{wanted!r} is not a {axis.title} value of these results (they have: {shown})"
+
+
+def verdict_reference(comparison: Comparison) -> str | None:
+    """The series every other one is judged against: the reference, or the first."""
+    if comparison.reference is not None and not comparison.reference_dropped:
+        return comparison.reference
+    return comparison.series[0].label if comparison.series else None
+
+
+def samples_wanted(comparison: Comparison) -> list[int]:
+    """The measurements whose repetition samples a verdict may read: in cells
+    with too few runs for the U test, each run with one measurement there."""
+    wanted = []
+    for runs in comparison.cell_runs.values():
+        if len(runs) < MIN_RUNS_FOR_U:
+            wanted.extend(pairs[0][1] for pairs in runs.values() if len(pairs) == 1)
+    return wanted
+
+
+def comparison_with_verdicts(
+    comparison: Comparison, samples: Mapping[int, Iterable[float]]
+) -> Comparison:
+    """Each point of each series but the reference gets its verdict against
+    the reference's point at the same x. ``samples`` maps a measurement id
+    to its repetitions (see ``samples_wanted``)."""
+    reference = verdict_reference(comparison)
+    if reference is None or len(comparison.series) < 2:
+        return comparison
+    query = comparison.query
+
+    def side(label: str, x: Any) -> list[RunValues]:
+        return [
+            RunValues(
+                statistics.median(value for value, _ in pairs),
+                tuple(samples.get(pairs[0][1], ())) if len(pairs) == 1 else (),
+            )
+            for pairs in comparison.cell_runs.get((label, x), {}).values()
+        ]
+
+    series = []
+    for one in comparison.series:
+        if one.label == reference:
+            series.append(one)
+            continue
+        points = []
+        for point in one.points:
+            base = side(reference, point.x)
+            judged = (
+                verdict(
+                    side(one.label, point.x),
+                    base,
+                    direction=query.metric.direction,
+                    minimum_effect=query.minimum_effect,
+                )
+                if base
+                else None
+            )
+            points.append(replace(point, verdict=judged))
+        series.append(Series(one.label, points))
+    comparison.series = series
+    return comparison

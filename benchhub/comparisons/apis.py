@@ -26,6 +26,26 @@ class ComparisonMetricOutput(serializers.Serializer):
     direction = serializers.CharField()
 
 
+class ComparisonVerdictOutput(serializers.Serializer):
+    verdict = serializers.ChoiceField(
+        choices=["better", "worse", "higher", "lower", "within noise", "insufficient data"],
+        help_text="against the reference series at this x; higher/lower for a metric without "
+        "a direction",
+    )
+    test = serializers.CharField(
+        allow_null=True, help_text="mann-whitney-u (both sides >= 4 runs) or bootstrap"
+    )
+    p_value = serializers.FloatField(allow_null=True)
+    ratio = serializers.FloatField(
+        allow_null=True, help_text="median of this series / median of the reference, at this x"
+    )
+    ratio_low = serializers.FloatField(allow_null=True, help_text="95 % interval of the ratio")
+    ratio_high = serializers.FloatField(allow_null=True)
+    minimum_effect = serializers.FloatField(
+        help_text="the smallest |ratio - 1| that counts as a difference"
+    )
+
+
 class ComparisonPointOutput(serializers.Serializer):
     x = serializers.JSONField(help_text="the x value: a number, or text")
     value = serializers.FloatField(help_text="median of the measurements at this point")
@@ -36,6 +56,11 @@ class ComparisonPointOutput(serializers.Serializer):
         allow_null=True,
         help_text="value / the reference series' value at this x, times 100; null without a "
         "reference, or where the reference has no value",
+    )
+    verdict = ComparisonVerdictOutput(
+        allow_null=True,
+        help_text="is the difference from the reference (or the first series) real? null for "
+        "that series itself and where it has no value",
     )
 
 
@@ -110,6 +135,11 @@ COMPARISON_PARAMETERS = [
         "reference",
         str,
         description="a series value whose value at each x is 100; every point gets its relative",
+    ),
+    OpenApiParameter(
+        "minimum_effect",
+        float,
+        description="the smallest difference a verdict counts, in % (default 5)",
     ),
     OpenApiParameter(
         "format", str, enum=["json", "csv"], description="csv: the same points as CSV"

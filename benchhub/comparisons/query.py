@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from benchhub.comparisons.verdicts import DEFAULT_MINIMUM_EFFECT
 from benchhub.results.filters import PARAM_NAME, RUN_FIELDS
 from benchhub.results.models import Metric
 
 # The comparison's own parameters; everything else is a fixed filter.
-COMPARISON_PARAMETERS = ("benchmark", "metric", "x", "series", "reference", "format")
+COMPARISON_PARAMETERS = (
+    "benchmark",
+    "metric",
+    "x",
+    "series",
+    "reference",
+    "minimum_effect",
+    "format",
+)
 FORMATS = ("json", "csv")
 # Measurement API parameters that mean nothing here: a comparison is one table.
 NOT_APPLICABLE = {"cursor": "a comparison is not paginated", "page_size": "not paginated"}
@@ -117,6 +126,8 @@ class ComparisonQuery:
     series: Axis | None
     reference: str | None
     filters: dict[str, list[str]]  # the fixed filters, as given
+    # The smallest difference a verdict counts, as a fraction (0.05 = 5 %).
+    minimum_effect: float = DEFAULT_MINIMUM_EFFECT
 
     @property
     def benchmark(self) -> str:
@@ -152,6 +163,12 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
     for key in ("benchmark", "metric", "x"):
         if key not in errors and not values[key]:
             errors[key] = "required"
+    minimum_effect = DEFAULT_MINIMUM_EFFECT
+    if values.get("minimum_effect"):
+        try:
+            minimum_effect = _percent(values["minimum_effect"]) / 100
+        except ValueError as exc:
+            errors["minimum_effect"] = str(exc)
     if values.get("format") and values["format"] not in FORMATS:
         errors["format"] = "json or csv"
     for key, why in NOT_APPLICABLE.items():
@@ -187,7 +204,17 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
         for key, given in params.items()
         if key not in COMPARISON_PARAMETERS and key not in NOT_APPLICABLE
     }
-    return ComparisonQuery(metric, x, series, values["reference"] or None, filters)
+    return ComparisonQuery(metric, x, series, values["reference"] or None, filters, minimum_effect)
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.removesuffix("%"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number: a percentage such as 5") from None
+    if not 0 <= value < 1000:
+        raise ValueError(f"{text!r}: a percentage from 0 to 1000 (5 means 5 %)")
+    return value
 
 
 def _metric_get(benchmark: str, name: str, errors: dict[str, str]) -> Metric | None:

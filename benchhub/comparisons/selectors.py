@@ -13,11 +13,18 @@ from collections.abc import Iterable
 from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
 
-from benchhub.comparisons.aggregation import Comparison, Row, comparison_aggregate, order_key
+from benchhub.comparisons.aggregation import (
+    Comparison,
+    Row,
+    comparison_aggregate,
+    comparison_with_verdicts,
+    order_key,
+    samples_wanted,
+)
 from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import PARAM_NAME, MeasurementFilter
-from benchhub.results.models import Metric
+from benchhub.results.models import Measurement, Metric
 from benchhub.results.selectors import User
 
 # The most measurements one comparison reads (≈ 300 bytes each in memory).
@@ -31,9 +38,14 @@ def comparison_build(
 ) -> Comparison:
     """Read and aggregate. Only results ``user`` may see (approved, or
     their own); see ``comparison_aggregate`` for ``strict_reference``."""
-    return comparison_aggregate(
+    comparison = comparison_aggregate(
         query=query, rows=_rows(user, query), strict_reference=strict_reference
     )
+    wanted = samples_wanted(comparison)
+    samples = dict(
+        Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples") if wanted else ()
+    )
+    return comparison_with_verdicts(comparison, samples)
 
 
 def _measurements(user: User, query: ComparisonQuery):
@@ -63,7 +75,7 @@ def _rows(user: User, query: ComparisonQuery) -> Iterable[Row]:
     """At most MAX_ROWS rows (aggregated in Python, as SQLite has no median):
     a comparison over more is refused with a message asking for filters,
     rather than holding every measurement in memory for one request."""
-    columns = [query.x.path, "value", "approximate", "run_id"]
+    columns = [query.x.path, "value", "approximate", "run_id", "id"]
     if query.series is not None:
         columns.insert(0, query.series.path)
     rows = list(_measurements(user, query).order_by().values_list(*columns)[: MAX_ROWS + 1])

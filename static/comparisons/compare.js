@@ -26,6 +26,58 @@
     },
   };
 
+  // Each point's verdict against the reference series, drawn above it
+  // with the same glyphs as the table.
+  const VERDICT_MARKS = {
+    better: ["▲", "#1b7a3a"],
+    worse: ["▼", "#b3261e"],
+    higher: ["▲", "#5b6472"],
+    lower: ["▼", "#5b6472"],
+    "within noise": ["≈", "#5b6472"],
+    "insufficient data": ["?", "#9aa1ad"],
+  };
+  const verdictMarkers = {
+    id: "benchhubVerdictMarkers",
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.font = "bold 12px sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "bottom";
+      chart.data.datasets.forEach(function (dataset, index) {
+        const meta = chart.getDatasetMeta(index);
+        if (meta.hidden) {
+          return;
+        }
+        (dataset.benchhubPoints || []).forEach(function (point, position) {
+          const element = meta.data[position];
+          const mark = point && point.verdict && VERDICT_MARKS[point.verdict.verdict];
+          if (!mark || !element || !Number.isFinite(element.y)) {
+            return;
+          }
+          ctx.fillStyle = mark[1];
+          ctx.fillText(mark[0], element.x, element.y - 6);
+        });
+      });
+      ctx.restore();
+    },
+  };
+
+  function verdictLine(verdict) {
+    if (!verdict) {
+      return null;
+    }
+    if (verdict.test === null) {
+      return "verdict: " + verdict.verdict;
+    }
+    let line = "verdict: " + verdict.verdict + " (" + verdict.test + ", p = " + verdict.p_value.toPrecision(2);
+    line += "; ratio " + number(verdict.ratio);
+    if (verdict.ratio_low !== null) {
+      line += ", 95 % " + number(verdict.ratio_low) + "–" + number(verdict.ratio_high);
+    }
+    return line + ")";
+  }
+
   function shown(value) {
     return value === null || value === "" ? "(none)" : String(value);
   }
@@ -82,7 +134,7 @@
         labels: numeric ? undefined : data.x_values.map(shown),
         datasets: datasets(data, relative),
       },
-      plugins: [whiteBackground],
+      plugins: [whiteBackground, verdictMarkers],
       options: {
         animation: false,
         maintainAspectRatio: false,
@@ -124,6 +176,10 @@
                 }
                 if (relative) {
                   lines.push("value " + number(point.value) + " " + data.metric.unit);
+                }
+                const verdict = verdictLine(point.verdict);
+                if (verdict) {
+                  lines.push(verdict);
                 }
                 return lines;
               },

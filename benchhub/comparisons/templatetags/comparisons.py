@@ -6,6 +6,8 @@ from typing import Any
 
 from django import template
 
+from benchhub.comparisons.verdicts import Verdict
+
 register = template.Library()
 
 
@@ -32,3 +34,40 @@ def shown(value: Any) -> str:
 def lookup(mapping: Any, key: str) -> Any:
     """``errors|lookup:"param.operation"``: a key the dot syntax cannot reach."""
     return mapping.get(key, "") if isinstance(mapping, dict) else ""
+
+
+_MARKS = {
+    "better": "▲",
+    "higher": "▲",
+    "worse": "▼",
+    "lower": "▼",
+    "within noise": "≈",
+    "insufficient data": "?",
+}
+
+
+@register.filter
+def verdict_mark(verdict: Verdict) -> str:
+    """The glyph the chart draws for this verdict, so the table reads the same."""
+    return _MARKS.get(verdict.verdict, "")
+
+
+@register.filter
+def verdict_class(verdict: Verdict) -> str:
+    return "verdict-" + verdict.verdict.replace(" ", "-")
+
+
+@register.filter
+def verdict_detail(verdict: Verdict) -> str:
+    """How the verdict was reached, for the cell's title."""
+    if verdict.test is None:
+        return "a side has a single unrepeated value: no verdict"
+    text = f"{verdict.test}, p = {verdict.p_value:.3g}; ratio {verdict.ratio:.4g}"
+    if verdict.ratio_low is not None and verdict.ratio_high is not None:
+        text += f", 95 % interval {verdict.ratio_low:.4g} to {verdict.ratio_high:.4g}"
+    return text
+
+
+@register.filter
+def percent(fraction: float) -> str:
+    return f"{fraction * 100:g} %"

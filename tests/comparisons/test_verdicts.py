@@ -1,0 +1,229 @@
+"""Verdicts: is a cell's difference from the reference real? The pure
+function against known values, then as the API and the CSV carry it."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from benchhub.comparisons.verdicts import (
+    BOOTSTRAP,
+    MANN_WHITNEY,
+    RunValues,
+    mann_whitney_u,
+    verdict,
+)
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+URL = "/api/v1/comparisons/"
+BY_FILESYSTEM = {
+    "benchmark": "select-update",
+    "metric": "throughput",
+    "x": "param.clients",
+    "series": "filesystem",
+    "reference": "ext4",
+}
+
+
+def runs(*values: float) -> list[RunValues]:
+    return [RunValues(v) for v in values]
+
+
+# --- Mann-Whitney U against published values -----------------------------------
+
+
+def test_u_test_exact_for_two_separated_samples_of_four():
+    # All 4 x below all 4 y: U = 0, P = 2 / C(8, 4) = 2/70.
+    result = mann_whitney_u([1, 2, 3, 4], [5, 6, 7, 8])
+    assert (result.u, result.exact) == (0, True)
+    assert result.p_value == pytest.approx(2 / 70)
+
+
+def test_u_test_matches_r_wilcox_test_documentation_example():
+    # R's ?wilcox.test (Hollander & Wolfe): W = 35, two-sided exact p = 0.2544.
+    x = [0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46]
+    y = [1.15, 0.88, 0.90, 0.74, 1.21]
+    result = mann_whitney_u(x, y)
+    assert (result.u, result.exact) == (35, True)
+    assert result.p_value == pytest.approx(0.2544122544122544)
+
+
+def test_u_test_normal_approximation_with_ties_matches_scipy():
+    # scipy.stats.mannwhitneyu([1,2,2,3,4,5], [3,4,5,5,6,7,8]) → U 5, p 0.025359042166350515
+    result = mann_whitney_u([1, 2, 2, 3, 4, 5], [3, 4, 5, 5, 6, 7, 8])
+    assert (result.u, result.exact) == (5, False)
+    assert result.p_value == pytest.approx(0.025359042166350515, rel=1e-12)
+
+
+def test_u_test_large_samples_without_ties_use_the_normal_approximation():
+    # scipy: mannwhitneyu(range(20), [v + 5.5 for v in range(20)]) → U 105, p 0.0105812114431656
+    result = mann_whitney_u(list(range(20)), [v + 5.5 for v in range(20)])
+    assert (result.u, result.exact) == (105, False)
+    assert result.p_value == pytest.approx(0.010581211443165648, rel=1e-12)
+
+
+# --- verdicts ----------------------------------------------------------------------
+
+
+def test_four_runs_a_side_clearly_apart_are_better_for_a_higher_is_better_metric():
+    result = verdict(runs(120, 125, 118, 122), runs(100, 101, 99, 102), direction="higher")
+
+    assert (result.verdict, result.test) == ("better", MANN_WHITNEY)
+    assert result.p_value == pytest.approx(2 / 70)
+    assert result.ratio == pytest.approx(121 / 100.5)
+    assert result.ratio_low < result.ratio < result.ratio_high
+
+
+def test_the_same_difference_is_worse_when_lower_is_better_and_higher_without_direction():
+    faster, slower = runs(120, 125, 118, 122), runs(100, 101, 99, 102)
+    assert verdict(faster, slower, direction="lower").verdict == "worse"
+    assert verdict(faster, slower, direction="none").verdict == "higher"
+    assert verdict(slower, faster, direction="none").verdict == "lower"
+
+
+def test_a_significant_difference_smaller_than_the_minimum_effect_is_within_noise():
+    # 3 % apart and perfectly separated: significant, but under 5 %.
+    result = verdict(
+        runs(103, 103.1, 103.2, 103.3), runs(100, 100.1, 100.2, 100.3), direction="higher"
+    )
+    assert result.p_value < 0.05
+    assert result.verdict == "within noise"
+    assert (
+        verdict(
+            runs(103, 103.1, 103.2, 103.3),
+            runs(100, 100.1, 100.2, 100.3),
+            direction="higher",
+            minimum_effect=0.02,
+        ).verdict
+        == "better"
+    )
+
+
+def test_overlapping_runs_are_within_noise_whatever_their_medians():
+    result = verdict(runs(90, 130, 100, 125), runs(95, 120, 105, 98), direction="higher")
+    assert result.verdict == "within noise"
+    assert result.p_value > 0.05
+
+
+def test_a_single_unrepeated_value_is_never_a_winner():
+    result = verdict(runs(1000), runs(1, 2, 1, 2, 1), direction="higher")
+    assert result.verdict == "insufficient data"
+    assert (result.test, result.p_value) == (None, None)
+    assert verdict(runs(1, 2, 1, 2), runs(1000), direction="higher").verdict == "insufficient data"
+
+
+def test_few_runs_with_repetitions_are_judged_by_a_seeded_bootstrap():
+    candidate = [RunValues(110, (109, 111, 110, 112, 108))]
+    reference = [RunValues(100, (99, 101, 100, 100.5, 98)), RunValues(101, (100, 102, 101))]
+
+    first = verdict(candidate, reference, direction="higher")
+    again = verdict(candidate, reference, direction="higher")
+
+    assert (first.verdict, first.test) == ("better", BOOTSTRAP)
+    assert first == again  # deterministic
+    assert first.ratio_low > 1.05
+    assert 0 < first.p_value < 0.01
+
+
+def test_a_bootstrap_of_overlapping_repetitions_is_within_noise():
+    candidate = [RunValues(104, (90, 120, 104))]
+    reference = [RunValues(100, (85, 115, 100, 110))]
+    result = verdict(candidate, reference, direction="higher")
+    assert (result.verdict, result.test) == ("within noise", BOOTSTRAP)
+    assert result.ratio_low < 1 < result.ratio_high
+
+
+# --- in the API --------------------------------------------------------------------
+
+
+def store(user, document) -> None:
+    submission_create(submitter=user, document=document, status=Submission.Status.APPROVED)
+
+
+def test_each_cell_carries_its_verdict_against_the_reference(anonymous_api, bob):
+    # Skewed, non-canonical: one xfs run far off, clients sent as text once.
+    for value in (100.0, 102.0, 98.0, 101.0, 99.0):
+        store(bob, sweep_document({1: value, 8: value * 4}, storage={"filesystem": "EXT4"}))
+    for value in (130.0, 128.0, 135.0, 131.0, 400.0):
+        store(bob, sweep_document({1: value, "8": value * 4 * 0.99}, storage={"filesystem": "xfs"}))
+
+    body = anonymous_api.get(URL, BY_FILESYSTEM).json()
+
+    ext4, xfs = body["series"]
+    assert ext4["label"] == "ext4" and all(p["verdict"] is None for p in ext4["points"])
+    at_1, at_8 = xfs["points"]
+    assert at_1["verdict"]["verdict"] == "better"
+    assert at_1["verdict"]["test"] == "mann-whitney-u"
+    assert at_1["verdict"]["ratio"] == pytest.approx(131 / 100)
+    assert at_1["verdict"]["minimum_effect"] == 0.05
+    assert at_8["verdict"]["verdict"] == "better"
+
+
+def test_without_a_reference_the_first_series_is_the_one_judged_against(anonymous_api, bob):
+    for value in (100.0, 102.0, 98.0, 101.0):
+        store(bob, sweep_document({1: value}, storage={"filesystem": "ext4"}))
+        store(bob, sweep_document({1: value * 0.5}, storage={"filesystem": "xfs"}))
+
+    query = {key: v for key, v in BY_FILESYSTEM.items() if key != "reference"}
+    body = anonymous_api.get(URL, query).json()
+
+    assert [s["label"] for s in body["series"]] == ["ext4", "xfs"]
+    assert body["series"][1]["points"][0]["verdict"]["verdict"] == "worse"
+
+
+def test_minimum_effect_is_a_percentage_and_a_bad_one_is_named(anonymous_api, bob):
+    for value in (100.0, 100.5, 99.5, 100.2):
+        store(bob, sweep_document({1: value}, storage={"filesystem": "ext4"}))
+        store(bob, sweep_document({1: value * 1.03}, storage={"filesystem": "xfs"}))
+
+    default = anonymous_api.get(URL, BY_FILESYSTEM).json()
+    two_percent = anonymous_api.get(URL, {**BY_FILESYSTEM, "minimum_effect": "2"}).json()
+    bad = anonymous_api.get(URL, {**BY_FILESYSTEM, "minimum_effect": "lots"})
+
+    assert default["series"][1]["points"][0]["verdict"]["verdict"] == "within noise"
+    assert two_percent["series"][1]["points"][0]["verdict"]["verdict"] == "better"
+    assert bad.status_code == 400
+    assert bad.json()["error"]["details"][0]["path"] == "$.minimum_effect"
+
+
+def test_the_csv_carries_the_verdict_test_p_value_and_interval(anonymous_api, bob):
+    store(bob, sweep_document({1: 100.0}, storage={"filesystem": "ext4"}))
+    store(bob, sweep_document({1: 150.0}, storage={"filesystem": "xfs"}))
+
+    response = anonymous_api.get(URL, {**BY_FILESYSTEM, "format": "csv"})
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [(r["series"], r["verdict"], r["test"]) for r in rows] == [
+        ("ext4", "", ""),
+        ("xfs", "insufficient data", ""),
+    ]
+    assert {"p_value", "ratio", "ratio_low", "ratio_high"} <= set(rows[0])
+
+
+def test_few_runs_are_judged_from_their_stored_repetitions(anonymous_api, bob):
+    """Two runs a side, too few for the U test: their repetitions decide.
+    Run values alone (100, 100 against 110, 110) would look 10 % apart
+    without any doubt; the repetitions overlap, so it is within noise."""
+    for filesystem, value, samples in (
+        ("ext4", 100.0, [80.0, 100.0, 125.0, 95.0]),
+        ("ext4", 100.0, [120.0, 100.0, 78.0]),
+        ("xfs", 110.0, [90.0, 110.0, 128.0, 105.0]),
+        ("xfs", 110.0, [131.0, 110.0, 85.0]),
+    ):
+        document = sweep_document({1: value}, storage={"filesystem": filesystem})
+        document["runs"][0]["measurements"][0]["samples"] = samples
+        store(bob, document)
+
+    body = anonymous_api.get(URL, BY_FILESYSTEM).json()
+
+    judged = body["series"][1]["points"][0]["verdict"]
+    assert (judged["verdict"], judged["test"], judged["ratio"]) == (
+        "within noise",
+        "bootstrap",
+        1.1,
+    )
+    assert judged["ratio_low"] < 1 < judged["ratio_high"]
