@@ -33,4 +33,3 @@ def test_verdicts_are_marked_on_the_chart_and_named_in_the_table(live_server, pa
     expect(table.locator(".verdict-within-noise")).to_have_count(3)  # zfs, 1 % off
     expect(table.locator(".verdict-better").first).to_contain_text("▲ better")
     assert "mann-whitney-u" in table.locator(".verdict-better").first.get_attribute("title")
-    page.locator("#comparison").screenshot(path="/tmp/stats-verdicts.png")
