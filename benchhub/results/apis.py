@@ -371,7 +371,7 @@ def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> 
 class SubmissionDetailApi(APIView):
     @extend_schema(responses=SubmissionDetailOutput, operation_id="submissions_retrieve")
     def get(self, request: Request, uuid: str) -> Response:
-        submission = selectors.submission_get(user=request.user, uuid=uuid)
+        submission = selectors.submission_detail_get(user=request.user, uuid=uuid)
         if submission is None:
             raise ApiError(
                 f"No submission {uuid} that you may see", status_code=404, code="not_found"

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
 from benchhub.results.filters import parameter_number
 from benchhub.results.models import Measurement
+
+logger = logging.getLogger("benchhub.api")
 
 COLUMNS: list[tuple[str, str]] = [
     ("measurement_id", "id"),
@@ -86,11 +91,48 @@ class _Echo:
         return value
 
 
+#: The first cell of the last line of an export that failed part-way.
+ERROR_MARKER = "#error"
+_CHUNK_ROWS = 2000
+_BLOCK_ROWS = 100
+
+
 def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
+    """The CSV lines of ``queryset``, read from a server-side cursor in
+    chunks, so that an export of any size starts at once and holds one chunk
+    in memory.
+
+    The transaction keeps the cursor a plain one: outside a transaction
+    Django declares it WITH HOLD, and PostgreSQL then computes every row
+    before the first is sent. A failure part-way (the database gone, a bug)
+    cannot change the 200 already sent, so it is made visible twice: a last
+    line ``#error,<message with an id>`` and, by re-raising, an aborted
+    connection (no final chunk), which HTTP clients report as an incomplete
+    transfer. A complete export has no such line.
+    """
     writer = csv.writer(_Echo())
     yield writer.writerow([name for name, _ in COLUMNS])
-    for measurement in queryset.iterator(chunk_size=2000):
-        yield writer.writerow([csv_cell(_attr(measurement, path)) for _, path in COLUMNS])
+    rows, block = 0, []
+    try:
+        with transaction.atomic(using=queryset.db):
+            for measurement in queryset.iterator(chunk_size=_CHUNK_ROWS):
+                block.append(
+                    writer.writerow([csv_cell(_attr(measurement, path)) for _, path in COLUMNS])
+                )
+                rows += 1
+                if len(block) == _BLOCK_ROWS:  # one write per block, not per row
+                    yield "".join(block)
+                    block = []
+        yield "".join(block)
+    except Exception as exc:
+        yield "".join(block)
+        error_id = uuid.uuid4().hex[:16]
+        logger.exception("CSV export failed after %d rows; error id %s", rows, error_id)
+        yield writer.writerow(
+            [ERROR_MARKER, f"export failed after {rows} rows ({type(exc).__name__}); "
+             f"the file is incomplete; error id {error_id}"]
+        )  # fmt: skip
+        raise
 
 
 def measurements_csv_response(queryset: QuerySet[Measurement]) -> StreamingHttpResponse:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from benchhub.results.filters import PARAM_NAME
 from benchhub.results.models import (
@@ -36,10 +36,20 @@ def _visible(user: User, prefix: str = "") -> Q:
     return condition
 
 
+# A submission's stored document is up to BENCHHUB_MAX_UPLOAD_BYTES (2 MB):
+# a list that loaded it for each row would read megabytes to print a uuid.
+# Only the submission's own detail answer prints it.
+DOCUMENT = "document"
+# Of the submission, a measurement row prints only these (and the visibility
+# rule reads status and submitter).
+MEASUREMENT_SUBMISSION_FIELDS = ("id", "uuid", "status", "source", "submitter")
+
+
 def submission_list(*, user: User) -> QuerySet[Submission]:
     return (
         Submission.objects.filter(_visible(user))
         .select_related("submitter")
+        .defer(DOCUMENT)
         .order_by("-created_at", "-id")
     )
 
@@ -48,10 +58,24 @@ def submission_get(*, user: User, uuid) -> Submission | None:
     return submission_list(user=user).filter(uuid=uuid).first()
 
 
+def submission_detail_get(*, user: User, uuid) -> Submission | None:
+    """One submission with its document and its runs' benchmarks: two
+    queries, however many runs it holds."""
+    runs = Run.objects.select_related("benchmark").order_by("position")
+    return (
+        submission_list(user=user)
+        .defer(None)
+        .prefetch_related(Prefetch("runs", queryset=runs))
+        .filter(uuid=uuid)
+        .first()
+    )
+
+
 def run_list(*, user: User) -> QuerySet[Run]:
     return (
         Run.objects.filter(_visible(user, "submission__"))
         .select_related(*RUN_RELATED)
+        .defer(f"submission__{DOCUMENT}")
         .order_by("-id")
     )
 
@@ -67,9 +91,15 @@ def run_get(*, user: User, pk: int) -> Run | None:
 
 
 def measurement_list(*, user: User) -> QuerySet[Measurement]:
+    unprinted = [
+        f"run__submission__{field.name}"
+        for field in Submission._meta.concrete_fields
+        if field.name not in MEASUREMENT_SUBMISSION_FIELDS
+    ]
     return (
         Measurement.objects.filter(_visible(user, "run__submission__"))
         .select_related("metric", *(f"run__{name}" for name in RUN_RELATED))
+        .defer(*unprinted)
         .order_by("-id")
     )
 
