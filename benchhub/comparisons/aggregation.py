@@ -25,8 +25,8 @@ from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
 from benchhub.comparisons.verdicts import MIN_RUNS_FOR_U, RunValues, Verdict, verdict
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 
-# (series value, x value, value, approximate, run id, measurement id)
-Row = tuple[Any, Any, float, bool, int, int]
+# (series value, x value, value, approximate, run id, measurement id, run noise flags)
+Row = tuple[Any, Any, float, bool, int, int, str]
 # Per cell (series label, x): per run, its (value, measurement id) there.
 CellRuns = dict[tuple[str, Any], dict[int, list[tuple[float, int]]]]
 
@@ -63,6 +63,8 @@ class Comparison:
     reference_dropped: bool = False
     # Each cell's values per run: the unit verdicts compare.
     cell_runs: CellRuns = field(default_factory=dict, repr=False)
+    # Runs with a noise flag (left out of verdicts with verdicts=quiet).
+    noisy_runs: set[int] = field(default_factory=set, repr=False)
 
     @property
     def x_numeric(self) -> bool:
@@ -142,7 +144,8 @@ def comparison_aggregate(
     runs: CellRuns = defaultdict(dict)
     series_values: dict[str, Any] = {}
     missing_x = missing_series = approximate = total = 0
-    for series_raw, x_raw, value, is_approximate, run_id, measurement_id in rows:
+    noisy_runs: set[int] = set()
+    for series_raw, x_raw, value, is_approximate, run_id, measurement_id, noise in rows:
         total += 1
         x = _axis_value(x_axis, x_raw)
         if series_axis is None:
@@ -160,6 +163,8 @@ def comparison_aggregate(
         series_values.setdefault(label, series_value)
         cells[label, x].append(value)
         runs[label, x].setdefault(run_id, []).append((value, measurement_id))
+        if noise:
+            noisy_runs.add(run_id)
 
     notes: list[str] = []
     if total == 0:
@@ -237,6 +242,7 @@ def comparison_aggregate(
         notes=notes,
         reference_dropped=reference_dropped,
         cell_runs=dict(runs),
+        noisy_runs=noisy_runs,
     )
 
 
@@ -273,13 +279,16 @@ def comparison_with_verdicts(
         return comparison
     query = comparison.query
 
+    left_out = comparison.noisy_runs if query.quiet_verdicts else set()
+
     def side(label: str, x: Any) -> list[RunValues]:
         return [
             RunValues(
                 statistics.median(value for value, _ in pairs),
                 tuple(samples.get(pairs[0][1], ())) if len(pairs) == 1 else (),
             )
-            for pairs in comparison.cell_runs.get((label, x), {}).values()
+            for run_id, pairs in comparison.cell_runs.get((label, x), {}).items()
+            if run_id not in left_out
         ]
 
     series = []
@@ -289,15 +298,14 @@ def comparison_with_verdicts(
             continue
         points = []
         for point in one.points:
-            base = side(reference, point.x)
             judged = (
                 verdict(
                     side(one.label, point.x),
-                    base,
+                    side(reference, point.x),
                     direction=query.metric.direction,
                     minimum_effect=query.minimum_effect,
                 )
-                if base
+                if (reference, point.x) in comparison.cell_runs
                 else None
             )
             points.append(replace(point, verdict=judged))

@@ -142,6 +142,13 @@ COMPARISON_PARAMETERS = [
         description="the smallest difference a verdict counts, in % (default 5)",
     ),
     OpenApiParameter(
+        "verdicts",
+        str,
+        enum=["all", "quiet"],
+        description="quiet: verdicts from runs without a noise flag only (the medians still "
+        "count every run)",
+    ),
+    OpenApiParameter(
         "format", str, enum=["json", "csv"], description="csv: the same points as CSV"
     ),
     *PARAMETER_DOCS,

@@ -23,6 +23,7 @@ COMPARISON_PARAMETERS = (
     "series",
     "reference",
     "minimum_effect",
+    "verdicts",
     "format",
 )
 FORMATS = ("json", "csv")
@@ -128,6 +129,8 @@ class ComparisonQuery:
     filters: dict[str, list[str]]  # the fixed filters, as given
     # The smallest difference a verdict counts, as a fraction (0.05 = 5 %).
     minimum_effect: float = DEFAULT_MINIMUM_EFFECT
+    # verdicts=quiet: verdicts from quiet runs only (no noise flag).
+    quiet_verdicts: bool = False
 
     @property
     def benchmark(self) -> str:
@@ -169,6 +172,8 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
             minimum_effect = _percent(values["minimum_effect"]) / 100
         except ValueError as exc:
             errors["minimum_effect"] = str(exc)
+    if values.get("verdicts") not in ("", "quiet", "all"):
+        errors["verdicts"] = "quiet (verdicts from runs without a noise flag) or all"
     if values.get("format") and values["format"] not in FORMATS:
         errors["format"] = "json or csv"
     for key, why in NOT_APPLICABLE.items():
@@ -204,7 +209,15 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
         for key, given in params.items()
         if key not in COMPARISON_PARAMETERS and key not in NOT_APPLICABLE
     }
-    return ComparisonQuery(metric, x, series, values["reference"] or None, filters, minimum_effect)
+    return ComparisonQuery(
+        metric,
+        x,
+        series,
+        values["reference"] or None,
+        filters,
+        minimum_effect,
+        quiet_verdicts=values["verdicts"] == "quiet",
+    )
 
 
 def _percent(text: str) -> float:

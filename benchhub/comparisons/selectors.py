@@ -75,7 +75,7 @@ def _rows(user: User, query: ComparisonQuery) -> Iterable[Row]:
     """At most MAX_ROWS rows (aggregated in Python, as SQLite has no median):
     a comparison over more is refused with a message asking for filters,
     rather than holding every measurement in memory for one request."""
-    columns = [query.x.path, "value", "approximate", "run_id", "id"]
+    columns = [query.x.path, "value", "approximate", "run_id", "id", "run__noise"]
     if query.series is not None:
         columns.insert(0, query.series.path)
     rows = list(_measurements(user, query).order_by().values_list(*columns)[: MAX_ROWS + 1])

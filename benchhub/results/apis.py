@@ -132,6 +132,11 @@ class RunOutput(serializers.ModelSerializer):
     os = OperatingSystemOutput()
     server = DatabaseServerOutput()
     client = ClientOutput()
+    noise = serializers.SerializerMethodField(
+        help_text="noise flags: noisy (repetitions vary by more than 5 %), unrepeated (fewer "
+        "than 3 repetitions), client-bound (the load engine's CPU at 95 % or more); empty for "
+        "a quiet run"
+    )
 
     class Meta:
         model = Run
@@ -146,6 +151,9 @@ class RunOutput(serializers.ModelSerializer):
             "benchmark_version",
             "parameters",
             "repetitions",
+            "noise",
+            "repetition_cv",
+            "load_engine_cpu",
             "started_at",
             "ended_at",
             "note",
@@ -158,6 +166,9 @@ class RunOutput(serializers.ModelSerializer):
             "server",
             "client",
         )
+
+    def get_noise(self, obj: Run) -> list[str]:
+        return obj.noise.split(",") if obj.noise else []
 
     def get_url(self, obj: Run) -> str:
         return _absolute(self.context.get("request"), "api:run-detail", obj.pk)
@@ -192,6 +203,11 @@ class MeasurementOutput(serializers.ModelSerializer):
     server = DatabaseServerOutput(source="run.server")
     client = ClientOutput(source="run.client")
 
+    run_noise = serializers.SerializerMethodField(help_text="the run's noise flags")
+
+    def get_run_noise(self, obj: Measurement) -> list[str]:
+        return obj.run.noise.split(",") if obj.run.noise else []
+
     class Meta:
         model = Measurement
         fields = (
@@ -208,6 +224,7 @@ class MeasurementOutput(serializers.ModelSerializer):
             "parameters",
             "value",
             "samples",
+            "run_noise",
             "approximate",
             "note",
             "hardware",

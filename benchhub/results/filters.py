@@ -17,6 +17,8 @@ from django.db.models import Q, QuerySet
 from rest_framework.exceptions import ValidationError
 
 from benchhub.results.models import Measurement, Run
+from benchhub.results.noise import FLAGS as NOISE_FLAGS
+from benchhub.results.noise import QUIET
 from benchhub.results.normalization import (
     normalize_filesystem,
     normalize_io_scheduler,
@@ -156,6 +158,25 @@ def _version_q(prefix: str, key: str, bound: str, lookup: str) -> Q:
     return Q(**{f"{prefix}server__version_sort__{lookup}": key})
 
 
+def _noise_q(column: str, key: str, value: str) -> Q:
+    """noise=quiet: runs without a flag; noise=<flag>: runs with that flag."""
+    if value == QUIET:
+        return Q(**{column: ""})
+    if value not in NOISE_FLAGS:
+        raise ValidationError({key: f"{value!r}: one of {QUIET}, {', '.join(NOISE_FLAGS)}"})
+    return _in_comma_set(column, value)
+
+
+def _in_comma_set(column: str, item: str) -> Q:
+    """``item`` is one of the comma-joined values stored in ``column``."""
+    return (
+        Q(**{column: item})
+        | Q(**{f"{column}__startswith": item + ","})
+        | Q(**{f"{column}__endswith": "," + item})
+        | Q(**{f"{column}__contains": "," + item + ","})
+    )
+
+
 class ParameterFilterSet(django_filters.FilterSet):
     """Adds param.* / run_param.* / version bounds / mount_option on top of
     the declared filters. ``run_prefix`` is the path from the model to Run."""
@@ -188,7 +209,7 @@ class ParameterFilterSet(django_filters.FilterSet):
         return (
             key in self.filters
             or key in NON_FILTER_PARAMETERS
-            or key in ("mount_option", "version_min", "version_max")
+            or key in ("mount_option", "version_min", "version_max", "noise")
             or key.startswith(("param.", "run_param."))
         )
 
@@ -206,12 +227,9 @@ class ParameterFilterSet(django_filters.FilterSet):
             # One option out of the stored comma-joined set.
             option = normalize_mount_options(value)
             column = f"{p}storage__mount_options"
-            return queryset.filter(
-                Q(**{column: option})
-                | Q(**{f"{column}__startswith": option + ","})
-                | Q(**{f"{column}__endswith": "," + option})
-                | Q(**{f"{column}__contains": "," + option + ","})
-            )
+            return queryset.filter(_in_comma_set(column, option))
+        if key == "noise":
+            return queryset.filter(_noise_q(f"{p}noise", key, value))
         if key == "version_min":
             return queryset.filter(_version_q(p, key, value, "gte"))
         if key == "version_max":

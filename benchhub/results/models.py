@@ -216,6 +216,13 @@ class Run(models.Model):
     fingerprint = models.CharField(max_length=64, db_index=True)
     fingerprint_version = models.PositiveSmallIntegerField()
 
+    # Noise flags (benchhub/results/noise.py), comma-joined in order, ""
+    # for a quiet run; the median coefficient of variation behind "noisy";
+    # the load engine's own CPU use (%) behind "client-bound".
+    noise = models.CharField(max_length=40, blank=True, default="", db_index=True)
+    repetition_cv = models.FloatField(null=True, blank=True)
+    load_engine_cpu = models.FloatField(null=True, blank=True)
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "position"], name="run_position_unique")

@@ -31,6 +31,7 @@ from benchhub.results.models import (
     Storage,
     Submission,
 )
+from benchhub.results.noise import run_noise
 from benchhub.results.normalization import (
     normalize_cpu,
     normalize_distribution,
@@ -245,6 +246,11 @@ def _run_create(
             "client": (Client, client),
         }
     )
+    noise = run_noise(
+        repetitions=run_doc.get("repetitions"),
+        samples=(m.get("samples") or () for m in run_doc["measurements"]),
+        load_engine_cpu=run_doc.get("load_engine_cpu"),
+    )
     return Run.objects.create(
         submission=submission,
         position=position,
@@ -252,6 +258,9 @@ def _run_create(
         benchmark_version=benchmark_version,
         parameters=parameters,
         repetitions=run_doc.get("repetitions", 1),
+        noise=noise.stored,
+        repetition_cv=noise.cv,
+        load_engine_cpu=run_doc.get("load_engine_cpu"),
         started_at=parse_time(started_at) if started_at else None,
         ended_at=parse_time(ended_at) if ended_at else None,
         note=run_doc.get("note", ""),
