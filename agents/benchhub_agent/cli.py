@@ -7,10 +7,12 @@ The commands themselves are in :mod:`.commands` (exit codes there), ``run
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
-from . import __version__
+from . import __version__, errors
 from .benchmarks import Discovered, discover_benchmarks
 from .commands import (
     EXIT_FAILED,
@@ -25,6 +27,7 @@ from .commands import (
 from .like import extract_like, run_like
 from .output import say
 from .placement import PLACEMENTS
+from .target import Target
 
 IMPORT_TOOLS = ("pgbench", "pgbench-log", "sysbench", "benchbase", "hammerdb")
 
@@ -153,31 +156,74 @@ def parameter(text: str) -> tuple[str, str | int | float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    benchmarks = discover_benchmarks()
-    parser = build_parser(benchmarks)
+    debug = "--debug" in argv or os.environ.get("BENCHHUB_DEBUG") == "1"
+    argv = [arg for arg in argv if arg != "--debug"]
     try:
-        if argv[:1] == ["run"]:
-            like, rest = extract_like(argv[1:])
-            if like:
-                return run_like(like, rest, parser, benchmarks)
-        args = parser.parse_args(argv)
-        if args.command == "sysinfo":
-            return cmd_sysinfo(args)
-        if args.command == "push":
-            return cmd_push(args)
-        if args.command == "import":
-            return cmd_import(args, argv)
-        doc, _ = cmd_run(args, argv, benchmarks)
-        return finish_document(doc, args)
-    except UsageError as exc:
-        say(f"benchhub-agent: {exc}")
-        return EXIT_USAGE
+        return dispatch(argv)
     except KeyboardInterrupt:
         say("interrupted")
         return 130
-    except RuntimeError as exc:  # a benchmark that failed loudly (invariant, worker death)
+    except Exception as exc:  # every failure: one line, the traceback only with --debug
+        if debug:
+            traceback.print_exc()
+        return report_failure(exc, argv)
+
+
+def dispatch(argv: list[str]) -> int:
+    benchmarks = discover_benchmarks()
+    parser = build_parser(benchmarks)
+    if argv[:1] == ["run"]:
+        like, rest = extract_like(argv[1:])
+        if like:
+            return run_like(like, rest, parser, benchmarks)
+    args = parser.parse_args(argv)
+    if args.command == "sysinfo":
+        return cmd_sysinfo(args)
+    if args.command == "push":
+        return cmd_push(args)
+    if args.command == "import":
+        return cmd_import(args, argv)
+    doc, _ = cmd_run(args, argv, benchmarks)
+    return finish_document(doc, args)
+
+
+def report_failure(exc: Exception, argv: list[str]) -> int:
+    """One line on stderr and the exit status for a failure that reached the top."""
+    if isinstance(exc, UsageError):
         say(f"benchhub-agent: {exc}")
+        return EXIT_USAGE
+    explained = errors.explain(exc, _target_of(argv))
+    if explained:
+        say(f"benchhub-agent: {explained}")
+        return EXIT_USAGE
+    if isinstance(exc, RuntimeError):  # a benchmark that failed loudly (invariant, worker death)
+        say(f"benchhub-agent: {_one_line(str(exc))}")
         return EXIT_FAILED
+    say(
+        f"benchhub-agent: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+        "(--debug shows where; please report it)"
+    )
+    return EXIT_FAILED
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+
+
+def _target_of(argv: list[str]) -> Target | None:
+    """The --dsn of the command line, to name its host, port, user and database."""
+    for index, arg in enumerate(argv):
+        value = None
+        if arg == "--dsn" and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif arg.startswith("--dsn="):
+            value = arg.split("=", 1)[1]
+        if value:
+            try:
+                return Target.parse(value)
+            except ValueError:
+                return None
+    return None
 
 
 if __name__ == "__main__":
