@@ -116,7 +116,14 @@ def _pair(first: int | None, second: int | None) -> str:
 
 
 def dimension_url(kind: str, row: Any) -> str:
-    """The page of a CPU model, a database version or a filesystem (none yet)."""
+    """The page of a CPU model, a database version or a filesystem; empty
+    when the run does not know it (no page for "unknown")."""
+    if kind == "cpu" and row.cpu_model:
+        return reverse("results:cpu", args=[row.cpu_model])
+    if kind == "filesystem" and row.filesystem and "/" not in row.filesystem:
+        return reverse("results:filesystem", args=[row.filesystem])
+    if kind == "version" and row.version and "/" not in row.version:
+        return reverse("results:version", args=[row.engine, row.version])
     return ""
 
 
@@ -288,4 +295,121 @@ def compare_url(run: Run, metric: str, x: str | None) -> str:
             query.append((f"run_param.{key}", "true" if value else "false"))
         elif isinstance(value, (str, int, float)):
             query.append((f"run_param.{key}", str(value)))
+    return reverse("comparisons:compare") + "?" + urlencode(query)
+
+
+# --- summaries of many runs: dimension and benchmark pages ----------------------
+
+POINTS_SHOWN = 6
+
+
+@dataclass(frozen=True)
+class SpreadCell:
+    n: int
+    low: float
+    median: float
+    high: float
+    # Measurements that differ in another parameter, pooled: the median is
+    # then the n-weighted mean of their medians, and the page says so.
+    pooled: bool = False
+
+
+@dataclass(frozen=True)
+class SpreadTable:
+    """One benchmark's primary metric: a row per engine and major version,
+    a column per point (the most measured ones), median (n, min to max)."""
+
+    benchmark: str
+    metric: Any  # Metric
+    point_name: str  # "clients", "operation", or "" for none
+    points: list[Any]
+    rows: list[tuple[str, list[SpreadCell | None]]]
+    more_points: int
+    compare_url: str = ""
+
+
+def _point_order(value: Any) -> tuple:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value, "")
+    return (1, 0, str(value).casefold())
+
+
+def spread_tables(
+    groups: Iterable[Mapping[str, Any]],
+    primary: Mapping[str, Any],
+    compare: Any = None,
+) -> list[SpreadTable]:
+    """``groups`` are ``measurement_spread`` rows grouped by benchmark,
+    engine, major version and parameters; ``compare(benchmark, metric,
+    point_name)`` gives each table's comparison link."""
+    by_benchmark: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for group in groups:
+        by_benchmark[group["run__benchmark__name"]].append(group)
+    tables = []
+    for benchmark in sorted(by_benchmark):
+        rows = by_benchmark[benchmark]
+        names: dict[str, int] = defaultdict(int)
+        for group in rows:
+            for key in group["parameters"] or {}:
+                names[key] += group["n"]
+        point_name = max(names, key=lambda key: (names[key], key == "clients")) if names else ""
+        totals: dict[Any, int] = defaultdict(int)
+        cells: dict[tuple[str, Any], SpreadCell] = {}
+        labels: dict[str, tuple] = {}
+        for group in rows:
+            point = (group["parameters"] or {}).get(point_name) if point_name else "all"
+            if point is None or isinstance(point, (dict, list)):
+                continue
+            label = " ".join(
+                filter(None, [group["run__server__engine"], group["run__server__version_major"]])
+            )
+            labels[label] = (group["run__server__engine"], _version_key(group))
+            totals[point] += group["n"]
+            previous = cells.get((label, point))
+            cells[(label, point)] = _merged(previous, group)
+        top = sorted(totals, key=lambda p: -totals[p])[:POINTS_SHOWN]
+        points = sorted(top, key=_point_order)
+        table_rows = [
+            (label, [cells.get((label, point)) for point in points])
+            for label in sorted(labels, key=lambda label: labels[label])
+        ]
+        metric = primary[benchmark]
+        tables.append(
+            SpreadTable(
+                benchmark,
+                metric,
+                point_name,
+                points,
+                table_rows,
+                max(0, len(totals) - len(points)),
+                compare(benchmark, metric, point_name) if compare else "",
+            )
+        )
+    return tables
+
+
+def _version_key(group: Mapping[str, Any]) -> tuple:
+    major = group["run__server__version_major"] or ""
+    return tuple(int(part) if part.isdigit() else 0 for part in major.split("."))
+
+
+def _merged(previous: SpreadCell | None, group: Mapping[str, Any]) -> SpreadCell:
+    """Two groups of one cell (parameters besides the point differ): n and
+    the range add up exactly; the median is the n-weighted mean of medians."""
+    if previous is None:
+        return SpreadCell(group["n"], group["low"], group["median"], group["high"])
+    n = previous.n + group["n"]
+    median = (previous.median * previous.n + group["median"] * group["n"]) / n
+    low, high = min(previous.low, group["low"]), max(previous.high, group["high"])
+    return SpreadCell(n, low, median, high, pooled=True)
+
+
+def summary_compare_url(
+    benchmark: str, metric: Any, point_name: str, series: str, fixed: Mapping[str, str]
+) -> str:
+    query = [("benchmark", benchmark), ("metric", metric.name)]
+    query.append(("x", f"param.{point_name}" if point_name else series))
+    if point_name:
+        query.append(("series", series))
+    query.extend(fixed.items())
     return reverse("comparisons:compare") + "?" + urlencode(query)

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, Max, Min, OuterRef, Prefetch, Q, QuerySet
 
+from benchhub.lib.aggregates import Median
 from benchhub.results.filters import PARAM_NAME
 from benchhub.results.models import (
     Benchmark,
@@ -17,6 +18,7 @@ from benchhub.results.models import (
     DatabaseServer,
     Hardware,
     Measurement,
+    Metric,
     OperatingSystem,
     Run,
     Storage,
@@ -292,3 +294,52 @@ def _ranked(counts: dict[tuple, int]) -> list[FacetValue]:
     known = [(values, n) for values, n in counts.items() if values[-1] not in ("", None)]
     known.sort(key=lambda item: (-item[1], str(item[0]).casefold()))
     return [FacetValue(values, n) for values, n in known]
+
+
+# --- dimension and benchmark pages ---------------------------------------------
+
+
+def primary_metrics(measurements: QuerySet[Measurement]) -> dict[str, Metric]:
+    """Per benchmark, the first metric in catalog order that ``measurements``
+    hold (throughput for select-update, seconds for sql-bench, tps_relative
+    for the curated TPC-B data): what its summaries show. Two queries."""
+    present = set(measurements.order_by().values_list("metric_id", flat=True).distinct())
+    primary: dict[str, Metric] = {}
+    metrics = Metric.objects.filter(pk__in=present).select_related("benchmark")
+    for metric in metrics.order_by("benchmark__name", "id"):
+        primary.setdefault(metric.benchmark.name, metric)
+    return primary
+
+
+def measurement_spread(
+    measurements: QuerySet[Measurement], group_by: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """n, min, median and max of the measurements per group, in one query."""
+    return list(
+        measurements.order_by()
+        .values(*group_by)
+        .annotate(n=Count("id"), low=Min("value"), median=Median("value"), high=Max("value"))
+    )
+
+
+def visible_measurements(*, user: User) -> QuerySet[Measurement]:
+    """Visible measurements without the joins a list needs: for aggregates."""
+    return Measurement.objects.filter(_visible(user, "run__submission__"))
+
+
+def run_parameter_counts(runs: QuerySet[Run]) -> list[tuple[dict, int]]:
+    """Each distinct set of run parameters with how many runs used it."""
+    rows = runs.order_by().values_list("parameters").annotate(n=Count("id")).order_by("-n")
+    return [(parameters or {}, n) for parameters, n in rows]
+
+
+def curated_citations(*, user: User, benchmark: Benchmark) -> list[dict[str, Any]]:
+    """The articles whose data the visible curated submissions of a benchmark transcribe."""
+    citations = (
+        submission_list(user=user)
+        .filter(source=Submission.Source.CURATED, runs__benchmark=benchmark)
+        .order_by()
+        .values_list("citation", flat=True)
+        .distinct()
+    )
+    return [citation for citation in citations if citation]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -15,6 +18,7 @@ from benchhub.baselines.statistics import percentile_rank
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import RunFilter
+from benchhub.results.normalization import normalize_filesystem
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -164,3 +168,138 @@ def _filtered_runs(request: HttpRequest, filters: QueryDict) -> tuple[QuerySet, 
             for key, value in detail.items()
         }
         return runs.none(), errors
+
+
+# --- dimension and benchmark pages ---------------------------------------------
+
+RECENT_RUNS = 25
+_SPREAD_GROUPS = ("run__benchmark__name", "run__server__engine", "run__server__version_major")
+
+
+@dataclass(frozen=True)
+class Dimension:
+    kind: str  # "CPU", "filesystem", "database version"
+    title: str
+    lookups: dict[str, str]  # on Run
+    browser_filters: dict[str, str]  # the same runs in /results/
+    series: str  # the comparison axis this dimension is
+
+
+def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
+    return _dimension_page(
+        request,
+        Dimension(
+            "CPU",
+            model,
+            {"hardware__cpu_model__iexact": model},
+            {"cpu_model": model},
+            "cpu_model",
+        ),
+    )
+
+
+def filesystem_page(request: HttpRequest, name: str) -> HttpResponse:
+    filesystem = normalize_filesystem(name)
+    return _dimension_page(
+        request,
+        Dimension(
+            "Filesystem",
+            filesystem,
+            {"storage__filesystem": filesystem},
+            {"filesystem": filesystem},
+            "filesystem",
+        ),
+    )
+
+
+def version_page(request: HttpRequest, engine: str, version: str) -> HttpResponse:
+    engine = engine.lower()
+    return _dimension_page(
+        request,
+        Dimension(
+            "Database version",
+            f"{engine} {version}",
+            {"server__engine": engine, "server__version": version},
+            {"engine": engine, "version": version},
+            "version",
+        ),
+    )
+
+
+def _dimension_page(request: HttpRequest, dimension: Dimension) -> HttpResponse:
+    runs = selectors.run_list(user=request.user).filter(**dimension.lookups)
+    recent = list(runs[:RECENT_RUNS])
+    if not recent:
+        raise Http404(f"No result you may see on {dimension.kind} {dimension.title}")
+    total = runs.count() if len(recent) == RECENT_RUNS else len(recent)
+    on_dimension = {f"run__{key}": value for key, value in dimension.lookups.items()}
+    measurements = selectors.visible_measurements(user=request.user).filter(**on_dimension)
+    primary = selectors.primary_metrics(measurements)
+    groups = selectors.measurement_spread(
+        measurements.filter(metric__in=list(primary.values())), (*_SPREAD_GROUPS, "parameters")
+    )
+    fixed = {key: value for key, value in dimension.browser_filters.items() if key == "engine"}
+    tables = presentation.spread_tables(
+        groups,
+        primary,
+        lambda benchmark, metric, point: presentation.summary_compare_url(
+            benchmark, metric, point, dimension.series, fixed
+        ),
+    )
+    browser_url = reverse("results:browser") + "?" + urlencode(dimension.browser_filters)
+    return render(
+        request,
+        "results/dimension.html",
+        {
+            "dimension": dimension,
+            "runs": recent,
+            "total": total,
+            "tables": tables,
+            "browser_url": browser_url,
+        },
+    )
+
+
+def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
+    benchmark = selectors.benchmark_list().filter(name=name.lower()).first()
+    if benchmark is None:
+        raise Http404(f"No benchmark {name}")
+    metrics = sorted(benchmark.metrics.all(), key=lambda m: m.pk)
+    runs = selectors.run_list(user=request.user).filter(benchmark=benchmark)
+    latest = runs.first()
+    groups: list = []
+    primary = {}
+    if latest is not None:
+        measurements = selectors.visible_measurements(user=request.user).filter(
+            run__benchmark=benchmark
+        )
+        primary = selectors.primary_metrics(measurements)
+        groups = selectors.measurement_spread(
+            measurements.filter(metric__in=list(primary.values())),
+            (*_SPREAD_GROUPS, "parameters"),
+        )
+    tables = presentation.spread_tables(
+        groups,
+        primary,
+        lambda benchmark_name, metric, point: presentation.summary_compare_url(
+            benchmark_name, metric, point, "version_major", {}
+        ),
+    )
+    run_url = (
+        request.build_absolute_uri(reverse("api:run-detail", args=[latest.pk])) if latest else ""
+    )
+    return render(
+        request,
+        "results/benchmark.html",
+        {
+            "benchmark": benchmark,
+            "metrics": metrics,
+            "table": tables[0] if tables else None,
+            "parameters": selectors.run_parameter_counts(runs)[:12] if latest else [],
+            "citations": selectors.curated_citations(user=request.user, benchmark=benchmark),
+            "latest": latest,
+            "run_url": run_url,
+            "browser_url": reverse("results:browser") + "?" + urlencode({"benchmark": name}),
+            "server_url": request.build_absolute_uri("/").rstrip("/"),
+        },
+    )

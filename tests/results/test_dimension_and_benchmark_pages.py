@@ -1,0 +1,136 @@
+"""Pages of one CPU model, one filesystem, one database version, and of a
+benchmark: every visible result on it, summarized per benchmark."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+EPYC = {"cpu": "AMD EPYC 7763 64-Core Processor", "cores": 64}
+PG16 = {"version_string": "PostgreSQL 16.2 on x86_64-pc-linux-gnu"}
+XFS = {"filesystem": "XFS", "kind": "ssd"}
+
+
+def store(user, values, status=Submission.Status.APPROVED, **environment) -> Submission:
+    document = sweep_document(values, **environment)
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+@pytest.fixture
+def results(bob, alice):
+    """On the example's ext4 and Ryzen: PostgreSQL 15 three times (skewed:
+    one far above), PostgreSQL 16 once; one run on an EPYC with xfs; a
+    pending run of alice's that only she may see."""
+    store(bob, {1: 300.0, 20: 1500.0})
+    store(bob, {1: 310.0, 20: 1550.0})
+    store(bob, {1: 900.0, 20: 9000.0})
+    store(bob, {1: 500.0, 20: 2500.0}, database=PG16)
+    store(bob, {1: 100.0, 20: 700.0}, hardware=EPYC, storage=XFS)
+    store(alice, {1: 1.0, 20: 2.0}, status=Submission.Status.PENDING, hardware={"cpu": "Secret 9"})
+
+
+def spread_cells(page: str, benchmark: str) -> dict[str, list[str]]:
+    """{row label: [median per point]} of a benchmark's summary table."""
+    table = page[page.index(f'id="spread-{benchmark}"') :]
+    table = table[: table.index("</table>")]
+    rows = {}
+    for label, cells in re.findall(r'<th scope="row">(.*?)</th>(.*?)</tr>', table, re.S):
+        rows[label] = re.findall(r'<span class="value">(.*?)</span>', cells)
+    return rows
+
+
+def test_a_filesystem_page_summarizes_every_visible_result_on_it(client, results):
+    page = client.get("/filesystems/EXT4/").content.decode()  # spelt as people type it
+
+    assert "Filesystem: ext4" in page
+    assert "4 published runs on ext4" in page
+    assert spread_cells(page, "select-update") == {
+        "postgresql 15": ["310", "1550"],  # medians of 300/310/900 and 1500/1550/9000
+        "postgresql 16": ["500", "2500"],
+    }
+    assert "n=3, 1500\u20139000" in page
+    assert 'href="/results/?filesystem=ext4"' in page
+    compare = re.search(r'href="(/compare/[^"]+)" class="compare-link"', page).group(1)
+    assert "x=param.clients" in compare and "series=filesystem" in compare
+
+
+def test_a_cpu_page_and_a_version_page(client, results):
+    cpu = client.get("/cpus/EPYC 7763/").content.decode()
+    assert "1 published run on EPYC 7763" in cpu
+    assert spread_cells(cpu, "select-update") == {"postgresql 15": ["100", "700"]}
+
+    version = client.get("/servers/PostgreSQL/16.2/").content.decode()
+    assert "Database version: postgresql 16.2" in version
+    assert spread_cells(version, "select-update") == {"postgresql 16": ["500", "2500"]}
+
+
+def test_the_run_page_links_its_dimension_pages_and_they_answer(client, results):
+    run = Submission.objects.filter(status="approved").first().runs.get()
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    for href in re.findall(r'href="(/(?:cpus|filesystems|servers)/[^"]+)"', page):
+        assert client.get(href).status_code == 200, href
+    assert len(re.findall(r'href="/(?:cpus|filesystems|servers)/', page)) == 3
+    assert 'href="/benchmarks/select-update/"' in page
+
+
+def test_a_pending_machine_has_no_page_for_the_public_but_has_one_for_its_submitter(
+    client, results, alice
+):
+    assert client.get("/cpus/Secret 9/").status_code == 404
+    assert client.get("/cpus/Nothing Like It/").status_code == 404
+    client.force_login(alice)
+    assert client.get("/cpus/Secret 9/").status_code == 200
+
+
+def test_the_benchmark_page_says_what_it_measures_where_from_its_spread_and_how_to_run_it(
+    client, results
+):
+    page = client.get("/benchmarks/select-update/").content.decode()
+
+    assert "SELECT + UPDATE + COMMIT" in page and "Committed transactions per second" in page
+    assert "seed 004" in page
+    assert "<code>transactions=10000</code>" in page
+    cells = spread_cells(page, "select-update")
+    assert cells["postgresql 15"] == ["305", "1525"]  # 4 runs: 100, 300, 310, 900
+    assert cells["postgresql 16"] == ["500", "2500"]
+    assert "pip install './agents[postgresql,mysql]'" in page
+    assert re.search(r"benchhub-agent run --like http://testserver/api/v1/runs/\d+/", page)
+    assert client.get("/benchmarks/no-such-thing/").status_code == 404
+
+
+def test_a_hostile_hardware_name_is_text_on_the_dimension_pages(client, bob):
+    store(bob, {1: 1.0}, hardware={"cpu": HOSTILE, "cores": 1}, storage={"filesystem": HOSTILE})
+
+    run = Submission.objects.get().runs.get()
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    urls = re.findall(r'href="(/(?:cpus|filesystems)/[^"]+)"', page)
+    assert len(urls) == 2
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        shown = response.content.decode()
+        assert "<img src=x" not in shown
+        assert "&lt;img src=x onerror=alert(1)&gt;" in shown
+
+
+def test_dimension_and_benchmark_pages_read_a_fixed_number_of_queries(
+    client, bob, django_assert_num_queries
+):
+    for index in range(30):
+        store(bob, {c: 100.0 * c + index for c in (1, 2, 4, 8, 16, 32, 64)})
+
+    # runs, their count, the metrics present and their names, the spread
+    with django_assert_num_queries(5):
+        assert client.get("/filesystems/ext4/").status_code == 200
+    # the benchmark and its metrics, the latest run, the metrics present and
+    # their names, the spread, the parameter sets, the citations
+    with django_assert_num_queries(8):
+        assert client.get("/benchmarks/select-update/").status_code == 200
