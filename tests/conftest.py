@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -24,6 +25,21 @@ def _runs_on_postgresql(django_db_setup, django_db_blocker) -> None:
         assert connection.vendor == "postgresql", (
             f"tests must run on PostgreSQL, DATABASE_URL points to {connection.vendor}"
         )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """Rate counters and the alias rules live in the shared cache (Redis):
+    one test's requests must not count against the next one. Only
+    BenchHub's keys go; Celery's queue in the same Redis database stays."""
+    redis = getattr(cache, "_cache", None)
+    if redis is not None and hasattr(redis, "get_client"):
+        client = redis.get_client(write=True)
+        keys = list(client.scan_iter(match=f"{cache.key_prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    else:
+        cache.clear()
 
 
 @pytest.fixture

@@ -1,15 +1,26 @@
 import datetime as dt
 
+from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
+from rest_framework.throttling import BaseThrottle
 
 from benchhub.accounts.models import ApiToken
-from benchhub.accounts.services import token_digest
+from benchhub.accounts.services import (
+    auth_failure_record,
+    auth_failures_exceeded,
+    token_digest,
+)
 
 # Writing last_used_at on every request would turn each upload into two
 # writes; once a minute is precise enough to tell a user what is in use.
 _LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+
+
+def client_address(request) -> str:
+    """The client's address as the throttles see it (NUM_PROXIES aware)."""
+    return BaseThrottle().get_ident(request)
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
@@ -25,6 +36,12 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         if keyword.lower() not in self.keywords:
             return None
         secret = secret.strip()
+        address = client_address(request)
+        if auth_failures_exceeded(address=address):
+            raise exceptions.Throttled(
+                wait=settings.BENCHHUB_AUTH_FAILURE_WINDOW,
+                detail="Too many wrong API tokens from your address; wait before trying again.",
+            )
         if not secret or " " in secret:
             raise exceptions.AuthenticationFailed(
                 "Malformed Authorization header: expected 'Token <your API token>'."
@@ -35,6 +52,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             .first()
         )
         if token is None or not token.user.is_active:
+            auth_failure_record(address=address)
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
         now = timezone.now()
         if token.last_used_at is None or now - token.last_used_at > _LAST_USED_RESOLUTION:

@@ -1,7 +1,10 @@
 import hashlib
 import secrets
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.utils import timezone
 
 from benchhub.accounts.models import ApiToken
 
@@ -20,3 +23,44 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
         user=user, name=name, prefix=secret[:10], digest=token_digest(secret)
     )
     return token, secret
+
+
+def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken | None:
+    """Revoke one of ``user``'s tokens; authentication refuses it from the
+    next request on. None when the user has no such live token."""
+    token = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).first()
+    if token is not None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+# --- failed sign-ins and wrong tokens --------------------------------------------
+#
+# A counter per client address and per username in the shared cache: after
+# BENCHHUB_AUTH_FAILURES_ALLOWED failures within BENCHHUB_AUTH_FAILURE_WINDOW
+# seconds, further attempts are refused until the window has passed, which
+# turns guessing a password or a token into a few attempts per window.
+
+
+def _failure_keys(*, address: str, username: str = "") -> list[str]:
+    keys = [f"authfail:addr:{address}"]
+    if username:
+        keys.append(f"authfail:user:{token_digest(username.lower())}")
+    return keys
+
+
+def auth_failure_record(*, address: str, username: str = "") -> None:
+    window = settings.BENCHHUB_AUTH_FAILURE_WINDOW
+    for key in _failure_keys(address=address, username=username):
+        # add() starts the window; incr() never extends it.
+        if not cache.add(key, 1, timeout=window):
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between add() and incr()
+                cache.add(key, 1, timeout=window)
+
+
+def auth_failures_exceeded(*, address: str, username: str = "") -> bool:
+    counts = cache.get_many(_failure_keys(address=address, username=username))
+    return any(count >= settings.BENCHHUB_AUTH_FAILURES_ALLOWED for count in counts.values())

@@ -56,7 +56,7 @@ def test_signed_out_visitor_is_sent_to_sign_in(client):
     response = client.get(URL)
 
     assert response.status_code == 302
-    assert response["Location"] == f"/admin/login/?next={URL}"
+    assert response["Location"] == f"/accounts/login/?next={URL}"
 
 
 def test_form_offers_every_tool_and_the_schemas_vocabularies(alice_web):
@@ -234,6 +234,7 @@ def test_upload_page_queries_do_not_grow_with_its_measurements(
     uuids = list(Submission.objects.values_list("uuid", flat=True))
 
     for uuid in uuids:
-        # session, user, submission, runs (with their dimensions), measurements
-        with django_assert_max_num_queries(5):
+        # session, user, the header's roles, submission, runs (with their
+        # dimensions), measurements
+        with django_assert_max_num_queries(6):
             assert alice_web.get(f"/imports/{uuid}/").status_code == 200

@@ -1,0 +1,67 @@
+"""Accounts in BenchHub's own pages: sign up, API tokens. Sign in, sign out
+and the password pages are Django's views with BenchHub's templates
+(accounts/urls.py)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from benchhub.accounts import selectors, services
+from benchhub.accounts.forms import ApiTokenForm, SignUpForm
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("accounts:tokens")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(
+            request, f"Welcome, {user.username}. Create an API token to upload with the agent."
+        )
+        return redirect("accounts:tokens")
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+@login_required
+def tokens(request: HttpRequest) -> HttpResponse:
+    """List the user's tokens; POST creates one, whose secret is shown on
+    this answer only."""
+    form = ApiTokenForm(request.POST or None)
+    created = secret = None
+    if request.method == "POST" and form.is_valid():
+        created, secret = services.api_token_create(
+            user=request.user, name=form.cleaned_data["name"]
+        )
+        form = ApiTokenForm()
+    response = render(
+        request,
+        "accounts/tokens.html",
+        {
+            "form": form,
+            "tokens": selectors.api_token_list(user=request.user),
+            "created": created,
+            "secret": secret,
+            "server_url": request.build_absolute_uri("/").rstrip("/"),
+        },
+    )
+    # The secret must not linger in a shared cache or the back button.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    token = services.api_token_revoke(user=request.user, token_id=pk)
+    if token is None:
+        messages.error(request, "No such token of yours; nothing revoked.")
+    else:
+        messages.success(request, f"Token {token.name!r} ({token.prefix}…) revoked.")
+    return redirect("accounts:tokens")

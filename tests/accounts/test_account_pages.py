@@ -1,0 +1,154 @@
+"""Sign up, sign in and out, passwords and API tokens in BenchHub's pages."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth.models import User
+from django.core import mail
+from django.test import Client
+from rest_framework.test import APIClient
+
+from benchhub.accounts.models import ApiToken
+
+PASSWORD = "correct horse battery 7"
+
+
+def sign_up(client: Client, username: str = "Zoë") -> None:
+    response = client.post(
+        "/accounts/signup/",
+        {
+            "username": username,
+            "email": "zoe@example.org",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()
+    assert response["Location"] == "/accounts/tokens/"
+
+
+def test_a_stranger_signs_up_and_is_signed_in(client, db):
+    sign_up(client)
+
+    page = client.get("/").content.decode()
+    assert "Zoë" in page
+    assert "My submissions" in page and "Sign out" in page
+    assert User.objects.get(username="Zoë").email == "zoe@example.org"
+
+
+def test_a_username_taken_in_other_letters_is_refused(client, db):
+    User.objects.create_user(username="zoë")
+
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "ZOË", "email": "z@example.org", "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+    assert response.status_code == 200
+    assert "already exists" in response.content.decode()
+    assert User.objects.count() == 1
+
+
+def test_a_token_is_shown_once_and_uploads_work_with_it(client, db):
+    sign_up(client)
+
+    page = client.post("/accounts/tokens/", {"name": "laptop <b>"}).content.decode()
+    secret = re.search(r'<code id="new-token">(bh_[^<]+)</code>', page).group(1)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+
+    assert api.get("/api/v1/submissions/").status_code == 200
+    listing = client.get("/accounts/tokens/").content.decode()
+    assert secret not in listing
+    assert "laptop &lt;b&gt;" in listing and secret[:10] in listing
+
+
+def test_a_revoked_token_is_refused_from_the_next_request(client, db):
+    sign_up(client)
+    page = client.post("/accounts/tokens/", {"name": "ci"}).content.decode()
+    secret = re.search(r'<code id="new-token">(bh_[^<]+)</code>', page).group(1)
+    token = ApiToken.objects.get(name="ci")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    assert api.get("/api/v1/submissions/").status_code == 200
+
+    client.post(f"/accounts/tokens/{token.pk}/revoke/")
+
+    assert api.get("/api/v1/submissions/").status_code == 401
+    assert "ci" not in client.get("/accounts/tokens/").content.decode().split("Your tokens")[1]
+
+
+def test_nobody_revokes_someone_elses_token(client, alice):
+    token = ApiToken.objects.create(user=alice, name="a", prefix="bh_x", digest="d" * 64)
+    sign_up(client)
+
+    client.post(f"/accounts/tokens/{token.pk}/revoke/")
+
+    token.refresh_from_db()
+    assert token.revoked_at is None
+
+
+def test_sign_in_and_sign_out_with_a_post(client, db):
+    User.objects.create_user(username="ann", password=PASSWORD)
+
+    response = client.post("/accounts/login/", {"username": "ann", "password": PASSWORD})
+    assert response["Location"] == "/accounts/submissions/"
+    assert client.get("/accounts/logout/").status_code == 405  # a link cannot sign you out
+    client.post("/accounts/logout/")
+
+    assert client.get("/accounts/tokens/")["Location"].startswith("/accounts/login/")
+
+
+def test_failed_sign_ins_are_slowed_down_even_with_the_right_password(client, db, settings):
+    settings.BENCHHUB_AUTH_FAILURES_ALLOWED = 3
+    User.objects.create_user(username="ann", password=PASSWORD)
+    for attempt in range(3):
+        page = client.post("/accounts/login/", {"username": "ann", "password": f"guess{attempt}"})
+        assert "Please enter a correct username" in page.content.decode()
+
+    page = client.post("/accounts/login/", {"username": "ann", "password": PASSWORD})
+
+    assert page.status_code == 200
+    assert "Too many failed sign-ins" in page.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_password_change(client, db):
+    User.objects.create_user(username="ann", password=PASSWORD)
+    client.login(username="ann", password=PASSWORD)
+
+    response = client.post(
+        "/accounts/password/change/",
+        {
+            "old_password": PASSWORD,
+            "new_password1": "another 9 words",
+            "new_password2": "another 9 words",
+        },
+    )
+
+    assert response["Location"] == "/accounts/password/change/done/"
+    assert User.objects.get(username="ann").check_password("another 9 words")
+
+
+def test_password_reset_by_mail(client, db):
+    User.objects.create_user(username="ann", email="ann@example.org", password=PASSWORD)
+
+    client.post("/accounts/password/reset/", {"email": "ann@example.org"})
+    (message,) = mail.outbox
+    link = re.search(r"https?://[^/]+(/accounts/password/reset/\S+)", message.body).group(1)
+    form_url = client.get(link)["Location"]  # Django swaps the token for a session
+    client.post(form_url, {"new_password1": "brand new 12 x", "new_password2": "brand new 12 x"})
+
+    assert User.objects.get(username="ann").check_password("brand new 12 x")
+
+
+def test_wrong_tokens_are_slowed_down(anonymous_api, alice, settings):
+    settings.BENCHHUB_AUTH_FAILURES_ALLOWED = 5
+    anonymous_api.credentials(HTTP_AUTHORIZATION="Token bh_wrong")
+    answers = [anonymous_api.get("/api/v1/submissions/").status_code for _ in range(7)]
+
+    assert answers == [401] * 5 + [429] * 2
+    throttled = anonymous_api.get("/api/v1/submissions/")
+    assert throttled.json()["error"]["code"] == "throttled"
+    assert int(throttled["Retry-After"]) > 0
