@@ -26,7 +26,7 @@ $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo_data
+	DEBUG=true $(BIN)/python manage.py load_demo_data
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST)
 
 test: $(VENV)/.installed-dev

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "benchhub.imports",
     "benchhub.baselines",
     "benchhub.comparisons",
+    "benchhub.moderation",
 ]
 
 MIDDLEWARE = [
@@ -93,7 +94,18 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "accounts:submissions"
+LOGOUT_REDIRECT_URL = "results:home"
+# Password-reset mail: printed on the console unless the environment names
+# another backend (e.g. django.core.mail.backends.smtp.EmailBackend + EMAIL_HOST).
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "BenchHub <benchhub@localhost>")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -115,12 +127,29 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# One cache for throttles and sign-in counters: shared by every process on
+# Redis in production, per process on the embedded default.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "benchhub",
+    }
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": "benchhub"}
+}
+
 # A sweep picks up baselines whose refresh was abandoned (a worker died
 # holding the claim); run the worker with -B, or a separate celery beat.
 CELERY_BEAT_SCHEDULE = {
     "baselines-sweep": {
         "task": "benchhub.baselines.tasks.baselines_refresh_task",
         "schedule": 300.0,
+    },
+    "moderation-autoflag": {
+        "task": "benchhub.moderation.tasks.moderation_autoflag_task",
+        "schedule": 60.0,
     },
 }
 
@@ -142,7 +171,30 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "benchhub.lib.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "benchhub.lib.pagination.IdCursorPagination",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "benchhub.accounts.throttles.TokenRateThrottle",
+        "benchhub.accounts.throttles.UserRateThrottle",
+        "benchhub.accounts.throttles.AnonRateThrottle",
+    ],
+    # "<requests>/<second|minute|hour|day>"; a token and its user are counted
+    # apart, so one leaked token cannot spend its owner's whole allowance.
+    "DEFAULT_THROTTLE_RATES": {
+        "token": envstr("BENCHHUB_THROTTLE_TOKEN", "120/minute"),
+        "user": envstr("BENCHHUB_THROTTLE_USER", "600/minute"),
+        "anon": envstr("BENCHHUB_THROTTLE_ANON", "600/minute"),
+    },
 }
+
+# Failed sign-ins and wrong API tokens: after this many from one address (or
+# for one username) within the window, further attempts are refused until
+# the window has passed.
+BENCHHUB_AUTH_FAILURES_ALLOWED = envint("BENCHHUB_AUTH_FAILURES_ALLOWED", 10)
+BENCHHUB_AUTH_FAILURE_WINDOW = envint("BENCHHUB_AUTH_FAILURE_WINDOW", 300)
+
+# A pending (or approved-on-arrival) result whose outlier score reaches this
+# (in absolute value; 3.5 is Iglewicz and Hoaglin's cut) is flagged for a
+# moderator, with the evidence.
+BENCHHUB_AUTOFLAG_SCORE = float(envstr("BENCHHUB_AUTOFLAG_SCORE", "3.5"))
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "BenchHub API",

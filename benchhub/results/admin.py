@@ -1,14 +1,54 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from benchhub.results import models
 
 
+def _moderation_action(action: str, description: str):
+    """An admin action that goes through moderation's one service, so that
+    the admin changes a status exactly as the queue does (audit log,
+    baselines). A reason-requiring action is not offered here."""
+
+    def run(modeladmin, request, queryset) -> None:
+        from benchhub.moderation.services import submissions_moderate
+
+        outcomes = submissions_moderate(
+            submissions=queryset, actor=request.user, action=action, reason="from the admin"
+        )
+        done = sum(1 for o in outcomes if o.error is None)
+        modeladmin.message_user(request, f"{description}: {done} of {len(outcomes)}")
+        for o in outcomes:
+            if o.error is not None:
+                modeladmin.message_user(request, f"{o.submission.uuid}: {o.error}", messages.ERROR)
+
+    run.short_description = description
+    run.__name__ = f"moderate_{action}"
+    return run
+
+
 @admin.register(models.Submission)
 class SubmissionAdmin(admin.ModelAdmin):
+    """Read-only: statuses change in the moderation queue (or with the
+    actions below), which log why; what was uploaded never changes."""
+
     list_display = ("uuid", "submitter", "source", "status", "tool", "created_at")
     list_filter = ("status", "source")
+    list_select_related = ("submitter",)
     search_fields = ("uuid", "submitter__username", "tool")
-    readonly_fields = ("uuid", "content_digest", "document", "created_at")
+    actions = [
+        _moderation_action("approve", "Approve"),
+        _moderation_action("hide", "Hide"),
+        _moderation_action("unhide", "Unhide"),
+        _moderation_action("delete", "Delete (soft, through moderation)"),
+    ]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(models.Run)

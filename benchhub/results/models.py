@@ -164,10 +164,15 @@ class Submission(models.Model):
         CURATED = "curated", "curated article data"
 
     class Status(models.TextChoices):
+        # Only APPROVED is public (results.selectors.public_submissions_q);
+        # every change of status goes through benchhub.moderation.services.
         PENDING = "pending"
         APPROVED = "approved"
         REJECTED = "rejected"
         FLAGGED = "flagged"
+        RERUN = "rerun", "re-run requested"
+        HIDDEN = "hidden"  # by its owner or a moderator; unhide restores the status before
+        DELETED = "deleted"  # gone for everyone but the audit log
 
     uuid = models.UUIDField(unique=True, default=uuid.uuid4)
     submitter = models.ForeignKey(
@@ -177,6 +182,10 @@ class Submission(models.Model):
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
     )
+    # Why it has its status (a rejection's reason, a flag's), shown to its submitter.
+    status_reason = models.TextField(blank=True)
+    # What "unhide" restores.
+    status_before_hidden = models.CharField(max_length=10, choices=Status.choices, blank=True)
     schema_version = models.PositiveSmallIntegerField()
     # SHA-256 of the canonical JSON of the document: a retried upload with
     # the same uuid is the same submission only if this matches.

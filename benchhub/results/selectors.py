@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, Max, Min, OuterRef, Prefetch, Q, QuerySet
 
+from benchhub.accounts.roles import is_moderator
 from benchhub.lib.aggregates import Median
 from benchhub.results.filters import PARAM_NAME
 from benchhub.results.models import (
@@ -30,11 +31,21 @@ User = AbstractBaseUser | AnonymousUser
 RUN_RELATED = ("benchmark", "hardware", "storage", "os", "server", "client", "submission")
 
 
+def public_submissions_q(prefix: str = "") -> Q:
+    """The one rule for what the public sees: approved submissions (a hidden
+    or deleted one has its own status, so it is never approved). The
+    baselines pool the same set."""
+    return Q(**{f"{prefix}status": Submission.Status.APPROVED})
+
+
 def _visible(user: User, prefix: str = "") -> Q:
-    """Approved for everyone; a signed-in submitter also sees their own."""
-    condition = Q(**{f"{prefix}status": Submission.Status.APPROVED})
+    """Public for everyone; a signed-in submitter also sees their own,
+    pending or hidden, until they delete it."""
+    condition = public_submissions_q(prefix)
     if user.is_authenticated:
-        condition |= Q(**{f"{prefix}submitter": user})
+        condition |= Q(**{f"{prefix}submitter": user}) & ~Q(
+            **{f"{prefix}status": Submission.Status.DELETED}
+        )
     return condition
 
 
@@ -57,6 +68,11 @@ def submission_list(*, user: User) -> QuerySet[Submission]:
 
 
 def submission_get(*, user: User, uuid) -> Submission | None:
+    """One submission, if the user may see it: moderators see every one
+    that is not deleted, to review it."""
+    if is_moderator(user):
+        submissions = Submission.objects.exclude(status=Submission.Status.DELETED)
+        return submissions.select_related("submitter").defer(DOCUMENT).filter(uuid=uuid).first()
     return submission_list(user=user).filter(uuid=uuid).first()
 
 

@@ -11,6 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 
 from benchhub.baselines.services import baselines_mark_dirty
+from benchhub.moderation.aliases import alias_map, aliases_apply
+from benchhub.moderation.services import submission_arrived
 from benchhub.results.comparability import (
     FINGERPRINT_VERSION,
     canonical_json,
@@ -113,6 +115,9 @@ def submission_create(
     try:
         with transaction.atomic():
             submission, runs = _store(submitter, document, submission_uuid, digest, status)
+            # A trusted submitter's upload is approved on arrival, through
+            # moderation's one service (and its audit log).
+            submission_arrived(submission=submission)
     except IntegrityError:
         # A concurrent upload of the same uuid committed first; PostgreSQL
         # made this insert wait for it, so it is visible now.
@@ -159,8 +164,9 @@ def _store(
     benchmarks = {m.benchmark.name: m.benchmark for m in metrics.values()}
     measurements = []
     runs = []
+    aliases = alias_map()
     for position, run_doc in enumerate(document["runs"]):
-        run = _run_create(submission, position, run_doc, document, benchmarks)
+        run = _run_create(submission, position, run_doc, document, benchmarks, aliases)
         runs.append(run)
         for m in run_doc["measurements"]:
             measurements.append(
@@ -229,6 +235,7 @@ def _run_create(
     run_doc: dict[str, Any],
     document: dict[str, Any],
     benchmarks: dict[str, Benchmark],
+    aliases: dict,
 ) -> Run:
     environment = run_environment(document, run_doc)
     server = server_fields(environment["database"])
@@ -237,13 +244,18 @@ def _run_create(
     benchmark_version = run_doc.get("benchmark_version", "1")
     parameters = run_doc.get("parameters", {})
     started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")
+    described = {
+        "hardware": (Hardware, hardware_fields(environment.get("hardware", {}))),
+        "storage": (Storage, storage_fields(environment.get("storage", {}))),
+        "os": (OperatingSystem, os_fields(environment.get("os", {}))),
+        "server": (DatabaseServer, server),
+        "client": (Client, client),
+    }
+    # Moderators' alias rules ("openzfs" is "zfs") apply after normalization.
     ids = dimension_ids(
         {
-            "hardware": (Hardware, hardware_fields(environment.get("hardware", {}))),
-            "storage": (Storage, storage_fields(environment.get("storage", {}))),
-            "os": (OperatingSystem, os_fields(environment.get("os", {}))),
-            "server": (DatabaseServer, server),
-            "client": (Client, client),
+            key: (model, aliases_apply(key, values, aliases))
+            for key, (model, values) in described.items()
         }
     )
     noise = run_noise(

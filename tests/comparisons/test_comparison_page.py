@@ -216,7 +216,8 @@ def test_no_result_is_a_message_not_an_empty_chart(client, two_engines):
     assert "comparison-chart" not in page
 
 
-def test_every_seed_preset_draws_from_the_demo_data(client, db):
+def test_every_seed_preset_draws_from_the_demo_data(client, db, settings):
+    settings.DEBUG = True  # load_demo_data's demo superuser exists only in development
     call_command("load_demo_data", stdout=io.StringIO())
 
     for preset in PRESETS:

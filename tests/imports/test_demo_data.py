@@ -6,12 +6,18 @@ import io
 import re
 
 import pytest
-from django.core.management import call_command
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
 
 from benchhub.imports.services import ARTICLES_DIR
 from benchhub.results.models import Measurement, Submission
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def development_settings(settings):
+    settings.DEBUG = True  # as `make run` runs it
 
 
 def load() -> str:
@@ -48,3 +54,13 @@ def test_demo_data_holds_the_articles_and_the_measured_sweep_once(client):
     assert answer.json()["x_values"] == [1, 2, 4, 8, 16, 20, 40, 80]
     tokens = [re.search(r"API token for uploads: (\S+)", out).group(1) for out in (first, second)]
     assert tokens[0] != tokens[1]  # a fresh token each time, printed
+
+
+def test_with_production_settings_it_refuses_and_says_why(settings):
+    settings.DEBUG = False
+
+    with pytest.raises(CommandError, match="DEBUG=true"):
+        load()
+
+    assert not User.objects.filter(username="demo").exists()
+    assert not Submission.objects.exists()

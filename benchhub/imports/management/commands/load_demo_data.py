@@ -3,7 +3,7 @@ import json
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from benchhub.accounts.services import api_token_create
 from benchhub.results.models import Submission
@@ -23,6 +23,14 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
+        if not settings.DEBUG:
+            # demo/demo is a superuser whose password is in the README: on a
+            # site with production settings it would be anyone's admin.
+            raise CommandError(
+                "load_demo_data creates the superuser 'demo' with the password 'demo', so it "
+                "runs only with development settings (DEBUG=true, as `make run` sets); this "
+                "site runs with DEBUG off. Load the articles alone with `manage.py load_articles`."
+            )
         call_command("load_articles", stdout=self.stdout)
         User = get_user_model()
         user, created = User.objects.get_or_create(username=DEMO_USERNAME)

@@ -1,0 +1,116 @@
+"""Moderation over REST, for moderators' scripts and readers' reports."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchhub.lib.api import ApiError
+from benchhub.moderation.models import AuditEntry
+from benchhub.moderation.selectors import submission_for_action
+from benchhub.moderation.services import (
+    ModerationError,
+    NotPermitted,
+    ReasonRequired,
+    TransitionNotAllowed,
+    submission_moderate,
+)
+from benchhub.results.models import Submission
+
+_STATUS = {
+    NotPermitted: status.HTTP_403_FORBIDDEN,
+    TransitionNotAllowed: status.HTTP_409_CONFLICT,
+    ReasonRequired: status.HTTP_400_BAD_REQUEST,
+}
+API_ACTIONS = [
+    AuditEntry.Action.APPROVE,
+    AuditEntry.Action.REJECT,
+    AuditEntry.Action.FLAG,
+    AuditEntry.Action.REQUEST_RERUN,
+    AuditEntry.Action.HIDE,
+    AuditEntry.Action.UNHIDE,
+    AuditEntry.Action.DELETE,
+]
+
+
+class ModerationOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Submission
+        fields = ("uuid", "status", "status_reason")
+
+
+def _moderate(request: Request, uuid, action: str, reason: str) -> Response:
+    submission = submission_for_action(user=request.user, uuid=uuid)
+    if submission is None:
+        raise ApiError(f"No submission {uuid} that you may see", status_code=404, code="not_found")
+    try:
+        submission = submission_moderate(
+            submission=submission, actor=request.user, action=action, reason=reason
+        )
+    except ModerationError as exc:
+        path = "$.reason" if isinstance(exc, ReasonRequired) else "$.action"
+        raise ApiError(
+            str(exc),
+            status_code=_STATUS.get(type(exc), status.HTTP_400_BAD_REQUEST),
+            code=exc.code,
+            details=[{"path": path, "message": str(exc)}],
+        ) from None
+    return Response(ModerationOutput(submission).data)
+
+
+class SubmissionModerationApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class ModerationInputSerializer(serializers.Serializer):
+        action = serializers.ChoiceField(choices=API_ACTIONS)
+        reason = serializers.CharField(
+            required=False, allow_blank=True, max_length=2000, default=""
+        )
+
+    @extend_schema(
+        operation_id="submissions_moderate",
+        request=ModerationInputSerializer,
+        responses={
+            200: ModerationOutput,
+            400: OpenApiResponse(description="unknown action, or a reason is required"),
+            401: OpenApiResponse(description="not signed in"),
+            403: OpenApiResponse(description="your role does not allow this action"),
+            404: OpenApiResponse(description="no such submission that you may see"),
+            409: OpenApiResponse(description="not allowed from the current status"),
+        },
+        description=(
+            "Change a submission's status. Moderators: approve, reject (reason required), "
+            "flag (reason required), request_rerun (reason required: what to change). "
+            "The submitter or a moderator: hide, unhide, delete. Every change is in the "
+            "audit log."
+        ),
+    )
+    def post(self, request: Request, uuid) -> Response:
+        data = self.ModerationInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return _moderate(
+            request, uuid, data.validated_data["action"], data.validated_data["reason"]
+        )
+
+
+class SubmissionReportApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class ReportInputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=2000)
+
+    @extend_schema(
+        operation_id="submissions_report",
+        request=ReportInputSerializer,
+        responses={200: ModerationOutput, 409: OpenApiResponse(description="not reportable")},
+        description="Report a submission to the moderators, with what looks wrong: it is "
+        "flagged for review.",
+    )
+    def post(self, request: Request, uuid) -> Response:
+        data = self.ReportInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return _moderate(request, uuid, AuditEntry.Action.REPORT, data.validated_data["reason"])

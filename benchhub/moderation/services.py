@@ -1,0 +1,334 @@
+"""Writes of the moderation app.
+
+``submission_moderate`` is the one way a submission's status changes —
+from the queue, the REST API, the admin, approval on arrival and
+auto-flagging alike: it checks who may, which transition is allowed and
+whether a reason is needed, writes the audit log and marks the affected
+baselines dirty, in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from benchhub.accounts.roles import is_moderator, is_trusted
+from benchhub.baselines.services import baselines_mark_dirty
+from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
+from benchhub.moderation.models import AliasRule, AuditEntry
+from benchhub.results.models import Run, Submission
+
+Action = AuditEntry.Action
+Status = Submission.Status
+_EVERY_STATUS = frozenset(Status.values)
+
+# action → (statuses it may start from, status it leads to; None: the one before hiding)
+TRANSITIONS: dict[str, tuple[frozenset[str], str | None]] = {
+    Action.APPROVE: (
+        frozenset({Status.PENDING, Status.FLAGGED, Status.RERUN, Status.REJECTED}),
+        Status.APPROVED,
+    ),
+    Action.REJECT: (
+        frozenset({Status.PENDING, Status.FLAGGED, Status.RERUN, Status.APPROVED}),
+        Status.REJECTED,
+    ),
+    Action.FLAG: (frozenset({Status.PENDING, Status.APPROVED}), Status.FLAGGED),
+    Action.REQUEST_RERUN: (
+        frozenset({Status.PENDING, Status.FLAGGED, Status.APPROVED}),
+        Status.RERUN,
+    ),
+    Action.HIDE: (_EVERY_STATUS - {Status.HIDDEN, Status.DELETED}, Status.HIDDEN),
+    Action.UNHIDE: (frozenset({Status.HIDDEN}), None),
+    Action.DELETE: (_EVERY_STATUS - {Status.DELETED}, Status.DELETED),
+    # A reader's report of a flagged one adds their reason to the log.
+    Action.REPORT: (frozenset({Status.PENDING, Status.APPROVED, Status.FLAGGED}), Status.FLAGGED),
+}
+SUBMISSION_ACTIONS = tuple(TRANSITIONS)
+REASON_REQUIRED = frozenset({Action.REJECT, Action.FLAG, Action.REQUEST_RERUN, Action.REPORT})
+MODERATOR_ACTIONS = frozenset({Action.APPROVE, Action.REJECT, Action.FLAG, Action.REQUEST_RERUN})
+OWNER_ACTIONS = frozenset({Action.HIDE, Action.UNHIDE, Action.DELETE})
+
+
+class ModerationError(Exception):
+    """Refused; nothing changed. ``code`` names the kind for the API."""
+
+    code = "invalid"
+
+
+class NotPermitted(ModerationError):
+    code = "permission_denied"
+
+
+class TransitionNotAllowed(ModerationError):
+    code = "conflict"
+
+
+class ReasonRequired(ModerationError):
+    code = "reason_required"
+
+
+def action_permitted(*, user: AbstractBaseUser | None, submission: Submission, action: str) -> bool:
+    """Who may: moderators everything; the owner hides, unhides and deletes
+    their own; any signed-in user reports; BenchHub itself (None) anything."""
+    if user is None:
+        return True
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if is_moderator(user):
+        return True
+    if action in OWNER_ACTIONS:
+        return submission.submitter_id == user.pk
+    return action == Action.REPORT
+
+
+def submission_moderate(
+    *,
+    submission: Submission,
+    actor: AbstractBaseUser | None,
+    action: str,
+    reason: str = "",
+    evidence: list[dict[str, Any]] | None = None,
+) -> Submission:
+    """Apply ``action`` to ``submission`` as ``actor`` (None: BenchHub
+    itself). Returns the submission with its new status (``submission`` is
+    updated in place too); raises a ModerationError, changing nothing."""
+    if action not in TRANSITIONS:
+        raise ModerationError(f"unknown action {action!r}; one of {', '.join(TRANSITIONS)}")
+    reason = reason.strip()
+    if action in REASON_REQUIRED and not reason:
+        raise ReasonRequired(f"{action} needs a reason, shown to the submitter")
+    if not action_permitted(user=actor, submission=submission, action=action):
+        raise NotPermitted(f"you may not {action} this submission")
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        sources, target = TRANSITIONS[action]
+        before = locked.status
+        if before not in sources:
+            raise TransitionNotAllowed(f"a {before} submission cannot be {_past(action)}")
+        after = target or locked.status_before_hidden or Status.PENDING
+        locked.status = after
+        locked.status_before_hidden = before if action == Action.HIDE else ""
+        if action != Action.UNHIDE:
+            locked.status_reason = reason
+        locked.save(update_fields=["status", "status_reason", "status_before_hidden"])
+        AuditEntry.objects.create(
+            actor=actor,
+            action=action,
+            submission=locked,
+            reason=reason,
+            before=before,
+            after=after,
+            evidence=evidence or [],
+        )
+        if Status.APPROVED in (before, after):
+            # The public set of this key changed: its baselines must follow.
+            baselines_mark_dirty(
+                fingerprints=locked.runs.values_list("fingerprint", flat=True).distinct()
+            )
+    for field in ("status", "status_reason", "status_before_hidden"):
+        setattr(submission, field, getattr(locked, field))
+    return locked
+
+
+def _past(action: str) -> str:
+    return {
+        Action.APPROVE: "approved",
+        Action.REJECT: "rejected",
+        Action.FLAG: "flagged",
+        Action.REQUEST_RERUN: "sent back for a re-run",
+        Action.HIDE: "hidden",
+        Action.UNHIDE: "unhidden",
+        Action.DELETE: "deleted",
+        Action.REPORT: "reported",
+    }[action]
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    submission: Submission
+    error: ModerationError | None = None
+
+
+def submissions_moderate(
+    *, submissions: Iterable[Submission], actor: AbstractBaseUser, action: str, reason: str = ""
+) -> list[BulkOutcome]:
+    """The same action on a selection, each on its own: one refused (already
+    approved meanwhile, say) does not undo the others."""
+    outcomes = []
+    for submission in submissions:
+        try:
+            submission_moderate(submission=submission, actor=actor, action=action, reason=reason)
+            outcomes.append(BulkOutcome(submission))
+        except ModerationError as exc:
+            outcomes.append(BulkOutcome(submission, exc))
+    return outcomes
+
+
+def submission_arrived(*, submission: Submission) -> None:
+    """A new upload: a trusted submitter's is approved on arrival (auto-flagging
+    still reviews it once the baselines have scored it)."""
+    if submission.status == Status.PENDING and is_trusted(submission.submitter):
+        submission_moderate(
+            submission=submission,
+            actor=None,
+            action=Action.APPROVE,
+            reason="approved on arrival: trusted submitter",
+        )
+
+
+# --- automatic flags ----------------------------------------------------------------
+
+
+def submissions_autoflag(*, limit: int = 100) -> int:
+    """Flag the submissions with a measurement whose outlier score reached
+    BENCHHUB_AUTOFLAG_SCORE (see selectors.autoflag_candidates), with the
+    evidence. Returns how many were flagged."""
+    from benchhub.moderation.selectors import autoflag_candidates, evidence_for
+
+    flagged = 0
+    candidates = autoflag_candidates(limit=limit)
+    submissions = Submission.objects.in_bulk(list(candidates))
+    threshold = settings.BENCHHUB_AUTOFLAG_SCORE
+    for pk, measurements in candidates.items():
+        evidence = [e.as_dict() for e in evidence_for(measurements)]
+        worst = max(evidence, key=lambda e: abs(e["score"]))
+        reason = (
+            f"automatic: {worst['metric']} {worst['value']:g} at {worst['parameters'] or '—'} "
+            f"against a median of {worst['median']:g} (n={worst['n']}), outlier score "
+            f"{worst['score']:.1f} beyond ±{threshold:g}"
+        )
+        try:
+            submission_moderate(
+                submission=submissions[pk],
+                actor=None,
+                action=Action.FLAG,
+                reason=reason,
+                evidence=evidence,
+            )
+            flagged += 1
+        except TransitionNotAllowed:
+            continue  # changed meanwhile (a moderator was quicker)
+    return flagged
+
+
+# --- alias rules --------------------------------------------------------------------
+
+ALIAS_BATCH = 500
+
+
+class AliasRuleError(ModerationError):
+    pass
+
+
+def alias_rule_add(
+    *,
+    actor: AbstractBaseUser,
+    dimension: str,
+    field: str,
+    from_value: str,
+    to_value: str,
+    reason: str = "",
+) -> AliasRule:
+    """Declare ``from_value`` to be ``to_value``; stored rows follow in a
+    Celery task, new uploads at once."""
+    if not is_moderator(actor):
+        raise NotPermitted("only moderators curate dimension values")
+    if (dimension, field) not in ALIASABLE:
+        names = ", ".join(f"{d}.{f}" for d, f in ALIASABLE)
+        raise AliasRuleError(f"{dimension}.{field} cannot be aliased; one of {names}")
+    from_value, to_value = from_value.strip(), to_value.strip()
+    if not from_value or not to_value or from_value == to_value:
+        raise AliasRuleError("an alias needs two different values")
+    rules = AliasRule.objects.filter(dimension=dimension, field=field)
+    if rules.filter(from_value=from_value).exists():
+        raise AliasRuleError(f"{from_value!r} already has an alias; remove it first")
+    if rules.filter(from_value=to_value).exists() or rules.filter(to_value=from_value).exists():
+        # No chains: every rule maps straight to the value it means.
+        raise AliasRuleError("an alias cannot lead to or from another alias; map to the end value")
+    with transaction.atomic():
+        rule = AliasRule.objects.create(
+            dimension=dimension,
+            field=field,
+            from_value=from_value,
+            to_value=to_value,
+            created_by=actor,
+        )
+        AuditEntry.objects.create(
+            actor=actor,
+            action=Action.ALIAS_ADD,
+            reason=reason.strip(),
+            before=f"{dimension}.{field} = {from_value}",
+            after=f"{dimension}.{field} = {to_value}",
+        )
+        _rules_changed(dimension, field)
+    return rule
+
+
+def alias_rule_remove(*, actor: AbstractBaseUser, rule_id: int, reason: str = "") -> AliasRule:
+    """Remove a rule; stored rows are normalized again from their raw strings."""
+    if not is_moderator(actor):
+        raise NotPermitted("only moderators curate dimension values")
+    with transaction.atomic():
+        rule = AliasRule.objects.select_for_update().filter(pk=rule_id).first()
+        if rule is None:
+            raise AliasRuleError(f"no alias rule {rule_id}")
+        AuditEntry.objects.create(
+            actor=actor,
+            action=Action.ALIAS_REMOVE,
+            reason=reason.strip(),
+            before=f"{rule.dimension}.{rule.field} = {rule.to_value}",
+            after=f"{rule.dimension}.{rule.field} = {rule.from_value}",
+        )
+        rule.delete()
+        _rules_changed(rule.dimension, rule.field)
+    return rule
+
+
+def _rules_changed(dimension: str, field: str) -> None:
+    from benchhub.moderation.tasks import alias_rules_apply_task
+
+    transaction.on_commit(alias_map_forget)
+    alias_rules_apply_task.delay_on_commit(dimension, field)
+
+
+def alias_rules_apply(*, dimension: str, field: str, after_id: int = 0) -> int | None:
+    """Normalize one batch of stored rows of ``dimension`` again from their
+    raw strings, with today's rules, from id ``after_id`` on; mark the
+    baselines of the runs on changed rows dirty. Returns the id to continue
+    after, or None when the table is done. Idempotent."""
+    spec = ALIASABLE[dimension, field]
+    rules = _rules_from_database()
+    with transaction.atomic():
+        rows = list(
+            spec.model.objects.filter(pk__gt=after_id)
+            .order_by("pk")
+            .select_for_update()
+            .only("pk", field, spec.raw_field)[:ALIAS_BATCH]
+        )
+        changed = []
+        for row in rows:
+            value = renormalized(dimension, field, getattr(row, spec.raw_field), rules)
+            if getattr(row, field) != value:
+                setattr(row, field, value)
+                changed.append(row)
+        spec.model.objects.bulk_update(changed, [field], batch_size=ALIAS_BATCH)
+        if changed:
+            relation = {"hardware": "hardware", "storage": "storage", "os": "os"}[dimension]
+            baselines_mark_dirty(
+                fingerprints=Run.objects.filter(**{f"{relation}__in": changed})
+                .values_list("fingerprint", flat=True)
+                .distinct()
+            )
+    return rows[-1].pk if len(rows) == ALIAS_BATCH else None
+
+
+def _rules_from_database() -> dict[tuple[str, str], dict[str, str]]:
+    """The rules as committed now: the task must not trust a cache that the
+    change it follows has not cleared yet."""
+    alias_map_forget()
+    return alias_map()

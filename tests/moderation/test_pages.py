@@ -1,0 +1,143 @@
+"""The queue, "My submissions", the audit log and the dimension values, as
+pages and htmx fragments."""
+
+from __future__ import annotations
+
+from benchhub.baselines.services import baselines_refresh
+from benchhub.moderation.models import AuditEntry
+from benchhub.results.models import Submission
+from tests.moderation.conftest import upload, web
+
+
+def test_the_queue_lists_waiting_submissions_oldest_first_with_evidence(maud, alice, bob):
+    for value in (1000.0, 1050.0, 1100.0, 1150.0, 1200.0):
+        upload(bob, value, status=Submission.Status.APPROVED)
+    first = upload(alice, 9000.0)
+    second = upload(bob, 1100.0)
+    baselines_refresh()
+
+    page = web(maud).get("/moderation/").content.decode()
+
+    assert page.index(str(first.uuid)) < page.index(str(second.uuid))
+    assert page.count('class="queue-item"') == 2
+    assert "9000" in page and "1100" in page  # value against the median
+    assert 'class="outlier"' in page
+
+
+def test_the_queue_filters_by_submitter_as_a_fragment_for_htmx(maud, alice, bob):
+    upload(alice)
+    upload(bob)
+
+    fragment = web(maud).get("/moderation/", {"submitter": "bob"}, HTTP_HX_REQUEST="true")
+
+    body = fragment.content.decode()
+    assert "<html" not in body
+    assert body.count('class="queue-item"') == 1
+    assert "<strong>bob</strong>" in body
+
+
+def test_one_click_approves_one_item_and_answers_the_refreshed_list(maud, alice):
+    submission = upload(alice)
+
+    answer = web(maud).post(
+        "/moderation/act/", {"do": f"approve {submission.uuid}"}, HTTP_HX_REQUEST="true"
+    )
+
+    assert answer.status_code == 200
+    assert "Approve: 1 submission" in answer.content.decode()
+    assert Submission.objects.get(pk=submission.pk).status == "approved"
+
+
+def test_a_selection_is_rejected_at_once_with_one_reason(maud, alice, bob):
+    chosen = [upload(alice), upload(bob)]
+    untouched = upload(alice)
+
+    web(maud).post(
+        "/moderation/act/",
+        {"do": "reject", "reason": "clients=0 cannot be", "submission": [s.uuid for s in chosen]},
+    )
+
+    statuses = dict(Submission.objects.values_list("uuid", "status"))
+    assert [statuses[s.uuid] for s in chosen] == ["rejected", "rejected"]
+    assert statuses[untouched.uuid] == "pending"
+    assert set(AuditEntry.objects.values_list("reason", flat=True)) == {"clients=0 cannot be"}
+
+
+def test_rejecting_without_a_reason_says_so_and_changes_nothing(maud, alice):
+    submission = upload(alice)
+
+    answer = web(maud).post(
+        "/moderation/act/", {"do": f"reject {submission.uuid}"}, HTTP_HX_REQUEST="true"
+    )
+
+    assert "needs a reason" in answer.content.decode()
+    assert Submission.objects.get(pk=submission.pk).status == "pending"
+
+
+def test_the_queue_costs_a_fixed_number_of_queries(maud, alice, django_assert_max_num_queries):
+    for _ in range(3):
+        upload(alice)
+    client = web(maud)
+    client.get("/moderation/")
+    for _ in range(6):
+        upload(alice)
+
+    # session, user, groups, submissions, runs, measurements, baselines
+    with django_assert_max_num_queries(8):
+        assert client.get("/moderation/").content.decode().count('class="queue-item"') == 9
+
+
+def test_my_submissions_shows_every_state_with_the_reason(alice, maud, bob):
+    rejected = upload(alice)
+    from benchhub.moderation.services import submission_moderate
+
+    submission_moderate(submission=rejected, actor=maud, action="reject", reason="wrong <unit>")
+    pending = upload(alice)
+    upload(bob)
+
+    page = web(alice).get("/accounts/submissions/").content.decode()
+
+    assert str(rejected.uuid) in page and str(pending.uuid) in page
+    assert "wrong &lt;unit&gt;" in page
+    assert page.count('class="queue-item"') == 2
+
+
+def test_my_submissions_hide_unhide_and_delete(alice, maud):
+    submission = upload(alice)
+    client = web(alice)
+    url = f"/accounts/submissions/{submission.uuid}/"
+
+    client.post(url, {"action": "hide"})
+    assert Submission.objects.get(pk=submission.pk).status == "hidden"
+    client.post(url, {"action": "unhide"})
+    assert Submission.objects.get(pk=submission.pk).status == "pending"
+    client.post(url, {"action": "delete"})
+    assert Submission.objects.get(pk=submission.pk).status == "deleted"
+    assert str(submission.uuid) not in client.get("/accounts/submissions/").content.decode()
+
+
+def test_another_submitter_cannot_act_on_my_submission(alice, bob):
+    submission = upload(alice)
+
+    answer = web(bob).post(f"/accounts/submissions/{submission.uuid}/", {"action": "delete"})
+
+    assert answer.status_code == 404
+    assert Submission.objects.get(pk=submission.pk).status == "pending"
+
+
+def test_the_audit_log_filters_by_action(maud, alice):
+    from benchhub.moderation.services import submission_moderate
+
+    a, b = upload(alice), upload(alice)
+    submission_moderate(submission=a, actor=maud, action="approve")
+    submission_moderate(submission=b, actor=maud, action="reject", reason="no")
+
+    page = web(maud).get("/moderation/audit/", {"action": "reject"}).content.decode()
+
+    assert page.count("<tr>") == 2  # header and one entry
+    assert str(b.uuid)[:8] in page and str(a.uuid)[:8] not in page
+
+
+def test_moderation_pages_are_for_moderators_only(alice, client):
+    assert web(alice).get("/moderation/").status_code == 403
+    assert client.get("/moderation/")["Location"].startswith("/accounts/login/")
