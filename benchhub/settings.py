@@ -176,13 +176,15 @@ REST_FRAMEWORK = {
         "benchhub.accounts.throttles.UserRateThrottle",
         "benchhub.accounts.throttles.AnonRateThrottle",
     ],
-    # "<requests>/<second|minute|hour|day>"; a token and its user are counted
-    # apart, so one leaked token cannot spend its owner's whole allowance.
-    "DEFAULT_THROTTLE_RATES": {
-        "token": envstr("BENCHHUB_THROTTLE_TOKEN", "120/minute"),
-        "user": envstr("BENCHHUB_THROTTLE_USER", "600/minute"),
-        "anon": envstr("BENCHHUB_THROTTLE_ANON", "600/minute"),
-    },
+}
+
+# API request rates, "<requests>/<second|minute|hour|day>", read on every
+# request (benchhub.accounts.throttles). A token and its user are counted
+# apart, so one leaked token cannot spend its owner's whole allowance.
+BENCHHUB_THROTTLE_RATES = {
+    "token": envstr("BENCHHUB_THROTTLE_TOKEN", "120/minute"),
+    "user": envstr("BENCHHUB_THROTTLE_USER", "600/minute"),
+    "anon": envstr("BENCHHUB_THROTTLE_ANON", "600/minute"),
 }
 
 # Failed sign-ins and wrong API tokens: after this many from one address (or

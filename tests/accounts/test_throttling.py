@@ -1,0 +1,61 @@
+"""Request rates counted on the real Redis (REDIS_URL): 429 with
+Retry-After in the API's error shape once a token, a user or an address
+is over its rate."""
+
+from __future__ import annotations
+
+from django.core.cache import caches
+
+from tests.conftest import _client_for
+from tests.factories import small_document
+
+
+def test_the_cache_is_redis(db):
+    # the suite runs with REDIS_URL set: these counters are shared by processes
+    assert type(caches["default"]).__name__ == "RedisCache"
+
+
+def test_uploads_beyond_the_token_rate_are_429_with_retry_after(alice, settings):
+    settings.BENCHHUB_THROTTLE_RATES = {
+        "token": "5/minute",
+        "user": "100/minute",
+        "anon": "100/minute",
+    }
+    api = _client_for(alice)
+
+    answers = [api.post("/api/v1/submissions/", small_document(), format="json") for _ in range(7)]
+
+    assert [a.status_code for a in answers] == [201] * 5 + [429] * 2
+    refused = answers[-1]
+    assert refused.json()["error"]["code"] == "throttled"
+    assert 0 < int(refused["Retry-After"]) <= 60
+    # nothing of a refused upload is stored
+    assert alice.submissions.count() == 5
+
+
+def test_a_second_token_of_the_same_user_shares_the_user_rate(alice, settings):
+    settings.BENCHHUB_THROTTLE_RATES = {
+        "token": "3/minute",
+        "user": "5/minute",
+        "anon": "100/minute",
+    }
+    first, second = _client_for(alice), _client_for(alice)
+
+    by_first = [first.get("/api/v1/submissions/").status_code for _ in range(4)]
+    by_second = [second.get("/api/v1/submissions/").status_code for _ in range(2)]
+
+    assert by_first == [200, 200, 200, 429]  # the token's own rate
+    # the user's rate: every request the token let through or not counts
+    assert by_second == [200, 429]
+
+
+def test_anonymous_readers_are_counted_per_address(anonymous_api, db, settings):
+    settings.BENCHHUB_THROTTLE_RATES = {
+        "token": "100/minute",
+        "user": "100/minute",
+        "anon": "3/minute",
+    }
+
+    answers = [anonymous_api.get("/api/v1/runs/").status_code for _ in range(4)]
+
+    assert answers == [200, 200, 200, 429]
