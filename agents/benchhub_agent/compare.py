@@ -1,70 +1,39 @@
-"""``run --like RUN_URL``: repeat a published run here and put the figures side by side.
+"""``run --like``'s table: that run, yours, the difference and its verdict, and the baseline.
 
-The published run (GET /api/v1/runs/<id>/) says which benchmark ran with which
-parameters; they become this machine's command line. After the run, the
-server's baseline for the published run's comparability key (its fingerprint)
-gives the community median and this run's percentile for each point.
+Per point of the parameter space and metric: the published run's value and
+yours, the difference in %, and whether it is real — ``verdict.verdict``, the
+server's own rule (the repetitions' samples of both runs; "within noise"
+unless significant and at least 5 % apart; "insufficient data" for an
+unrepeated value) — then the server's baseline for the published run's
+comparability key (its fingerprint): the community median, how many results
+it is made of, and your percentile among them.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 from urllib.parse import urlencode
 
 from .benchmarks.base import Measurement
+from .schema import metric_catalog
 from .upload import HttpError, get_json
+from .verdict import RunValues, verdict
 
-
-def options_for_run(run: dict[str, Any], parser: argparse.ArgumentParser) -> list[str]:
-    """Command-line options of ``parser`` that reproduce the run's parameters.
-
-    Run parameters map to the option of the same name (``warm_up`` → ``--warm-up``);
-    a measurement parameter that varies across points (clients) becomes a list option.
-    """
-    options = {opt: action for action in parser._actions for opt in action.option_strings}
-    argv: list[str] = []
-    unmapped = []
-    for name, value in (run.get("parameters") or {}).items():
-        if not _append(argv, options, name, value):
-            unmapped.append(name)
-    for name, values in _point_values(run.get("measurements") or []).items():
-        if not _append(argv, options, name, ",".join(str(v) for v in values)):
-            unmapped.append(name)
-    if run.get("repetitions") and "--repeat" in options:
-        argv += ["--repeat", str(run["repetitions"])]
-    if unmapped:
-        names = ", ".join(sorted(set(unmapped)))
-        print(f"warning: no option here for the run's parameters: {names}", file=sys.stderr)
-    return argv
-
-
-def _append(argv: list[str], options: dict[str, Any], name: str, value: Any) -> bool:
-    option = "--" + name.replace("_", "-")
-    action = options.get(option)
-    if action is None:
-        return False
-    if isinstance(action, argparse._StoreTrueAction):
-        if value is True:
-            argv.append(option)
-        return True
-    argv += [option, str(value).lower() if isinstance(value, bool) else str(value)]
-    return True
-
-
-def _point_values(measurements: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    found: dict[str, list[Any]] = {}
-    for measurement in measurements:
-        for name, value in (measurement.get("parameters") or {}).items():
-            values = found.setdefault(name, [])
-            if value not in values:
-                values.append(value)
-    return {name: sorted(values, key=_sort_key) for name, values in found.items()}
-
-
-def _sort_key(value: Any) -> tuple[int, Any]:
-    return (0, value) if isinstance(value, int | float) else (1, str(value))
+COMPARISON_HEADER = [
+    "point",
+    "that run",
+    "yours",
+    "difference",
+    "verdict",
+    "baseline median (n)",
+    "your percentile",
+]
+VERDICT_NOTE = (
+    "verdict: the server's rule on both runs' repetitions (bootstrap of the ratio of medians, "
+    "p < 0.05 and at least 5 % apart); 'within noise' otherwise"
+)
+NO_BASELINE = "no baseline yet"
 
 
 def point_key(metric: str, parameters: dict[str, Any] | None) -> tuple[str, tuple]:
@@ -82,33 +51,63 @@ def comparison_rows(
     mine: list[Measurement],
     theirs: list[dict[str, Any]],
     token: str | None = None,
+    benchmark: str | None = None,
 ) -> list[list[str]]:
-    """point | yours | that run | baseline median (n) | your percentile."""
     published = {point_key(m["metric"], m.get("parameters")): m for m in theirs}
-    baseline: dict[tuple, dict[str, Any]] = {}
-    if fingerprint:
-        query = urlencode({"fingerprint": fingerprint})
-        try:
-            answer = get_json(f"{server}/api/v1/baselines/?{query}", token=token)
-            for row in answer.get("results", []):
-                baseline[point_key(row["metric"], row.get("parameters"))] = row
-        except HttpError as exc:
-            print(f"warning: no baseline: {exc}", file=sys.stderr)
+    baseline = _baselines(server, fingerprint, token)
     rows = []
     for m in mine:
         key = point_key(m.metric, m.parameters)
         other = published.get(key)
         base = baseline.get(key)
+        direction = _direction(other, base, benchmark, m.metric)
         rows.append(
             [
                 point_label(m.metric, m.parameters),
-                _number(m.value),
                 _number(other["value"]) if other else "-",
-                f"{_number(base['median'])} ({base['n']})" if base else "-",
-                _rank(server, fingerprint, m, token) if fingerprint else "-",
+                _number(m.value),
+                _difference(m.value, other["value"]) if other else "-",
+                _verdict(m, other, direction) if other else "-",
+                f"{_number(base['median'])} ({base['n']})" if base else NO_BASELINE,
+                _rank(server, fingerprint, m, token) if fingerprint and base else "-",
             ]
         )
     return rows
+
+
+def _baselines(server: str, fingerprint: str | None, token: str | None) -> dict[tuple, Any]:
+    if not fingerprint:
+        return {}
+    query = urlencode({"fingerprint": fingerprint})
+    try:
+        answer = get_json(f"{server}/api/v1/baselines/?{query}", token=token)
+    except HttpError as exc:
+        print(f"warning: no baseline: {exc}", file=sys.stderr)
+        return {}
+    return {point_key(r["metric"], r.get("parameters")): r for r in answer.get("results", [])}
+
+
+def _direction(
+    other: dict[str, Any] | None, base: dict[str, Any] | None, benchmark: str | None, metric: str
+) -> str:
+    for source in (other, base):
+        if source and source.get("direction"):
+            return str(source["direction"])
+    entry = metric_catalog().get(benchmark or "", {}).get(metric, {})
+    return str(entry.get("direction", ""))
+
+
+def _verdict(mine: Measurement, other: dict[str, Any], direction: str) -> str:
+    candidate = [RunValues(float(mine.value), tuple(float(s) for s in mine.samples))]
+    samples = tuple(float(s) for s in other.get("samples") or ())
+    reference = [RunValues(float(other["value"]), samples)]
+    return verdict(candidate, reference, direction=direction).verdict
+
+
+def _difference(mine: float, theirs: float) -> str:
+    if not theirs:
+        return "-"
+    return f"{(mine / theirs - 1) * 100:+.1f}%"
 
 
 def _rank(server: str, fingerprint: str, m: Measurement, token: str | None) -> str:
@@ -127,6 +126,3 @@ def _number(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:.1f}"
     return str(value)
-
-
-COMPARISON_HEADER = ["point", "yours", "that run", "baseline median (n)", "your percentile"]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from . import document, upload
 from .benchmarks import Discovered
 from .commands import UsageError, cmd_run, finish_document
-from .compare import COMPARISON_HEADER, comparison_rows, options_for_run
+from .compare import COMPARISON_HEADER, VERDICT_NOTE, comparison_rows
 from .config import load_settings
 from .output import format_table, say
+from .replay import CannotReplay, replay
+from .target import Target
 
 
 def extract_like(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -31,32 +34,41 @@ def extract_like(argv: list[str]) -> tuple[str | None, list[str]]:
 def run_like(
     url: str, rest: list[str], parser: argparse.ArgumentParser, benchmarks: dict[str, Discovered]
 ) -> int:
+    """Repeat the run at ``url`` here, faithfully or not at all, and compare.
+
+    Uploads only with --upload, like any run. With --dry-run the document is
+    the only thing on stdout; the running line, the tables and the comparison
+    go to stderr.
+    """
+    target = _target(rest)
     settings = load_settings()
     try:
         published = upload.get_json(url, token=settings.token)
     except upload.HttpError as exc:
         raise UsageError(f"--like: {exc}") from exc
-    name = published.get("benchmark")
+    name = str(published.get("benchmark"))
     found = benchmarks.get(name)
     if found is None or found.module is None:
         raise UsageError(f"--like: this agent cannot run benchmark {name!r}")
-    if str(published.get("benchmark_version", "1")) != str(found.module.VERSION):
-        say(
-            f"warning: that run used {name} version {published.get('benchmark_version')}, "
-            f"this agent runs version {found.module.VERSION}"
+    version = str(published.get("benchmark_version", "1"))
+    if version != str(found.module.VERSION):
+        raise UsageError(
+            f"--like: that run used {name} version {version}, this agent runs version "
+            f"{found.module.VERSION}: the workloads differ, so the figures would not compare"
         )
-    sub = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
-    bench_parser = sub._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
-    argv = ["run", name, *options_for_run(published, bench_parser), *rest]
+    given = {arg.split("=", 1)[0] for arg in rest if arg.startswith("--")}
+    try:
+        plan = replay(published, target.engine, given)
+    except CannotReplay as exc:
+        raise UsageError(f"--like: cannot reproduce that run: {exc}") from exc
+    argv = ["run", name, *plan.options, *rest]
     args = parser.parse_args(argv)
     explicit = load_settings(args.server, args.token)
     # The run's own server unless another one is configured: that is where its baseline is.
     server = (explicit.server or upload.server_of(url)).rstrip("/")
     args.server = server
-    if not args.dry_run:
-        args.upload = bool(explicit.token)
-        if not explicit.token:
-            say("no token configured: this run will be compared but not uploaded")
+    for note in plan.notes:
+        say(f"note: {note}")
     say("running: " + document.reproducing_command(argv))
     doc, result = cmd_run(args, argv, benchmarks)
     code = finish_document(doc, args)
@@ -66,8 +78,24 @@ def run_like(
         result.measurements,
         published.get("measurements") or [],
         token=explicit.token,
+        benchmark=name,
     )
-    print()
-    print(f"compared with {published.get('url') or url}")
-    print(format_table(COMPARISON_HEADER, rows))
+    out = sys.stderr if args.dry_run else sys.stdout
+    print(file=out)
+    print(f"compared with {published.get('html_url') or published.get('url') or url}", file=out)
+    print(format_table(COMPARISON_HEADER, rows), file=out)
+    print(VERDICT_NOTE, file=out)
     return code
+
+
+def _target(rest: list[str]) -> Target:
+    for index, arg in enumerate(rest):
+        value = rest[index + 1] if arg == "--dsn" and index + 1 < len(rest) else None
+        if arg.startswith("--dsn="):
+            value = arg.split("=", 1)[1]
+        if value:
+            try:
+                return Target.parse(value)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from exc
+    raise UsageError("--like needs --dsn: the database to repeat that run on")

@@ -104,8 +104,9 @@ def test_run_like_repeats_the_published_run_and_compares(pg_dsn, outbox_dir):
              "q1": 300.0, "q3": 800.0, "min": 100.0, "max": 1000.0},
         ]  # fmt: skip
         done = agent(
-            "run", "--like", published["url"], "--dsn", pg_dsn, env={"BENCHHUB_TOKEN": TOKEN}
-        )
+            "run", "--like", published["url"], "--dsn", pg_dsn, "--upload",
+            env={"BENCHHUB_TOKEN": TOKEN},
+        )  # fmt: skip
         assert done.returncode == 0, done.stderr
         (stored,) = server.stored.values()
         run = stored["runs"][0]
@@ -114,10 +115,11 @@ def test_run_like_repeats_the_published_run_and_compares(pg_dsn, outbox_dir):
         assert "--transactions 150" in stored["source"]["command"]
         assert "--clients 1,2" in stored["source"]["command"]
         rank = [q for q in server.rank_queries if q["metric"] == ["throughput"]]
-        assert {q["param.clients"][0] for q in rank} == {"1", "2"}
+        assert {q["param.clients"][0] for q in rank} == {"1"}  # the one point with a baseline
         assert all(q["fingerprint"] == ["fp-select-update-pg15"] for q in rank)
     line = next(x for x in done.stdout.splitlines() if x.startswith("throughput clients=1 "))
     assert "250" in line and "550 (10)" in line and "% of 10" in line
+    assert line.split()[2] == "250"  # that run's value, then yours
 
 
 def test_import_prints_a_valid_document(outbox_dir):

@@ -57,7 +57,7 @@ def test_run_like_repeats_a_published_run_and_ranks_it(
 
     repeated = agent(
         "run", "--like", f"{live_server.url}/api/v1/runs/{run.pk}/",
-        "--dsn", bench_dsn, "--token", token, "--repeat", "1",
+        "--dsn", bench_dsn, "--token", token, "--repeat", "1", "--upload",
         outbox=outbox,
     )  # fmt: skip
 
@@ -74,3 +74,5 @@ def test_run_like_repeats_a_published_run_and_ranks_it(
     for line in throughput_rows:
         assert "(1)" in line  # the baseline median, over the one approved run
         assert "% of 1" in line  # your percentile among them
+        # One run of one repetition on each side: no verdict can be drawn from that.
+        assert "insufficient data" in line

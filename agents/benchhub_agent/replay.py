@@ -1,0 +1,270 @@
+"""``run --like``: a published run's parameters as this agent's options, or why it cannot.
+
+A replay is faithful or refused. Every parameter of the published run (and
+the load engine, query mode and CPU placement it recorded) is either turned
+into the option that reproduces it here, converted with its unit when the
+engines differ (``external-sort``'s sort memory is PostgreSQL's ``work_mem``
+with its units on one side and MySQL's ``sort_buffer_size`` in bytes on the
+other), or the replay stops with :class:`CannotReplay` naming the parameter
+and the reason. Nothing is dropped with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .placement import PLACEMENTS
+
+AGENT_LOAD_ENGINES = ("benchhub-agent", "agent", "")
+MYSQL_FAMILY = ("mysql", "mariadb")
+
+
+class CannotReplay(ValueError):
+    """The published run cannot be reproduced here; the message says which part and why."""
+
+
+@dataclass
+class Replay:
+    options: list[str] = field(default_factory=list)  # argv, e.g. ["--clients", "1,2"]
+    notes: list[str] = field(default_factory=list)  # conversions, shown to the user
+
+    def add(self, option: str, value: Any) -> None:
+        self.options += [option, _text(value)]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def replay(published: dict[str, Any], engine: str, given: set[str]) -> Replay:
+    """Options that reproduce ``published`` on ``engine`` (the --dsn's); ``given`` are the
+    options the user typed, which win over the published run's (and are not repeated)."""
+    name = published.get("benchmark")
+    plan = PLANS.get(str(name))
+    if plan is None:
+        raise CannotReplay(f"this agent cannot run benchmark {name!r}")
+    parameters = dict(published.get("parameters") or {})
+    found = Replay()
+    plan(parameters, published, engine, found)
+    if parameters:  # every parameter a plan understands is popped
+        left = ", ".join(f"{k}={v!r}" for k, v in sorted(parameters.items()))
+        raise CannotReplay(f"this agent's {name} has no option for that run's {left}")
+    if published.get("repetitions"):
+        found.add("--repeat", published["repetitions"])
+    return _without_given(found, given)
+
+
+def _without_given(found: Replay, given: set[str]) -> Replay:
+    kept = Replay(notes=found.notes)
+    pairs = zip(found.options[::2], found.options[1::2], strict=True)
+    for option, value in pairs:
+        if option in given:
+            kept.notes.append(f"your {option} replaces that run's {option} {value}")
+        else:
+            kept.options += [option, value]
+    return kept
+
+
+# --- what every benchmark shares ----------------------------------------------
+
+
+def _client(published: dict[str, Any]) -> dict[str, Any]:
+    return published.get("client") or {}
+
+
+def _source_engine(published: dict[str, Any]) -> str:
+    return str((published.get("server") or {}).get("engine") or "")
+
+
+def _load_engine_is_the_agent(published: dict[str, Any]) -> None:
+    load_engine = str(_client(published).get("load_engine") or "")
+    if load_engine not in AGENT_LOAD_ENGINES:
+        raise CannotReplay(
+            f"that run's load came from {load_engine!r}, which this benchmark cannot drive "
+            "here: run that tool yourself and 'benchhub-agent import' its output"
+        )
+
+
+def _placement(published: dict[str, Any], found: Replay, *, supported: bool) -> None:
+    placement = str(_client(published).get("cpu_placement") or "unpinned")
+    if placement == "unpinned":
+        return
+    if not supported or placement not in PLACEMENTS:
+        raise CannotReplay(
+            f"that run pinned its load ({placement}); this agent's "
+            f"{published.get('benchmark')} cannot reproduce that placement"
+        )
+    found.add("--pin", placement)
+
+
+def _clients_of_points(published: dict[str, Any]) -> list[int]:
+    found = set()
+    for measurement in published.get("measurements") or []:
+        clients = (measurement.get("parameters") or {}).get("clients")
+        if clients is not None:
+            found.add(int(clients))
+    return sorted(found)
+
+
+def _copy(parameters: dict[str, Any], found: Replay, *names: str) -> None:
+    for name in names:
+        if name in parameters:
+            found.add("--" + name.replace("_", "-"), parameters.pop(name))
+
+
+def _require(parameters: dict[str, Any], name: str, expected: Any, why: str) -> None:
+    if name in parameters:
+        value = parameters.pop(name)
+        if value != expected:
+            raise CannotReplay(f"that run's {name}={value!r}: {why}")
+
+
+# --- per benchmark ----------------------------------------------------------------
+
+
+def _select_update(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
+    _load_engine_is_the_agent(published)
+    _require(p, "rows", 100, "this agent's select-update table has 100 rows")
+    _copy(p, found, "locking", "transactions", "duration", "warmup")
+    clients = _clients_of_points(published)
+    if clients:
+        found.add("--clients", ",".join(map(str, clients)))
+    _placement(published, found, supported=True)
+
+
+def _tpcb(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
+    load_engine = str(p.pop("load_engine", None) or _client(published).get("load_engine") or "")
+    if load_engine in AGENT_LOAD_ENGINES:
+        found.add("--engine", "agent")
+    elif load_engine == "pgbench":
+        if engine != "postgresql":
+            raise CannotReplay(
+                "that run's load engine was pgbench, which drives PostgreSQL only: "
+                "give a postgresql:// --dsn"
+            )
+        found.add("--engine", "pgbench")
+    else:
+        raise CannotReplay(f"that run's load engine {load_engine!r} is not one tpcb can drive")
+    here = "prepared" if engine == "postgresql" else "simple"
+    if "query_mode" in p and p["query_mode"] != here:
+        raise CannotReplay(
+            f"that run's query_mode={p['query_mode']!r}, but tpcb on {engine} runs {here!r} "
+            "statements (PyMySQL has no server-side prepared statements)"
+        )
+    p.pop("query_mode", None)
+    _copy(p, found, "scale", "duration", "warmup", "clients")
+    _placement(published, found, supported=False)
+
+
+def _sql_bench(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
+    _load_engine_is_the_agent(published)
+    _copy(p, found, "counts", "rows")
+    operations = p.pop("operations", "all")
+    if operations != "all":  # "all" is the default: no option names it
+        found.add("--operations", operations)
+    _placement(published, found, supported=False)
+
+
+def _backup(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
+    from .benchmarks.backup import TOOL_OPTIONS, TOOLS
+
+    tool, options = p.pop("tool", TOOLS[engine]), p.pop("tool_options", TOOL_OPTIONS[engine])
+    if tool != TOOLS[engine]:
+        source = _source_engine(published) or "its engine"
+        raise CannotReplay(
+            f"that run timed {tool} on {source}; a {engine} --dsn would time {TOOLS[engine]}: "
+            f"give a --dsn of the same engine"
+        )
+    if options != TOOL_OPTIONS[engine]:
+        raise CannotReplay(
+            f"that run gave {tool} the options {options!r}; "
+            f"this agent gives {TOOL_OPTIONS[engine]!r}"
+        )
+    _copy(p, found, "rows", "protocols")
+    pin = p.pop("pin", None) or _client(published).get("cpu_placement") or "unpinned"
+    if pin != "unpinned":
+        if pin not in PLACEMENTS:
+            raise CannotReplay(f"that run's pin={pin!r} is not a placement this agent knows")
+        found.add("--pin", pin)
+
+
+def _external_sort(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
+    _load_engine_is_the_agent(published)
+    _require(p, "fetch", "all_rows", "this agent's external-sort fetches all rows")
+    _copy(p, found, "rows")
+    if "sort_memory" in p:
+        source = _source_engine(published) or engine
+        value = p.pop("sort_memory")
+        converted = convert_sort_memory(str(value), source, engine)
+        found.add("--sort-memory", converted)
+        if source != engine:
+            found.notes.append(
+                f"sort memory {value} ({_memory_setting(source)} on {source}) is "
+                f"{converted} ({_memory_setting(engine)} on {engine})"
+            )
+    _placement(published, found, supported=False)
+
+
+PLANS: dict[str, Callable[[dict[str, Any], dict[str, Any], str, Replay], None]] = {
+    "select-update": _select_update,
+    "tpcb": _tpcb,
+    "sql-bench": _sql_bench,
+    "backup": _backup,
+    "external-sort": _external_sort,
+}
+
+
+# --- sort memory between engines ------------------------------------------------
+
+# PostgreSQL's memory units (1024-based); a bare number of work_mem is kB.
+_PG_UNITS = {"kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+PG_WORK_MEM_MIN = 64 * 1024  # PostgreSQL refuses a smaller work_mem
+
+
+def _memory_setting(engine: str) -> str:
+    return "work_mem" if engine == "postgresql" else "sort_buffer_size"
+
+
+def memory_bytes(value: str, engine: str) -> int:
+    """Bytes of a sort memory setting as ``engine`` spells it."""
+    text = value.strip()
+    if engine in MYSQL_FAMILY:
+        match = re.fullmatch(r"(\d+)\s*([kKmMgG]?)", text)  # MySQL also takes 32K, 1M, 1G
+        if not match:
+            raise CannotReplay(f"sort memory {value!r} is not a byte count")
+        factor = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[match.group(2).lower()]
+        return int(match.group(1)) * factor
+    match = re.fullmatch(r"(\d+)\s*([kKmMgGtT][bB])?", text)
+    if not match:
+        raise CannotReplay(f"sort memory {value!r} is not a PostgreSQL memory size (e.g. 64kB)")
+    return int(match.group(1)) * _PG_UNITS[(match.group(2) or "kB").lower()]
+
+
+def postgresql_memory(size: int) -> str:
+    """The largest exact PostgreSQL unit for ``size`` bytes."""
+    for unit in ("TB", "GB", "MB", "kB"):
+        factor = _PG_UNITS[unit.lower()]
+        if size % factor == 0:
+            return f"{size // factor}{unit}"
+    raise CannotReplay(f"{size} bytes is not a whole number of kB: PostgreSQL cannot set it")
+
+
+def convert_sort_memory(value: str, source: str, target: str) -> str:
+    """``value`` as ``source`` spells it, spelled for ``target``; the same bytes or refused."""
+    size = memory_bytes(value, source)
+    if target == "postgresql":
+        if size < PG_WORK_MEM_MIN:
+            raise CannotReplay(
+                f"that run sorted with {size} bytes of sort memory ({_memory_setting(source)} "
+                f"on {source}); PostgreSQL's work_mem cannot be below 64kB, so the sort would "
+                "spill differently: replay it on a MySQL/MariaDB --dsn"
+            )
+        return postgresql_memory(size)
+    return str(size)

@@ -1,0 +1,280 @@
+"""Is a difference real? The same rule as the server's comparisons, for ``run --like``.
+
+A copy of ``benchhub/comparisons/verdicts.py`` (the agent does not import
+server code); ``tests/agent/test_verdict_mirror.py`` fails when the two differ
+below this docstring. The server's description of the rule:
+
+Is a difference real? One cell of a comparison against the reference's
+cell at the same x. Pure Python, standard library only (no Django): the
+agent's ``--like`` verdict can carry a copy of this module as it is.
+
+The unit of replication is the run: each side is a list of runs, each run
+its value at this point and the samples of its repetitions.
+
+- Both sides with at least ``MIN_RUNS_FOR_U`` runs: the Mann-Whitney U test
+  (two-sided) on the runs' values; the effect is the ratio of the medians,
+  its 95 % interval a bootstrap over runs.
+- Fewer runs: a bootstrap of the ratio of medians from the runs' repetition
+  samples (a run without samples counts as its one value); the p-value is
+  the two-sided bootstrap share on the other side of 1.
+- A side that is a single unrepeated value: ``insufficient data``, never a
+  winner.
+
+A difference counts when it is significant (p < ``ALPHA``) *and* the ratio
+is at least ``minimum_effect`` away from 1 (asv's minimum factor): a 0.3 %
+difference measured a million times is ``within noise`` for a reader.
+Bootstraps are seeded, so the same data give the same verdict every time.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+ALPHA = 0.05
+MIN_RUNS_FOR_U = 4
+DEFAULT_MINIMUM_EFFECT = 0.05
+BOOTSTRAP_ROUNDS = 2000
+# Above this many runs in all, the U test's interval comes from order
+# statistics instead of resampling (bounded work at a million measurements).
+MAX_BOOTSTRAP_RUNS = 400
+SEED = 20260101
+
+BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
+HIGHER, LOWER = "higher", "lower"
+INSUFFICIENT = "insufficient data"
+MANN_WHITNEY, BOOTSTRAP = "mann-whitney-u", "bootstrap"
+
+
+@dataclass(frozen=True)
+class RunValues:
+    """One run at one point: its value and its repetitions' samples."""
+
+    value: float
+    samples: tuple[float, ...] = ()
+
+    @property
+    def repeated(self) -> bool:
+        return len(self.samples) >= 2
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    test: str | None  # MANN_WHITNEY, BOOTSTRAP, or None (insufficient data)
+    p_value: float | None
+    ratio: float | None  # median(candidate) / median(reference)
+    ratio_low: float | None  # its 95 % interval
+    ratio_high: float | None
+    minimum_effect: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "verdict": self.verdict,
+            "test": self.test,
+            "p_value": self.p_value,
+            "ratio": self.ratio,
+            "ratio_low": self.ratio_low,
+            "ratio_high": self.ratio_high,
+            "minimum_effect": self.minimum_effect,
+        }
+
+
+def verdict(
+    candidate: Sequence[RunValues],
+    reference: Sequence[RunValues],
+    *,
+    direction: str,
+    minimum_effect: float = DEFAULT_MINIMUM_EFFECT,
+    seed: int = SEED,
+) -> Verdict:
+    """``candidate`` against ``reference``; ``direction`` is the metric's
+    ("higher" or "lower" is better, anything else has none)."""
+
+    def insufficient(ratio: float | None = None) -> Verdict:
+        return Verdict(INSUFFICIENT, None, None, ratio, None, None, minimum_effect)
+
+    if _single_unrepeated(candidate) or _single_unrepeated(reference):
+        return insufficient()
+    reference_median = statistics.median(run.value for run in reference)
+    if reference_median == 0:
+        return insufficient()  # a ratio to zero says nothing
+    ratio = statistics.median(run.value for run in candidate) / reference_median
+    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
+    if len(candidate) >= MIN_RUNS_FOR_U and len(reference) >= MIN_RUNS_FOR_U:
+        test = MANN_WHITNEY
+        p_value = mann_whitney_u(
+            [run.value for run in candidate], [run.value for run in reference]
+        ).p_value
+        x, y = [run.value for run in candidate], [run.value for run in reference]
+        if len(x) + len(y) > MAX_BOOTSTRAP_RUNS:
+            low, high = _order_statistic_interval(x, y)
+            return _judged(ratio, direction, test, p_value, low, high, minimum_effect)
+        ratios = _bootstrap_ratios(x, y, rng)
+    else:
+        test = BOOTSTRAP
+        ratios = _bootstrap_ratios(_samples(candidate), _samples(reference), rng)
+        if not ratios:
+            return insufficient(ratio)
+        # Two-sided: the resamples on the far side of 1, with the +1 that
+        # keeps a finite number of resamples from claiming p = 0.
+        far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
+        p_value = min(1.0, (2 * far + 1) / (len(ratios) + 1))
+    low, high = (_quantile(ratios, 0.025), _quantile(ratios, 0.975)) if ratios else (None, None)
+    return _judged(ratio, direction, test, p_value, low, high, minimum_effect)
+
+
+def _judged(
+    ratio: float,
+    direction: str,
+    test: str,
+    p_value: float,
+    low: float | None,
+    high: float | None,
+    minimum_effect: float,
+) -> Verdict:
+    significant = p_value < ALPHA and abs(ratio - 1) >= minimum_effect
+    name = _name(ratio, direction) if significant else WITHIN_NOISE
+    return Verdict(name, test, p_value, ratio, low, high, minimum_effect)
+
+
+def _single_unrepeated(side: Sequence[RunValues]) -> bool:
+    return len(side) == 0 or (len(side) == 1 and not side[0].repeated)
+
+
+def _samples(side: Sequence[RunValues]) -> list[float]:
+    return [s for run in side for s in (run.samples if run.samples else (run.value,))]
+
+
+def _name(ratio: float, direction: str) -> str:
+    if direction == "higher":
+        return BETTER if ratio > 1 else WORSE
+    if direction == "lower":
+        return BETTER if ratio < 1 else WORSE
+    return HIGHER if ratio > 1 else LOWER
+
+
+def _bootstrap_ratios(candidate: list[float], reference: list[float], rng: random.Random):
+    """Ratios of the medians of resamples (with replacement) of each side;
+    resamples whose reference median is 0 are left out."""
+    ratios = []
+    for _ in range(BOOTSTRAP_ROUNDS):
+        denominator = statistics.median(rng.choices(reference, k=len(reference)))
+        numerator = statistics.median(rng.choices(candidate, k=len(candidate)))
+        if denominator:
+            ratios.append(numerator / denominator)
+    ratios.sort()
+    return ratios
+
+
+def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
+    """The ratio's 95 % interval for many runs, where resampling would cost
+    seconds: each median's distribution-free interval (the order statistics
+    n/2 ± 1.96 √n / 2) gives the spread of its logarithm, and the two
+    spreads add. Only for positive values (a logarithm), else no interval."""
+    if min(x) <= 0 or min(y) <= 0:
+        return None, None
+
+    def log_median_and_variance(values: list[float]) -> tuple[float, float]:
+        ordered = sorted(values)
+        n = len(ordered)
+        half_width = 1.96 * math.sqrt(n) / 2
+        lo = ordered[max(0, math.floor(n / 2 - half_width))]
+        hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
+        spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
+        return math.log(statistics.median(ordered)), spread**2
+
+    mx, vx = log_median_and_variance(x)
+    my, vy = log_median_and_variance(y)
+    margin = 1.96 * math.sqrt(vx + vy)
+    return math.exp(mx - my - margin), math.exp(mx - my + margin)
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default)."""
+    position = q * (len(ordered) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(ordered) - 1)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+# --- Mann-Whitney U -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UTest:
+    u: float  # U of the first sample
+    p_value: float  # two-sided
+    exact: bool
+
+
+def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
+    """Two-sided Mann-Whitney U test, as scipy.stats.mannwhitneyu's default
+    ("auto"): the exact distribution when a sample has at most 8 values and
+    there are no ties, otherwise the normal approximation with the tie
+    correction and a continuity correction."""
+    n1, n2 = len(x), len(y)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("both samples need at least one value")
+    ranks = _ranks([*x, *y])
+    r1 = sum(ranks[:n1])
+    u1 = r1 - n1 * (n1 + 1) / 2
+    has_ties = len(set(ranks)) < len(ranks)
+    if min(n1, n2) <= 8 and not has_ties:
+        return UTest(u1, _exact_p(int(u1), n1, n2), exact=True)
+    u2 = n1 * n2 - u1
+    u = max(u1, u2)
+    mean = n1 * n2 / 2
+    counts: dict[float, int] = {}
+    for rank in ranks:
+        counts[rank] = counts.get(rank, 0) + 1
+    n = n1 + n2
+    tie_term = sum(t**3 - t for t in counts.values()) / (n * (n - 1))
+    variance = n1 * n2 / 12 * ((n + 1) - tie_term)
+    if variance <= 0:
+        return UTest(u1, 1.0, exact=False)  # every value the same
+    z = (u - mean - 0.5) / math.sqrt(variance)
+    p = min(1.0, 2 * _normal_sf(z))
+    return UTest(u1, p, exact=False)
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """Ranks from 1, ties given their mean rank."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _exact_p(u: int, n1: int, n2: int) -> float:
+    """Two-sided exact p: twice the smaller tail of U's null distribution."""
+    total = math.comb(n1 + n2, n1)
+    u = max(u, n1 * n2 - u)  # the upper tail
+    upper = sum(_arrangements(n1, n2, k) for k in range(u, n1 * n2 + 1))
+    return min(1.0, 2 * upper / total)
+
+
+@cache
+def _arrangements(n1: int, n2: int, u: int) -> int:
+    """How many orderings of n1 x's and n2 y's give U = u."""
+    if u < 0 or u > n1 * n2:
+        return 0
+    if n1 == 0 or n2 == 0:
+        return 1 if u == 0 else 0
+    # The largest value is an x (it beats all n2 y's) or a y (it adds nothing).
+    return _arrangements(n1 - 1, n2, u - n2) + _arrangements(n1, n2 - 1, u)
+
+
+def _normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2))

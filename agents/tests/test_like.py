@@ -1,0 +1,288 @@
+"""``run --like``: the published run reproduced faithfully or refused, never uploaded unasked.
+
+The published runs are served by the contract server as /api/v1/runs/<id>/
+answers them (benchmark, parameters, client, server, measurements with
+direction and samples); the repeats run on the real PostgreSQL and MariaDB.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from benchhub_agent import document
+from benchhub_agent.replay import CannotReplay, convert_sort_memory, replay
+from benchhub_agent.verdict import RunValues, verdict
+from contract_server import TOKEN, ContractServer
+from test_cli import agent
+
+
+def published_run(benchmark: str, parameters: dict, **extra) -> dict:
+    run = {
+        "id": 7,
+        "benchmark": benchmark,
+        "benchmark_version": "1",
+        "parameters": parameters,
+        "repetitions": 1,
+        "fingerprint": "f" * 64,
+        "server": {"engine": "postgresql"},
+        "client": {"load_engine": "benchhub-agent", "cpu_placement": "unpinned"},
+        "measurements": [],
+    }
+    run.update(extra)
+    return run
+
+
+def throughput(clients: int, value: float, samples: list[float]) -> dict:
+    return {
+        "metric": "throughput",
+        "unit": "tx/s",
+        "direction": "higher",
+        "parameters": {"clients": clients},
+        "value": value,
+        "samples": samples,
+    }
+
+
+SELECT_UPDATE = published_run(
+    "select-update",
+    {"transactions": 120, "rows": 100, "locking": "for_update"},
+    repetitions=3,
+    measurements=[
+        # clients=1 far below anything real, clients=2 far above, clients=3 unrepeated
+        throughput(1, 1.0, [0.9, 1.0, 1.1]),
+        throughput(2, 10_000_000.0, [9_000_000.0, 10_000_000.0, 11_000_000.0]),
+        throughput(3, 500.0, [500.0]),
+    ],
+)
+
+
+def serve(server: ContractServer, run: dict) -> str:
+    run = {**run, "url": f"{server.url}/api/v1/runs/{run['id']}/"}
+    server.runs[f"/api/v1/runs/{run['id']}/"] = run
+    return run["url"]
+
+
+# --- end to end -----------------------------------------------------------------------
+
+
+def test_like_never_uploads_without_upload_even_with_a_token(pg_dsn, outbox_dir):
+    with ContractServer() as server:
+        url = serve(server, SELECT_UPDATE)
+        done = agent("run", "--like", url, "--dsn", pg_dsn, env={"BENCHHUB_TOKEN": TOKEN})
+        assert done.returncode == 0, done.stderr
+        assert server.posts == 0 and server.stored == {}
+    assert "not uploaded: add --upload" in done.stderr
+    assert list(outbox_dir.glob("*.json")) == []
+
+
+def test_like_with_upload_uploads_the_repeat_with_the_same_parameters(pg_dsn, outbox_dir):
+    with ContractServer() as server:
+        url = serve(server, SELECT_UPDATE)
+        done = agent(
+            "run", "--like", url, "--dsn", pg_dsn, "--upload", env={"BENCHHUB_TOKEN": TOKEN}
+        )
+        assert done.returncode == 0, done.stderr
+        (stored,) = server.stored.values()
+    run = stored["runs"][0]
+    assert run["parameters"] == SELECT_UPDATE["parameters"]
+    assert run["repetitions"] == 3
+    assert {m["parameters"]["clients"] for m in run["measurements"]} == {1, 2, 3}
+
+
+def test_like_dry_run_prints_the_document_alone_and_the_verdicts_on_stderr(pg_dsn, outbox_dir):
+    with ContractServer() as server:
+        url = serve(server, SELECT_UPDATE)
+        done = agent("run", "--like", url, "--dsn", pg_dsn, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    document.validate(json.loads(done.stdout))  # nothing else on stdout
+    rows = {
+        line.split()[1]: line for line in done.stderr.splitlines() if line.startswith("throughput ")
+    }
+    assert " better " in rows["clients=1"]  # faster than 1 tx/s, beyond any noise
+    assert " worse " in rows["clients=2"]
+    assert "insufficient data" in rows["clients=3"]  # one unrepeated value on that side
+    assert "no baseline yet" in rows["clients=1"]
+    assert "%" in rows["clients=1"].split("better")[0]  # the difference column
+
+
+def test_like_keeps_the_users_clients_and_records_them_once(pg_dsn, outbox_dir):
+    with ContractServer() as server:
+        url = serve(server, SELECT_UPDATE)
+        done = agent("run", "--like", url, "--dsn", pg_dsn, "--clients", "2", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    command = json.loads(done.stdout)["source"]["command"]
+    assert command.count("--clients") == 1 and "--clients 2" in command
+    assert "your --clients replaces that run's --clients 1,2,3" in done.stderr
+
+
+def test_like_replays_a_pgbench_tpcb_run_with_pgbench(pg_dsn, outbox_dir):
+    run = published_run(
+        "tpcb",
+        {"scale": 1, "duration": 1.0, "warmup": 0.0, "clients": "1", "load_engine": "pgbench",
+         "query_mode": "prepared"},
+        client={"load_engine": "pgbench", "cpu_placement": "unpinned"},
+    )  # fmt: skip
+    with ContractServer() as server:
+        url = serve(server, run)
+        done = agent("run", "--like", url, "--dsn", pg_dsn, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert "--engine pgbench" in doc["source"]["command"]
+    assert doc["environment"]["client"]["load_engine"] == "pgbench"
+    assert doc["runs"][0]["parameters"]["load_engine"] == "pgbench"
+
+
+def test_like_refuses_a_pgbench_run_on_mariadb_with_the_reason(mysql_dsn, outbox_dir):
+    run = published_run(
+        "tpcb", {"scale": 1, "clients": "1", "load_engine": "pgbench", "query_mode": "prepared"}
+    )
+    with ContractServer() as server:
+        done = agent("run", "--like", serve(server, run), "--dsn", mysql_dsn, "--dry-run")
+    assert done.returncode == 2
+    assert "cannot reproduce that run: that run's load engine was pgbench" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_like_replays_a_mariadb_sort_memory_on_mariadb_in_bytes(mysql_dsn, outbox_dir):
+    run = published_run(
+        "external-sort",
+        {"rows": 2000, "sort_memory": "65536", "fetch": "all_rows"},
+        server={"engine": "mariadb"},
+    )
+    with ContractServer() as server:
+        done = agent("run", "--like", serve(server, run), "--dsn", mysql_dsn, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"][0]["parameters"]["sort_memory"] == "65536"
+
+
+def test_like_refuses_a_mariadb_sort_memory_postgresql_cannot_set(pg_dsn, outbox_dir):
+    run = published_run(
+        "external-sort",
+        {"rows": 2000, "sort_memory": "32768", "fetch": "all_rows"},
+        server={"engine": "mariadb"},
+    )
+    with ContractServer() as server:
+        done = agent("run", "--like", serve(server, run), "--dsn", pg_dsn, "--dry-run")
+    assert done.returncode == 2
+    assert "32768 bytes" in done.stderr and "work_mem cannot be below 64kB" in done.stderr
+
+
+def test_like_replays_sql_bench_with_all_operations(pg_dsn, outbox_dir):
+    run = published_run("sql-bench", {"counts": "small", "rows": 50, "operations": "all"})
+    with ContractServer() as server:
+        done = agent("run", "--like", serve(server, run), "--dsn", pg_dsn, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"][0]["parameters"]["operations"] == "all"
+
+
+def test_like_refuses_a_newer_benchmark_version(pg_dsn, outbox_dir):
+    with ContractServer() as server:
+        url = serve(server, {**SELECT_UPDATE, "benchmark_version": "2"})
+        done = agent("run", "--like", url, "--dsn", pg_dsn)
+    assert done.returncode == 2
+    assert "version 2, this agent runs version 1" in done.stderr
+
+
+# --- the plan, without running -------------------------------------------------------
+
+
+def options(run: dict, engine: str = "postgresql", given: set[str] = frozenset()) -> list[str]:
+    return replay(run, engine, set(given)).options
+
+
+def test_backup_unpinned_needs_no_pin_and_a_pinned_one_is_reproduced():
+    backup = {"rows": 1000, "tool": "gbak", "tool_options": "-b -g", "protocols": "local"}
+    unpinned = published_run("backup", {**backup, "pin": "unpinned"}, server={"engine": "firebird"})
+    assert options(unpinned, "firebird") == [
+        "--rows", "1000", "--protocols", "local", "--repeat", "1"
+    ]  # fmt: skip
+    pinned = published_run("backup", {**backup, "pin": "other_core"}, server={"engine": "firebird"})
+    assert options(pinned, "firebird")[-4:] == ["--pin", "other_core", "--repeat", "1"]
+
+
+def test_backup_with_another_engines_tool_is_refused():
+    run = published_run(
+        "backup",
+        {"rows": 10, "tool": "gbak", "tool_options": "-b -g"},
+        server={"engine": "firebird"},
+    )
+    with pytest.raises(
+        CannotReplay, match="timed gbak on firebird; a postgresql --dsn would time pg_dump"
+    ):
+        replay(run, "postgresql", set())
+
+
+def test_tpcb_by_the_agent_on_mariadb_keeps_its_simple_query_mode():
+    run = published_run(
+        "tpcb",
+        {"scale": 2, "duration": 5.0, "warmup": 0.0, "clients": "1,4", "load_engine": "agent",
+         "query_mode": "simple"},
+    )  # fmt: skip
+    assert options(run, "mariadb") == [
+        "--engine", "agent", "--scale", "2", "--duration", "5", "--warmup", "0",
+        "--clients", "1,4", "--repeat", "1",
+    ]  # fmt: skip
+    with pytest.raises(CannotReplay, match="query_mode='simple', but tpcb on postgresql"):
+        replay(run, "postgresql", set())
+
+
+def test_a_parameter_this_agent_has_no_option_for_is_refused():
+    run = published_run("select-update", {"rows": 100, "isolation": "serializable"})
+    with pytest.raises(CannotReplay, match="no option for that run's isolation='serializable'"):
+        replay(run, "postgresql", set())
+
+
+def test_another_load_engine_is_refused_not_replaced():
+    run = published_run("select-update", {"rows": 100}, client={"load_engine": "sysbench"})
+    with pytest.raises(CannotReplay, match="load came from 'sysbench'"):
+        replay(run, "postgresql", set())
+
+
+def test_a_placement_a_benchmark_cannot_pin_is_refused():
+    run = published_run("external-sort", {"rows": 10}, client={"cpu_placement": "same_core"})
+    with pytest.raises(CannotReplay, match="pinned its load"):
+        replay(run, "postgresql", set())
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "expected"),
+    [
+        ("64kB", "postgresql", "mariadb", "65536"),
+        ("32MB", "postgresql", "mysql", "33554432"),
+        ("2048", "postgresql", "mariadb", "2097152"),  # a bare work_mem is kB
+        ("1048576", "mariadb", "postgresql", "1MB"),
+        ("98304", "mysql", "postgresql", "96kB"),
+        ("1M", "mariadb", "postgresql", "1MB"),
+        ("3GB", "postgresql", "postgresql", "3GB"),
+    ],
+)
+def test_sort_memory_keeps_its_bytes_between_engines(value, source, target, expected):
+    assert convert_sort_memory(value, source, target) == expected
+
+
+def test_a_sort_memory_postgresql_cannot_hold_exactly_is_refused():
+    with pytest.raises(CannotReplay, match="not a whole number of kB"):
+        convert_sort_memory("100000", "mariadb", "postgresql")
+
+
+# --- the verdict, the server's rule ------------------------------------------------------
+
+
+def test_a_clear_difference_in_repeated_samples_is_named_by_direction():
+    slow = [RunValues(100.0, (96.0, 100.0, 104.0, 99.0))]
+    fast = [RunValues(150.0, (149.0, 150.0, 155.0, 146.0))]
+    assert verdict(fast, slow, direction="higher").verdict == "better"
+    assert verdict(fast, slow, direction="lower").verdict == "worse"
+
+
+def test_a_difference_below_the_minimum_effect_is_within_noise():
+    a = [RunValues(100.0, (100.0, 100.1, 99.9, 100.0))]
+    b = [RunValues(103.0, (103.0, 103.1, 102.9, 103.0))]  # significant, but only 3 %
+    assert verdict(b, a, direction="higher").verdict == "within noise"
+
+
+def test_an_unrepeated_value_is_insufficient_data():
+    assert verdict([RunValues(1.0)], [RunValues(9.0, (9.0, 9.1))], direction="higher").verdict == (
+        "insufficient data"
+    )
