@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchhub.comparisons.verdicts import DEFAULT_MINIMUM_EFFECT
-from benchhub.results.filters import PARAM_NAME, RUN_FIELDS
+from benchhub.results.filters import PARAM_NAME, RUN_FIELDS, known_values
 from benchhub.results.models import Metric
 
 # The comparison's own parameters; everything else is a fixed filter.
@@ -231,6 +231,8 @@ def _percent(text: str) -> float:
 
 
 def _metric_get(benchmark: str, name: str, errors: dict[str, str]) -> Metric | None:
+    # Case-insensitive like every filter value (benchhub.results.filters).
+    benchmark, name = benchmark.lower(), name.lower()
     if name and "metric" not in errors:
         metric = (
             Metric.objects.select_related("benchmark")
@@ -246,7 +248,8 @@ def _metric_get(benchmark: str, name: str, errors: dict[str, str]) -> Metric | N
         .values_list("name", flat=True)
     )
     if not names:
-        errors["benchmark"] = f"no benchmark {benchmark!r}; see /api/v1/benchmarks/"
+        known = ", ".join(known_values("benchmark") or [])
+        errors["benchmark"] = f"unknown benchmark {benchmark!r}; known values: {known}"
     elif name and "metric" not in errors:
         errors["metric"] = f"{benchmark} has no metric {name!r}; it has {', '.join(names)}"
     return None

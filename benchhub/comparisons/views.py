@@ -65,7 +65,11 @@ def compare(request: HttpRequest) -> HttpResponse:
     params = _form_params(request.GET)
     if request.htmx and request.htmx.trigger_name == "benchmark":
         params = _for_another_benchmark(params)
-    benchmark = next((b for b in benchmarks if b.name == _first(params, "benchmark")), None)
+    # Names as the catalog spells them (Select-Update → select-update), so
+    # that the selects show them and the pushed URL is the canonical one.
+    benchmark = next((b for b in benchmarks if b.name == _first(params, "benchmark").lower()), None)
+    if benchmark is not None:
+        params["benchmark"] = [benchmark.name]
     metric = _metric_for(benchmark, params) if benchmark else None
 
     point_names: list[str] = []
@@ -168,9 +172,10 @@ def _metric_for(benchmark: Benchmark, params: dict[str, list[str]]) -> Metric | 
     benchmark), its first metric (catalog order) takes over. A metric the
     benchmark does not have is left for the comparison to report."""
     metrics = sorted(benchmark.metrics.all(), key=lambda m: m.pk)
-    chosen = next((m for m in metrics if m.name == _first(params, "metric")), None)
+    chosen = next((m for m in metrics if m.name == _first(params, "metric").lower()), None)
     if chosen is None and metrics and not _first(params, "metric"):
         chosen = metrics[0]
+    if chosen is not None:
         params["metric"] = [chosen.name]
     return chosen
 

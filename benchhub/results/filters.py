@@ -1,25 +1,36 @@
-"""Query-string filters shared by the run and measurement endpoints.
+"""Query-string filters shared by the run and measurement endpoints, the
+CSV export, the comparisons and the pages: the one place that decides what
+a filter value means.
 
 Every environment dimension field can be filtered on. Parameters are
 filtered with ``param.<name>=<value>`` (the measurement's point, e.g.
 ``param.clients=20``) and ``run_param.<name>=<value>`` (what the run was
 asked to do, e.g. ``run_param.locking=for_update``).
+
+Text values match case-insensitively (``engine=PostgreSQL``,
+``cpu_model=epyc``). A value of a closed vocabulary (engine, protocol,
+storage kind, benchmark, metric …) that is not in it is an error listing the
+known values, so that a typo is never answered with a silent empty list; a
+free value (a CPU model, a filesystem) that matches nothing is an empty list.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
 
 import django_filters
+from benchhub_agent.schema import benchmark_catalog, submission_schema
 from django.db.models import Q, QuerySet
 from rest_framework.exceptions import ValidationError
 
-from benchhub.results.models import Measurement, Run
+from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.noise import FLAGS as NOISE_FLAGS
 from benchhub.results.noise import QUIET
 from benchhub.results.normalization import (
+    normalize_distribution,
     normalize_filesystem,
     normalize_io_scheduler,
     normalize_mount_options,
@@ -36,12 +47,12 @@ _NUMBER = re.compile(r"-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?")
 # query name → (model path below the run, lookup)
 RUN_FIELDS: dict[str, tuple[str, str]] = {
     "benchmark": ("benchmark__name", "exact"),
-    "benchmark_version": ("benchmark_version", "exact"),
+    "benchmark_version": ("benchmark_version", "iexact"),
     "fingerprint": ("fingerprint", "exact"),
     "submission": ("submission__uuid", "exact"),
     "source": ("submission__source", "exact"),
     "status": ("submission__status", "exact"),
-    "submitter": ("submission__submitter__username", "exact"),
+    "submitter": ("submission__submitter__username", "iexact"),
     "cpu_vendor": ("hardware__cpu_vendor", "iexact"),
     "cpu_model": ("hardware__cpu_model", "icontains"),
     "cores": ("hardware__cores", "exact"),
@@ -57,28 +68,96 @@ RUN_FIELDS: dict[str, tuple[str, str]] = {
     "io_scheduler": ("storage__io_scheduler", "exact"),
     "os_family": ("os__family", "exact"),
     "os_distribution": ("os__distribution", "exact"),
-    "os_version": ("os__version", "exact"),
-    "kernel": ("os__kernel", "startswith"),
+    "os_version": ("os__version", "iexact"),
+    "kernel": ("os__kernel", "istartswith"),
     "engine": ("server__engine", "exact"),
-    "version": ("server__version", "exact"),
-    "version_major": ("server__version_major", "exact"),
+    "version": ("server__version", "iexact"),
+    "version_major": ("server__version_major", "iexact"),
     "architecture": ("server__architecture", "exact"),
-    "config_profile": ("server__config_profile", "exact"),
+    "config_profile": ("server__config_profile", "iexact"),
     "protocol": ("client__protocol", "exact"),
-    "driver": ("client__driver", "exact"),
+    "driver": ("client__driver", "iexact"),
     "cpu_placement": ("client__cpu_placement", "exact"),
     "load_engine": ("client__load_engine", "iexact"),
 }
 
 INTEGER_FIELDS = {"cores", "threads", "ram_bytes_min", "ram_bytes_max"}
 
+# Filters on free text people type (no closed list of values): a value that
+# matches nothing gets the nearest known values suggested on the pages.
+FREE_TEXT_FILTERS = (
+    "cpu_vendor",
+    "cpu_model",
+    "virtualization",
+    "device_model",
+    "filesystem",
+    "io_scheduler",
+    "mount_options",
+    "os_distribution",
+    "os_version",
+    "version",
+    "version_major",
+    "config_profile",
+    "driver",
+    "load_engine",
+)
+
 # Filter values go through the same normalization as uploads, so that
-# ?filesystem=UFS2 finds what was stored as "ufs".
+# ?filesystem=UFS2 finds what was stored as "ufs" (and the lookup stays an
+# indexable equality on the stored, lower-case value).
 NORMALIZERS = {
     "filesystem": normalize_filesystem,
     "io_scheduler": normalize_io_scheduler,
     "mount_options": normalize_mount_options,
+    "os_distribution": normalize_distribution,
+    "fingerprint": str.lower,
 }
+
+
+def _schema_enum(section: str, field: str) -> list[str]:
+    return list(submission_schema()["$defs"][section]["properties"][field]["enum"])
+
+
+@functools.cache
+def _closed_vocabularies() -> dict[str, list[str]]:
+    catalog = benchmark_catalog()["benchmarks"]
+    return {
+        "engine": _schema_enum("database", "engine"),
+        "architecture": _schema_enum("database", "architecture"),
+        "protocol": _schema_enum("client", "protocol"),
+        "cpu_placement": _schema_enum("client", "cpu_placement"),
+        "storage_kind": _schema_enum("storage", "kind"),
+        "os_family": _schema_enum("os", "family"),
+        "source": [choice.value for choice in Submission.Source],
+        "status": [choice.value for choice in Submission.Status],
+        "benchmark": [entry["name"] for entry in catalog],
+        "metric": sorted({m["name"] for entry in catalog for m in entry["metrics"]}),
+    }
+
+
+def known_values(name: str, benchmark: str = "") -> list[str] | None:
+    """The values a closed-vocabulary filter can take (a benchmark's own
+    metrics when it is given), or None for a free one."""
+    if name == "metric" and benchmark:
+        for entry in benchmark_catalog()["benchmarks"]:
+            if entry["name"] == benchmark.strip().lower():
+                return [metric["name"] for metric in entry["metrics"]]
+    return _closed_vocabularies().get(name)
+
+
+def closed_value(name: str, value: str, benchmark: str = "") -> str:
+    """``value`` of a closed vocabulary as stored (lower case), or a
+    ValidationError naming the known values."""
+    known = known_values(name, benchmark)
+    if known is None:
+        return value
+    canonical = value.strip().lower()
+    if canonical not in known:
+        within = f" of {benchmark.strip().lower()}" if name == "metric" and benchmark else ""
+        raise ValidationError(
+            {name: f"unknown {name}{within} {value!r}; known values: {', '.join(known)}"}
+        )
+    return canonical
 
 
 def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
@@ -86,6 +165,11 @@ def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
     if name == "submission":
         cls = django_filters.UUIDFilter  # not-a-uuid is a 400, not a database error
     normalize = NORMALIZERS.get(name)
+    if normalize is None and known_values(name) is not None:
+
+        def normalize(value: str) -> str:
+            return closed_value(name, value)
+
     if normalize is None:
         return cls(field_name=path, lookup_expr=lookup)
 
@@ -201,6 +285,11 @@ class ParameterFilterSet(django_filters.FilterSet):
                 queryset = self._extra(queryset, p, key, value)
         return queryset
 
+    def filter_metric(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """A metric of the catalog; of the filtered benchmark when there is one."""
+        metric = closed_value("metric", value, self.data.get("benchmark", ""))
+        return queryset.filter(metric__name=metric)
+
     def _values(self, key: str) -> list[str]:
         """Every value given for ``key`` (param.* may repeat)."""
         return self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data[key]]
@@ -255,7 +344,7 @@ RunFilter = _filterset(Run, "")
 MeasurementFilter = _filterset(
     Measurement,
     "run__",
-    metric=django_filters.CharFilter(field_name="metric__name"),
+    metric=django_filters.CharFilter(method="filter_metric"),
     approximate=django_filters.BooleanFilter(field_name="approximate"),
     run=django_filters.NumberFilter(field_name="run_id"),
     measurement_params=True,

@@ -3,6 +3,7 @@ its joins spelled out, so that no page or endpoint queries in a loop."""
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from django.db.models import Count, Exists, Max, Min, OuterRef, Prefetch, Q, Que
 
 from benchhub.accounts.roles import is_moderator
 from benchhub.lib.aggregates import Median
-from benchhub.results.filters import PARAM_NAME
+from benchhub.results.filters import PARAM_NAME, RUN_FIELDS
 from benchhub.results.models import (
     Benchmark,
     Client,
@@ -359,3 +360,20 @@ def curated_citations(*, user: User, benchmark: Benchmark) -> list[dict[str, Any
         .distinct()
     )
     return [citation for citation in citations if citation]
+
+
+def nearest_values(*, user: User, name: str, value: str, limit: int = 3) -> list[str]:
+    """The known values of a free filter (``cpu_model``, ``filesystem`` …)
+    closest to ``value``, among what the user may see: what to suggest
+    when the value matched nothing. One query."""
+    path = RUN_FIELDS[name][0]
+    known = [
+        str(known)
+        for known in run_list(user=user).order_by().values_list(path, flat=True).distinct()[:5000]
+        if known not in ("", None)
+    ]
+    folded = {known.casefold(): known for known in known}
+    wanted = value.casefold()
+    contains = [known for key, known in folded.items() if wanted in key or key in wanted]
+    close = difflib.get_close_matches(wanted, list(folded), n=limit, cutoff=0.4)
+    return list(dict.fromkeys([*contains, *(folded[key] for key in close)]))[:limit]

@@ -17,7 +17,7 @@ from benchhub.baselines.selectors import baseline_list
 from benchhub.baselines.statistics import percentile_rank
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
-from benchhub.results.filters import RunFilter
+from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter
 from benchhub.results.normalization import normalize_filesystem
 
 
@@ -134,7 +134,9 @@ def results_browser(request: HttpRequest) -> HttpResponse:
     page = paginator.get_page(request.GET.get("page"))
 
     state = BrowserState(filters=filters, text=text, sort=sort)
+    suggestions = _suggestions(request, state) if not errors and not page.paginator.count else []
     context = {
+        "suggestions": suggestions,
         "state": state,
         "facets": [facet_links(facet, state) for facet in facets if facet.values],
         "chosen": state.chosen(),
@@ -149,6 +151,20 @@ def results_browser(request: HttpRequest) -> HttpResponse:
         # The canonical URL of what is shown, whatever the form sent (empty fields, defaults).
         return push_url(response, state.url(page=page.number))
     return render(request, "results/browser.html", context, status=status)
+
+
+def _suggestions(request: HttpRequest, state: BrowserState) -> list[tuple[str, str, str]]:
+    """(filter, known value, URL with it instead) for each free value given
+    that might be a misspelling: a query per such filter, only on an empty list."""
+    suggestions = []
+    for key, values in state.filters.lists():
+        if key not in FREE_TEXT_FILTERS:
+            continue
+        for value in values:
+            for known in selectors.nearest_values(user=request.user, name=key, value=value):
+                if known.casefold() != value.casefold():
+                    suggestions.append((key, known, state.url(set_={key: known})))
+    return suggestions
 
 
 def _filtered_runs(request: HttpRequest, filters: QueryDict) -> tuple[QuerySet, dict[str, str]]:
