@@ -63,6 +63,8 @@ class Comparison:
     reference_dropped: bool = False
     # Each cell's values per run: the unit verdicts compare.
     cell_runs: CellRuns = field(default_factory=dict, repr=False)
+    # Combined scores against the reference (scores.py), for operations on x.
+    summary: list[Any] = field(default_factory=list)
     # Runs with a noise flag (left out of verdicts with verdicts=quiet).
     noisy_runs: set[int] = field(default_factory=set, repr=False)
 

@@ -69,6 +69,35 @@ class ComparisonSeriesOutput(serializers.Serializer):
     points = ComparisonPointOutput(many=True)
 
 
+class ComparisonTotalsOutput(serializers.Serializer):
+    value = serializers.FloatField(help_text="sum of this series' medians over the common x")
+    reference = serializers.FloatField(help_text="the reference's sum over the same x")
+    ratio = serializers.FloatField(allow_null=True)
+    verdict = ComparisonVerdictOutput(help_text="on the runs' own totals")
+
+
+class ComparisonGeometricMeanOutput(serializers.Serializer):
+    ratio = serializers.FloatField(allow_null=True, help_text="geometric mean of the ratios")
+    ratio_low = serializers.FloatField(allow_null=True)
+    ratio_high = serializers.FloatField(allow_null=True)
+    verdict = ComparisonVerdictOutput()
+
+
+class ComparisonSummaryOutput(serializers.Serializer):
+    label = serializers.CharField(help_text="the series")
+    operations = serializers.IntegerField(help_text="x values it shares with the reference")
+    missing = serializers.ListField(
+        child=serializers.JSONField(), help_text="x values the reference has and it lacks"
+    )
+    extra = serializers.ListField(
+        child=serializers.JSONField(), help_text="x values it has and the reference lacks"
+    )
+    totals = ComparisonTotalsOutput(
+        allow_null=True, help_text="for a metric in time units (seed 002's TOTALS); else null"
+    )
+    geometric_mean = ComparisonGeometricMeanOutput()
+
+
 class ComparisonOutput(serializers.Serializer):
     benchmark = serializers.CharField(source="query.benchmark")
     metric = ComparisonMetricOutput(source="query.metric")
@@ -90,6 +119,11 @@ class ComparisonOutput(serializers.Serializer):
     )
     x_values = serializers.ListField(child=serializers.JSONField())
     series = ComparisonSeriesOutput(many=True)
+    summary = ComparisonSummaryOutput(
+        many=True,
+        help_text="combined scores per series against the reference, when x is operations "
+        "(text) with at least two of them; empty otherwise",
+    )
     notes = serializers.ListField(child=serializers.CharField())
 
 

@@ -28,11 +28,18 @@ COLUMNS = (
 )
 
 
+# The summary rows' x: the combined scores of the series (scores.py).
+TOTALS_ROW = "(TOTALS over common operations)"
+GEOMETRIC_MEAN_ROW = "(geometric mean of ratios)"
+
+
 def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
     """Header, then per series (in order) per x (in order) its point. The
     ``relative`` column is empty when there is no reference, or no
     reference value at that x; the verdict columns for the series judged
-    against (the reference, or the first)."""
+    against (the reference, or the first). Then the combined scores, if
+    any: per series a TOTALS row (value = its sum, n = the common operations,
+    relative = 100 * its ratio) and a geometric-mean row."""
     rows: list[list[object]] = [list(COLUMNS)]
     for series in comparison.series:
         for point in series.points:
@@ -48,6 +55,34 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                     *_verdict_cells(point.verdict),
                 ]
             )
+    for row in comparison.summary:
+        if row.totals is not None:
+            totals = row.totals
+            rows.append(
+                [
+                    csv_cell(row.label),
+                    TOTALS_ROW,
+                    totals.value,
+                    row.operations,
+                    "",
+                    "",
+                    _blank(None if totals.ratio is None else totals.ratio * 100),
+                    *_verdict_cells(totals.verdict),
+                ]
+            )
+        mean = row.geometric_mean
+        rows.append(
+            [
+                csv_cell(row.label),
+                GEOMETRIC_MEAN_ROW,
+                "",
+                row.operations,
+                "",
+                "",
+                _blank(None if mean.ratio is None else mean.ratio * 100),
+                *_verdict_cells(mean.verdict),
+            ]
+        )
     return rows
 
 

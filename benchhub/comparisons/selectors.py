@@ -22,6 +22,7 @@ from benchhub.comparisons.aggregation import (
     samples_wanted,
 )
 from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
+from benchhub.comparisons.scores import combined_scores
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import PARAM_NAME, MeasurementFilter
 from benchhub.results.models import Measurement, Metric
@@ -45,7 +46,9 @@ def comparison_build(
     samples = dict(
         Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples") if wanted else ()
     )
-    return comparison_with_verdicts(comparison, samples)
+    comparison = comparison_with_verdicts(comparison, samples)
+    comparison.summary = combined_scores(comparison)
+    return comparison
 
 
 def _measurements(user: User, query: ComparisonQuery):

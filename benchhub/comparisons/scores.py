@@ -1,0 +1,144 @@
+"""Combined scores of a multi-operation comparison (x = the operations of
+sql-bench, say), one summary row per series against the reference series
+(or the first), each with its own verdict. Pure: a Comparison in, rows out.
+
+- ``totals``: seed 002's TOTALS row, for a metric in seconds: the sum of the
+  medians over the operations both series ran, the operations either one
+  lacks named beside it. Its verdict takes each run's own total (runs that
+  ran every common operation) as the unit, as a cell's verdict does.
+- ``geometric_mean``: ClickBench's way, for any positive metric: the
+  geometric mean of the per-operation ratios to the reference, with a
+  bootstrap over operations for its interval.
+
+An x value named TOTALS (case-insensitive: the articles carry the row
+themselves) is never summed or averaged again.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from benchhub.comparisons.aggregation import Comparison, verdict_reference
+from benchhub.comparisons.verdicts import RunValues, Verdict, geometric_mean_verdict, verdict
+
+# Units a sum of makes sense for (the catalog's time units).
+ADDITIVE_UNITS = {"s", "ms", "us", "min", "h"}
+
+
+@dataclass(frozen=True)
+class Totals:
+    value: float
+    reference: float
+    ratio: float | None
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class GeometricMean:
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    label: str
+    operations: int  # common to this series and the reference
+    missing: list[Any]  # x values the reference has and this series lacks
+    extra: list[Any]  # x values this series has and the reference lacks
+    totals: Totals | None
+    geometric_mean: GeometricMean
+
+
+def _is_total(x: Any) -> bool:
+    return isinstance(x, str) and x.strip().casefold() == "totals"
+
+
+def combined_scores(comparison: Comparison) -> list[SummaryRow]:
+    """Empty unless the x values are text (operations, not a numeric sweep),
+    there are at least two of them and at least two series."""
+    reference = verdict_reference(comparison)
+    if reference is None or len(comparison.series) < 2 or comparison.x_numeric:
+        return []
+    operations = [x for x in comparison.x_values if not _is_total(x)]
+    if len(operations) < 2:
+        return []
+    query = comparison.query
+    metric = query.metric
+    medians = {
+        (series.label, point.x): point.value
+        for series in comparison.series
+        for point in series.points
+    }
+    reference_has = {x for x in operations if (reference, x) in medians}
+    rows = []
+    for series in comparison.series:
+        if series.label == reference:
+            continue
+        has = {x for x in operations if (series.label, x) in medians}
+        common = [x for x in operations if x in has and x in reference_has]
+        ratios = [
+            medians[series.label, x] / medians[reference, x]
+            for x in common
+            if medians[reference, x]
+        ]
+        judged = geometric_mean_verdict(
+            ratios, direction=metric.direction, minimum_effect=query.minimum_effect
+        )
+        totals = None
+        if metric.unit in ADDITIVE_UNITS and common:
+            totals = _totals(comparison, medians, series.label, reference, common)
+        rows.append(
+            SummaryRow(
+                label=series.label,
+                operations=len(common),
+                missing=[x for x in operations if x in reference_has and x not in has],
+                extra=[x for x in operations if x in has and x not in reference_has],
+                totals=totals,
+                geometric_mean=GeometricMean(
+                    judged.ratio, judged.ratio_low, judged.ratio_high, judged
+                ),
+            )
+        )
+    return rows
+
+
+def _totals(
+    comparison: Comparison,
+    medians: dict[tuple[str, Any], float],
+    label: str,
+    reference: str,
+    common: list[Any],
+) -> Totals:
+    value = math.fsum(medians[label, x] for x in common)
+    reference_value = math.fsum(medians[reference, x] for x in common)
+    query = comparison.query
+    judged = verdict(
+        _run_totals(comparison, label, common),
+        _run_totals(comparison, reference, common),
+        direction=query.metric.direction,
+        minimum_effect=query.minimum_effect,
+    )
+    ratio = value / reference_value if reference_value else None
+    return Totals(value, reference_value, ratio, judged)
+
+
+def _run_totals(comparison: Comparison, label: str, common: list[Any]) -> list[RunValues]:
+    """Each run's own total over the common operations, for the runs that
+    ran all of them (a run missing one has no comparable total)."""
+    left_out = comparison.noisy_runs if comparison.query.quiet_verdicts else set()
+    per_run: dict[int, dict[Any, float]] = {}
+    for x in common:
+        for run_id, pairs in comparison.cell_runs.get((label, x), {}).items():
+            if run_id in left_out:
+                continue
+            per_run.setdefault(run_id, {})[x] = statistics.median(v for v, _ in pairs)
+    return [
+        RunValues(math.fsum(values.values()))
+        for values in per_run.values()
+        if len(values) == len(common)
+    ]
