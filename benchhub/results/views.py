@@ -15,6 +15,7 @@ from rest_framework.exceptions import ValidationError
 
 from benchhub.baselines.selectors import baseline_list
 from benchhub.baselines.statistics import percentile_rank
+from benchhub.moderation.selectors import submission_history
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter
@@ -96,10 +97,8 @@ def submission_detail(request: HttpRequest, uuid) -> HttpResponse:
             "submission": submission,
             "runs": runs,
             "api_url": reverse("api:submission-detail", args=[submission.uuid]),
-            # Moderation history: the community helper's selector
-            # benchhub.moderation.selectors.submission_history(...) goes here
-            # once it has landed (shown to the submitter and moderators).
-            "history": None,
+            # Empty for anybody but its submitter and moderators.
+            "history": submission_history(submission, request.user),
         },
     )
 

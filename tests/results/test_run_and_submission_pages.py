@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from benchhub.baselines.services import baselines_refresh
+from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
 from tests.factories import example_document, small_document
@@ -187,7 +188,22 @@ def test_the_submission_page_lists_its_runs_source_tool_command_and_status(clien
         assert f'href="/runs/{run.pk}/"' in page
     assert "measured by the agent" in page and "approved" in page
     assert submission.command and html.escape(submission.command) in page
-    assert 'id="moderation-history"' in page
+
+
+def test_the_moderation_history_is_shown_to_its_submitter_only(client, alice, bob):
+    submission = store(alice, small_document(), status=Submission.Status.PENDING)
+    submission_moderate(
+        submission=submission, actor=None, action="reject", reason="numbers <b>too</b> round"
+    )
+    client.force_login(alice)
+
+    page = client.get(f"/submissions/{submission.uuid}/").content.decode()
+
+    history = page[page.index('id="moderation-history"') :]
+    assert "Reject by BenchHub" in history
+    assert "numbers &lt;b&gt;too&lt;/b&gt; round" in history
+    client.force_login(bob)
+    assert client.get(f"/submissions/{submission.uuid}/").status_code == 404
 
 
 def test_a_hostile_hardware_name_is_shown_as_text(client, bob):
