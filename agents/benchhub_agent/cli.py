@@ -97,6 +97,11 @@ def build_parser(benchmarks: dict[str, Discovered]) -> argparse.ArgumentParser:
     info = commands.add_parser("sysinfo", help="print the environment this machine reports")
     info.add_argument("--json", action="store_true", help="as JSON (the document's sections)")
     info.add_argument("--path", default=".", help="describe the storage under this path")
+    info.add_argument(
+        "--show-redacted",
+        action="store_true",
+        help="also list (on stderr) what is removed before anything is sent",
+    )
 
     run = commands.add_parser("run", help="run a benchmark")
     run.add_argument(

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import db, document, sysinfo, upload
+from . import db, document, privacy, sysinfo, upload
 from .benchmarks import Discovered, base
 from .config import ConfigError, load_settings
 from .outbox import Outbox
@@ -29,12 +29,30 @@ class UsageError(Exception):
 
 
 def cmd_sysinfo(args: argparse.Namespace) -> int:
-    sections = sysinfo.environment(args.path)
+    """What this machine reports, as a document would carry it (redacted)."""
+    found, findings = privacy.redact({"environment": sysinfo.environment(args.path)})
+    sections = found["environment"]
     if args.json:
         print(json.dumps(sections, indent=2))
     else:
         print(sysinfo.format_table(sections))
+    if args.show_redacted:
+        show_redactions(findings, privacy.Identity.of_this_machine())
     return EXIT_OK
+
+
+def show_redactions(findings: list[privacy.Finding], identity: privacy.Identity | None) -> None:
+    """On stderr, for this user's eyes only: what was removed, and what is looked for."""
+    for finding in findings:
+        removed = f"{finding.original!r} → {finding.replacement}"
+        say(f"redacted {finding.kind} at {finding.path}: {removed}")
+    if identity is not None:
+        looked_for = [*identity.host_names, *identity.user_names]
+        say(
+            f"{len(findings)} redaction(s); always removed: home paths, IP addresses, "
+            f"Firebird file paths, and {', '.join(map(repr, looked_for)) or 'no name'} "
+            "(this machine's host and user names)"
+        )
 
 
 def upload_settings(args: argparse.Namespace) -> tuple[str, str]:
@@ -136,6 +154,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
 
 
 def finish_document(doc: dict[str, Any], args: argparse.Namespace) -> int:
+    doc, findings = privacy.redact(doc)
+    show_redactions(findings, None)
     try:
         document.validate(doc)
     except document.InvalidDocument as exc:

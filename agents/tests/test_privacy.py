@@ -1,0 +1,132 @@
+"""Nothing private leaves the machine, and the document says what was removed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+from benchhub_agent import document
+from benchhub_agent.privacy import Identity, redact
+from test_upload import example
+
+ALICE = Identity(host_names=("alice-laptop.corp.example", "alice-laptop"), user_names=("alice",))
+
+
+def on_ext4(path: str) -> str:
+    return "ext4"
+
+
+def redacted(doc: dict) -> tuple[dict, list]:
+    return redact(doc, ALICE, on_ext4)
+
+
+def with_note(text: str) -> dict:
+    doc = example()
+    doc["runs"][0]["note"] = text
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("text", "private", "kind", "replacement"),
+    [
+        ("log in /home/alice/bench/out.txt", "/home/alice", "home_path", "HOME_PATH"),
+        ("file /Users/Bob/x.fdb", "Bob", "home_path", "HOME_PATH"),
+        (r"C:\Users\carol\AppData\fb.fdb", "carol", "home_path", "HOME_PATH"),
+        ("written to /root/backup.gbk", "/root/", "home_path", "HOME_PATH"),
+        ("server 192.168.17.4 port 5432", "192.168.17.4", "ip_address", "IP_ADDRESS"),
+        ("server fe80::1c2d:3eff:fe4f:5a6b answered", "fe80::", "ip_address", "IP_ADDRESS"),
+        ("ran on alice-laptop.corp.example today", "corp.example", "host_name", "HOSTNAME"),
+        ("ran on ALICE-LAPTOP today", "ALICE-LAPTOP", "host_name", "HOSTNAME"),
+        ("started by alice at noon", "alice", "user_name", "USER"),
+    ],
+)
+def test_private_strings_are_replaced_and_listed_without_their_value(
+    text, private, kind, replacement
+):
+    clean, findings = redacted(with_note(text))
+    assert replacement in clean["runs"][0]["note"]
+    assert private not in json.dumps(clean)
+    assert [(f.kind, f.path) for f in findings] == [(kind, "$.runs[0].note")]
+    assert clean["redacted"] == [
+        {"kind": kind, "path": "$.runs[0].note", "replacement": replacement}
+    ]
+    document.validate(clean)  # the server's schema accepts the list
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "LI-V3.0.11.33637 Firebird 3.0",  # four numbers, not an address
+        "PostgreSQL 15.10 (Debian 15.10-0+deb12u1) on x86_64-pc-linux-gnu",
+        "10.11.6-MariaDB-0+deb12u1 Debian 12",
+        "connected to 127.0.0.1 and ::1",  # loopback names no machine
+        "pgbench -M prepared -c 8 -j 2 -T 10",
+        "run by postgres and root",  # service accounts, not people
+        "alicex and malice are other words",
+        "12:30:45 elapsed",
+    ],
+)
+def test_ordinary_text_is_left_alone(text):
+    clean, findings = redacted(with_note(text))
+    assert clean["runs"][0]["note"] == text
+    assert findings == [] and "redacted" not in clean
+
+
+def test_a_firebird_path_is_reduced_to_its_filesystem():
+    doc = example()
+    doc["source"]["command"] = (
+        "benchhub-agent run backup --dsn "
+        "'firebird://USER:***@HOST:3050//home/alice/bench.fdb' --rows 1000"
+    )
+    clean, findings = redacted(doc)
+    assert clean["source"]["command"] == (
+        "benchhub-agent run backup --dsn 'firebird://USER:***@HOST:3050/FILE_ON_EXT4' --rows 1000"
+    )
+    assert [f.kind for f in findings] == ["database_path"]
+
+
+def test_several_findings_keep_their_places_and_the_original_is_untouched():
+    doc = with_note("alice-laptop at 10.0.0.7 wrote /home/alice/a and /home/alice/b")
+    doc["environment"]["os"]["kernel"] = "6.1.0-alice-laptop"
+    original = copy.deepcopy(doc)
+    clean, findings = redacted(doc)
+    assert doc == original  # a copy is redacted, not the caller's document
+    assert clean["runs"][0]["note"] == "HOSTNAME at IP_ADDRESS wrote HOME_PATH and HOME_PATH"
+    assert sorted((f.path, f.kind) for f in findings) == [
+        ("$.environment.os.kernel", "host_name"),
+        ("$.runs[0].note", "home_path"),
+        ("$.runs[0].note", "home_path"),
+        ("$.runs[0].note", "host_name"),
+        ("$.runs[0].note", "ip_address"),
+    ]
+
+
+def test_redacting_twice_changes_nothing_more():
+    once, _ = redacted(with_note("/home/alice/x on 10.1.2.3"))
+    twice, findings = redacted(once)
+    assert findings == [] and twice == once
+
+
+def test_this_machines_own_names_are_looked_for():
+    identity = Identity.of_this_machine()
+    assert socket.gethostname() in identity.host_names or socket.gethostname() in (
+        "localhost",
+        "",
+    )
+
+
+def test_sysinfo_show_redacted_says_what_is_removed(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "benchhub_agent.cli", "sysinfo", "--json", "--show-redacted"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sections = json.loads(done.stdout)  # stdout: exactly what a document carries
+    assert set(sections) >= {"hardware", "os"}
+    assert "redaction(s); always removed: home paths, IP addresses" in done.stderr
+    assert repr(socket.gethostname()) in done.stderr or len(socket.gethostname()) < 2
