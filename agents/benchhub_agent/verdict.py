@@ -202,6 +202,32 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
+def geometric_mean_verdict(
+    ratios: Sequence[float],
+    *,
+    direction: str,
+    minimum_effect: float = DEFAULT_MINIMUM_EFFECT,
+    seed: int = SEED,
+) -> Verdict:
+    """ClickBench's combined score: the geometric mean of per-operation
+    ratios (candidate / reference). Its interval and p-value come from a
+    seeded bootstrap over the operations (each operation is one unit here:
+    the question is whether the operations agree). Fewer than two
+    operations, or a ratio that is not positive, is insufficient data."""
+    if len(ratios) < 2 or min(ratios) <= 0:
+        return Verdict(INSUFFICIENT, None, None, None, None, None, minimum_effect)
+    logs = [math.log(r) for r in ratios]
+    ratio = math.exp(statistics.fmean(logs))
+    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
+    means = sorted(
+        statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(BOOTSTRAP_ROUNDS)
+    )
+    far = min(sum(1 for m in means if m <= 0), sum(1 for m in means if m >= 0))
+    p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
+    low, high = math.exp(_quantile(means, 0.025)), math.exp(_quantile(means, 0.975))
+    return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+
+
 # --- Mann-Whitney U -----------------------------------------------------------------
 
 
