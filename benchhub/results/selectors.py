@@ -68,13 +68,20 @@ def submission_list(*, user: User) -> QuerySet[Submission]:
     )
 
 
-def submission_get(*, user: User, uuid) -> Submission | None:
-    """One submission, if the user may see it: moderators see every one
-    that is not deleted, to review it."""
+def _one_submission(user: User) -> QuerySet[Submission]:
+    """Where one submission is looked up by its uuid: moderators find every
+    one that is not deleted, to review it; others, the ones they may see."""
     if is_moderator(user):
-        submissions = Submission.objects.exclude(status=Submission.Status.DELETED)
-        return submissions.select_related("submitter").defer(DOCUMENT).filter(uuid=uuid).first()
-    return submission_list(user=user).filter(uuid=uuid).first()
+        return (
+            Submission.objects.exclude(status=Submission.Status.DELETED)
+            .select_related("submitter")
+            .defer(DOCUMENT)
+        )
+    return submission_list(user=user)
+
+
+def submission_get(*, user: User, uuid) -> Submission | None:
+    return _one_submission(user).filter(uuid=uuid).first()
 
 
 def submission_detail_get(*, user: User, uuid) -> Submission | None:
@@ -82,7 +89,7 @@ def submission_detail_get(*, user: User, uuid) -> Submission | None:
     queries, however many runs it holds."""
     runs = Run.objects.select_related("benchmark").order_by("position")
     return (
-        submission_list(user=user)
+        _one_submission(user)
         .defer(None)
         .prefetch_related(Prefetch("runs", queryset=runs))
         .filter(uuid=uuid)
