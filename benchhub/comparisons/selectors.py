@@ -8,8 +8,13 @@ tens of thousands of them are cheap, and there is never a query per cell.
 
 from __future__ import annotations
 
+import json
+from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from django.db.models import Count
 from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
 
@@ -113,3 +118,55 @@ def comparison_parameter_names(*, user: User, metric: Metric) -> tuple[list[str]
     valid = [name for name in point if PARAM_NAME.match(name)]
     valid_run = [name for name in run if PARAM_NAME.match(name)]
     return sorted(valid, key=order_key), sorted(valid_run, key=order_key)
+
+
+@dataclass(frozen=True)
+class PooledParameter:
+    """A parameter neither on an axis nor fixed whose values differ inside
+    at least one cell: that cell's median mixes, say, 1 and 100 clients."""
+
+    filter: str  # param.<name> or run_param.<name>: the filter that fixes it
+    name: str
+    values: list[str]  # most measured first
+
+
+def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledParameter]:
+    """For the page: which unfixed parameters vary within a cell. One
+    query over the distinct (series, x, parameters, run parameters)."""
+    columns = [query.x.path, "parameters", "run__parameters"]
+    if query.series is not None:
+        columns.insert(0, query.series.path)
+    rows = (
+        _measurements(user, query)
+        .order_by()
+        .values_list(*columns)
+        .annotate(n=Count("id"))[:_PARAMETER_SAMPLE]
+    )
+    taken = {query.x.name, query.series.name if query.series else ""}
+    taken.update(key for key in query.filters if key.startswith(("param.", "run_param.")))
+    seen: dict[tuple[str, str], dict[Any, set[str]]] = defaultdict(lambda: defaultdict(set))
+    counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for *cell, parameters, run_parameters, n in rows:
+        key = json.dumps(cell if query.series is not None else [None, *cell], default=str)
+        for scope, values in (("param", parameters), ("run_param", run_parameters)):
+            for name, value in (values or {}).items():
+                if f"{scope}.{name}" in taken or not PARAM_NAME.match(name):
+                    continue
+                text = parameter_text(value)
+                seen[scope, name][key].add(text)
+                counts[scope, name][text] += n
+    pooled = []
+    for (scope, name), cells in seen.items():
+        if any(len(values) > 1 for values in cells.values()):
+            values = [value for value, _ in counts[scope, name].most_common()]
+            pooled.append(PooledParameter(f"{scope}.{name}", name, values))
+    return sorted(pooled, key=lambda p: (p.filter.startswith("run_param."), p.name))
+
+
+def parameter_text(value: Any) -> str:
+    """A parameter value as a filter spells it: true/false, 20, for_update."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)

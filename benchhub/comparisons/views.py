@@ -5,6 +5,8 @@ string the API takes) in the address bar."""
 
 from __future__ import annotations
 
+import json
+import statistics
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -23,7 +25,12 @@ from benchhub.comparisons.query import (
     InvalidComparison,
     comparison_query_parse,
 )
-from benchhub.comparisons.selectors import comparison_build, comparison_parameter_names
+from benchhub.comparisons.selectors import (
+    PooledParameter,
+    comparison_build,
+    comparison_parameter_names,
+    comparison_pooling,
+)
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import MeasurementFilter
 from benchhub.results.models import Benchmark, Metric
@@ -51,6 +58,8 @@ FILTER_NAMES = [
 ]
 # Form helpers that are not part of a comparison's URL.
 _ADD_NAME, _ADD_VALUE = "add_filter", "add_value"
+# The benchmark the form's metric and axis choices were drawn for.
+_SHOWN = "shown_benchmark"
 _NOT_A_FILTER = {*COMPARISON_PARAMETERS, _ADD_NAME, _ADD_VALUE}
 
 
@@ -63,7 +72,15 @@ class TableRow:
 def compare(request: HttpRequest) -> HttpResponse:
     benchmarks = list(results_selectors.benchmark_list())
     params = _form_params(request.GET)
-    if request.htmx and request.htmx.trigger_name == "benchmark":
+    # The form is never replaced while in use: the benchmark its metric and
+    # axis choices were drawn for travels with it, so that a request sent
+    # before an earlier one's answer arrived (typing while a new benchmark
+    # loads, or arrowing through the select) still drops the old one's metric.
+    shown = request.GET.get(_SHOWN, "").strip().lower()
+    if request.htmx and (
+        request.htmx.trigger_name == "benchmark"
+        or (shown and shown != _first(params, "benchmark").lower())
+    ):
         params = _for_another_benchmark(params)
     # Names as the catalog spells them (Select-Update → select-update), so
     # that the selects show them and the pushed URL is the canonical one.
@@ -84,11 +101,14 @@ def compare(request: HttpRequest) -> HttpResponse:
     orphan_reference = None if _first(params, "series") else params.pop("reference", None)
 
     comparison: Comparison | None = None
+    pooled: list[PooledParameter] = []
     errors: dict[str, str] = {}
     if benchmark is not None or params:
         try:
             query = comparison_query_parse(params)
             comparison = comparison_build(user=request.user, query=query, strict_reference=False)
+            if not comparison.is_empty:
+                pooled = comparison_pooling(user=request.user, query=query)
         except InvalidComparison as exc:
             errors = exc.errors
         if comparison is not None and comparison.reference_dropped:
@@ -113,6 +133,15 @@ def compare(request: HttpRequest) -> HttpResponse:
         "errors": errors,
         "chart": _chart(comparison) if comparison is not None else None,
         "table": _table(comparison) if comparison is not None else [],
+        "pooled": [_fix_links(parameter, params) for parameter in pooled],
+        "page_notes": _page_notes(comparison) if comparison is not None else [],
+        "status": _status(comparison, errors),
+        "htmx": bool(request.htmx),
+        "benchmark_changed": bool(request.htmx)
+        and (
+            request.htmx.trigger_name == "benchmark"
+            or bool(shown and shown != _first(params, "benchmark"))
+        ),
         "page_url": page_url,
         "api_url": api_url,
         "csv_url": f"{api_url}&format=csv",
@@ -134,7 +163,7 @@ def _form_params(data: QueryDict) -> dict[str, list[str]]:
     ``format`` left to the API links."""
     params: dict[str, list[str]] = {}
     for key, values in data.lists():
-        if key in (_ADD_NAME, _ADD_VALUE, "format"):
+        if key in (_ADD_NAME, _ADD_VALUE, _SHOWN, "format"):
             continue
         kept = [value.strip() for value in values if value.strip()]
         if kept:
@@ -254,6 +283,7 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
     fixed = ", ".join(f"{key}={value}" for key, values in query.filters.items() for value in values)
     return {
         "data": comparison_as_data(comparison),
+        "error_bars": error_bars(comparison),
         "labels": {
             "title": title,
             "subtitle": f"fixed: {fixed}" if fixed else "",
@@ -266,6 +296,84 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
 
 def _table(comparison: Comparison) -> list[TableRow]:
     """The chart's numbers pivoted like the articles' tables: a row per x
-    value, a column per series."""
+    value, a column per series; an article's own TOTALS row first, as the
+    article has it (the chart leaves it out: it would set the scale)."""
     by_series = [{point.x: point for point in series.points} for series in comparison.series]
-    return [TableRow(x, [points.get(x) for points in by_series]) for x in comparison.x_values]
+    rows = [TableRow(x, [points.get(x) for points in by_series]) for x in comparison.x_values]
+    return sorted(rows, key=lambda row: not is_totals(row.x))
+
+
+def is_totals(x: Any) -> bool:
+    return isinstance(x, str) and x.strip().casefold() == "totals"
+
+
+@dataclass(frozen=True)
+class FixLinks:
+    parameter: PooledParameter
+    links: list[tuple[str, str]]  # (value, the page's URL with it fixed)
+
+
+def _fix_links(parameter: PooledParameter, params: dict[str, list[str]]) -> FixLinks:
+    links = []
+    for value in parameter.values[:8]:
+        fixed = {**params, parameter.filter: [value]}
+        links.append((value, reverse("comparisons:compare") + "?" + _query(fixed)))
+    return FixLinks(parameter, links)
+
+
+def _query(params: dict[str, list[str]]) -> str:
+    return urlencode(_ordered(params), doseq=True)
+
+
+def _page_notes(comparison: Comparison) -> list[str]:
+    """What the chart would leave a reader wondering about."""
+    notes = []
+    x = comparison.query.x
+    if len(comparison.x_values) == 1 and not comparison.is_empty:
+        value = comparison.x_values[0]
+        notes.append(
+            f"The axis has one category: every measurement that fits has {x.title} = {value}. "
+            "Choose another x, or loosen a fixed filter, to compare along it."
+        )
+    if any(is_totals(value) for value in comparison.x_values) and len(comparison.x_values) > 1:
+        notes.append(
+            "TOTALS (the article's own sum) is the table's first row and not drawn: as a bar "
+            "it would set the scale and flatten every other operation."
+        )
+    return notes
+
+
+def _status(comparison: Comparison | None, errors: dict[str, str]) -> str:
+    """One sentence for the live region: what the result now shows."""
+    if errors:
+        return "This comparison cannot be drawn: " + "; ".join(
+            f"{key}: {message}" for key, message in errors.items()
+        )
+    if comparison is None:
+        return ""
+    if comparison.is_empty:
+        return "No results to compare."
+    points = sum(len(series.points) for series in comparison.series)
+    query = comparison.query
+    return (
+        f"Showing {query.benchmark} {query.metric.name} by {query.x.title}: "
+        f"{len(comparison.series)} series, {points} points."
+    )
+
+
+def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
+    """Per series label and x (as JSON text), the error bar the chart draws:
+    the interquartile range of the cell's measurements when there are 4 or
+    more, else their min and max."""
+    bars: dict[str, dict[str, list[float]]] = {}
+    for (label, x), runs in comparison.cell_runs.items():
+        values = sorted(value for per_run in runs.values() for value, _ in per_run)
+        if len(values) < 2:
+            continue
+        if len(values) >= 4:
+            q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+            bar = [q1, q3, "iqr"]
+        else:
+            bar = [values[0], values[-1], "range"]
+        bars.setdefault(label, {})[json.dumps(x)] = bar
+    return bars

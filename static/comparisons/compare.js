@@ -6,12 +6,100 @@
 (function () {
   "use strict";
 
-  // Tableau 10: distinguishable, and readable when printed in grey.
+  // Every colour at least 3:1 against the white background (WCAG 1.4.11);
+  // series also differ by point style, line dash and bar hatching, so that
+  // colour is never the only difference.
   const COLOURS = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+    "#1f5fa8", "#b35900", "#1a7f37", "#c62828", "#6a3d9a",
+    "#8c564b", "#ad1457", "#00796b", "#5b6475", "#7a6a00",
   ];
   const REFERENCE_COLOUR = "#1d2330";
+  const POINT_STYLES = ["circle", "rect", "triangle", "rectRot", "star", "crossRot", "rectRounded", "cross"];
+  const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [12, 6]];
+  const HATCHES = ["solid", "diagonal", "dots", "horizontal", "cross", "vertical"];
+  // An article's own TOTALS row: a table row, never a bar that sets the scale.
+  const isTotals = (x) => typeof x === "string" && x.trim().toLowerCase() === "totals";
+
+  function hatch(colour, kind) {
+    if (kind === "solid") {
+      return colour + "cc";
+    }
+    const tile = document.createElement("canvas");
+    tile.width = tile.height = 8;
+    const ctx = tile.getContext("2d");
+    ctx.fillStyle = "#ffffff";
+    ctx.fillRect(0, 0, 8, 8);
+    ctx.fillStyle = colour;
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    if (kind === "diagonal") {
+      ctx.moveTo(0, 8); ctx.lineTo(8, 0); ctx.moveTo(-2, 2); ctx.lineTo(2, -2); ctx.moveTo(6, 10); ctx.lineTo(10, 6);
+    } else if (kind === "dots") {
+      ctx.arc(4, 4, 2, 0, 2 * Math.PI);
+      ctx.fill();
+    } else if (kind === "horizontal") {
+      ctx.moveTo(0, 4); ctx.lineTo(8, 4);
+    } else if (kind === "vertical") {
+      ctx.moveTo(4, 0); ctx.lineTo(4, 8);
+    } else {
+      ctx.moveTo(0, 0); ctx.lineTo(8, 8); ctx.moveTo(8, 0); ctx.lineTo(0, 8);
+    }
+    ctx.stroke();
+    return ctx.createPattern(tile, "repeat");
+  }
+
+  // Error bars: the interquartile range of a cell from 4 measurements, its
+  // min and max below that (#comparison-errorbars, from the same cells).
+  const errorBars = {
+    id: "benchhubErrorBars",
+    afterDatasetsDraw(chart) {
+      const bars = readJson("comparison-errorbars") || {};
+      const horizontal = chart.options.indexAxis === "y";
+      const scale = horizontal ? chart.scales.x : chart.scales.y;
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.strokeStyle = "#1d2330";
+      ctx.lineWidth = 1.5;
+      chart.data.datasets.forEach(function (dataset, index) {
+        const meta = chart.getDatasetMeta(index);
+        const ofSeries = bars[dataset.benchhubLabel] || {};
+        if (meta.hidden) {
+          return;
+        }
+        (dataset.benchhubPoints || []).forEach(function (point, position) {
+          const element = meta.data[position];
+          const bar = point && ofSeries[JSON.stringify(point.x)];
+          if (!bar || !element) {
+            return;
+          }
+          let [low, high] = bar;
+          if (dataset.benchhubRelative) {
+            if (point.relative === null || !point.value) {
+              return;
+            }
+            low = (low * point.relative) / point.value;
+            high = (high * point.relative) / point.value;
+          }
+          const a = scale.getPixelForValue(low);
+          const b = scale.getPixelForValue(high);
+          const centre = horizontal ? element.y : element.x;
+          ctx.beginPath();
+          if (horizontal) {
+            ctx.moveTo(a, centre); ctx.lineTo(b, centre);
+            ctx.moveTo(a, centre - 4); ctx.lineTo(a, centre + 4);
+            ctx.moveTo(b, centre - 4); ctx.lineTo(b, centre + 4);
+          } else {
+            ctx.moveTo(centre, a); ctx.lineTo(centre, b);
+            ctx.moveTo(centre - 4, a); ctx.lineTo(centre + 4, a);
+            ctx.moveTo(centre - 4, b); ctx.lineTo(centre + 4, b);
+          }
+          ctx.stroke();
+        });
+      });
+      ctx.restore();
+    },
+  };
 
   // The PNG gets a white background rather than a transparent one.
   const whiteBackground = {
@@ -91,26 +179,32 @@
     return value === null || value === undefined ? "—" : value.toLocaleString("en", { maximumFractionDigits: 4 });
   }
 
-  function datasets(data, relative) {
+  function datasets(data, relative, xValues, horizontal) {
     const key = (x) => (typeof x === "number" ? "n:" + x : "t:" + x);
     return data.series.map(function (series, index) {
       const isReference = relative && index === 0;
       const colour = isReference ? REFERENCE_COLOUR : COLOURS[index % COLOURS.length];
       const byX = new Map(series.points.map((point) => [key(point.x), point]));
       const y = (point) => (relative ? point.relative : point.value);
-      const points = data.x_numeric ? series.points : data.x_values.map((x) => byX.get(key(x)) || null);
+      const points = data.x_numeric ? series.points : xValues.map((x) => byX.get(key(x)) || null);
+      const value = (point) => (point ? y(point) : null);
       return {
         label: shown(series.label),
+        benchhubLabel: series.label,
+        benchhubRelative: relative,
         data: data.x_numeric
           ? series.points.map((point) => ({ x: point.x, y: y(point) }))
-          : points.map((point) => (point ? y(point) : null)),
+          : points.map(value),
         benchhubPoints: points,
         borderColor: colour,
-        backgroundColor: data.x_numeric ? colour : colour + "cc",
-        borderWidth: data.x_numeric ? 2 : 1,
-        borderDash: isReference && data.x_numeric ? [6, 4] : [],
-        pointRadius: data.x_numeric ? 4 : 3,
+        backgroundColor: data.x_numeric ? colour : hatch(colour, HATCHES[index % HATCHES.length]),
+        borderWidth: data.x_numeric ? 2 : 1.5,
+        borderDash: data.x_numeric ? DASHES[index % DASHES.length] : [],
+        pointStyle: POINT_STYLES[index % POINT_STYLES.length],
+        pointRadius: data.x_numeric ? 5 : 3,
+        pointBackgroundColor: colour,
         spanGaps: true,
+        indexAxis: horizontal ? "y" : "x",
       };
     });
   }
@@ -128,41 +222,48 @@
     }
     const relative = data.reference !== null;
     const numeric = data.x_numeric;
+    const xValues = numeric || data.x_values.length < 2 ? data.x_values : data.x_values.filter((x) => !isTotals(x));
+    // Many names, or a phone's width: bars lie down, one label per line,
+    // and the chart grows downwards instead of sideways.
+    const narrow = canvas.parentElement.clientWidth < 600;
+    const horizontal = !numeric && (xValues.length > 16 || (narrow && xValues.length * data.series.length > 6));
+    const box = canvas.parentElement;
+    box.style.height = horizontal ? Math.max(28, 4 + xValues.length * Math.max(1.4, data.series.length * 0.9)) + "rem" : "";
+    const categoryAxis = {
+      type: numeric ? "linear" : "category",
+      // Clients, sizes, counts: the axis starts at 0 so that
+      // distances read as proportions, with room for the end points.
+      beginAtZero: numeric,
+      grace: numeric ? "5%" : 0,
+      // Every category named (sql-bench has 46 operations): a skipped
+      // label would leave a bar group nobody can identify.
+      ticks: numeric ? {} : { autoSkip: false, maxRotation: horizontal ? 0 : 90 },
+      title: { display: true, text: labels.x, font: { weight: "bold" } },
+    };
+    const valueAxis = {
+      beginAtZero: true,
+      grace: "5%",
+      title: { display: true, text: labels.y, font: { weight: "bold" } },
+    };
     new Chart(canvas, {
       type: numeric ? "line" : "bar",
       data: {
-        labels: numeric ? undefined : data.x_values.map(shown),
-        datasets: datasets(data, relative),
+        labels: numeric ? undefined : xValues.map(shown),
+        datasets: datasets(data, relative, xValues, horizontal),
       },
-      plugins: [whiteBackground, verdictMarkers],
+      plugins: [whiteBackground, errorBars, verdictMarkers],
       options: {
         animation: false,
         maintainAspectRatio: false,
+        indexAxis: horizontal ? "y" : "x",
         // A series without a value at some x takes no slot in that group.
         datasets: { bar: { skipNull: true, maxBarThickness: 90 } },
-        interaction: { mode: numeric ? "nearest" : "index", intersect: false },
-        scales: {
-          x: {
-            type: numeric ? "linear" : "category",
-            // Clients, sizes, counts: the axis starts at 0 so that
-            // distances read as proportions, with room for the end points.
-            beginAtZero: numeric,
-            grace: numeric ? "5%" : 0,
-            // Every category named (sql-bench has 46 operations): a skipped
-            // label would leave a bar group nobody can identify.
-            ticks: numeric ? {} : { autoSkip: false, maxRotation: 90 },
-            title: { display: true, text: labels.x, font: { weight: "bold" } },
-          },
-          y: {
-            beginAtZero: true,
-            grace: "5%",
-            title: { display: true, text: labels.y, font: { weight: "bold" } },
-          },
-        },
+        interaction: { mode: numeric ? "nearest" : "index", intersect: false, axis: horizontal ? "y" : "x" },
+        scales: horizontal ? { x: valueAxis, y: categoryAxis } : { x: categoryAxis, y: valueAxis },
         plugins: {
           title: { display: true, text: labels.title, font: { size: 15 } },
           subtitle: { display: Boolean(labels.subtitle), text: labels.subtitle },
-          legend: { position: "top" },
+          legend: { position: "top", labels: { usePointStyle: true } },
           tooltip: {
             callbacks: {
               afterLabel(context) {
@@ -205,6 +306,66 @@
     link.remove();
     button.blur();
   }
+
+  // The form is never replaced while in use: an answer's out-of-band part
+  // (the metric, axis or reference select) is not swapped into a control
+  // that holds the focus, so no keystroke or choice is lost.
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    const target = event.detail.target;
+    if (target && target.contains(document.activeElement) && target.closest("#comparison-form")) {
+      event.detail.shouldSwap = false;
+    }
+  });
+
+  // "Add a filter": the name and value become a field of their own before
+  // the form is sent, so that it stays in the form like the others.
+  let added = 0;
+  function addFilter() {
+    const nameInput = document.getElementById("cmp-add-filter");
+    const valueInput = document.getElementById("cmp-add-value");
+    const grid = document.getElementById("cmp-fixed-fields");
+    if (!nameInput || !valueInput || !grid) {
+      return false;
+    }
+    const name = nameInput.value.trim();
+    const value = valueInput.value.trim();
+    if (!name || !value) {
+      return false;
+    }
+    added += 1;
+    const field = document.createElement("div");
+    field.className = "field";
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "text";
+    input.id = "cmp-added-" + added;
+    input.name = name;
+    input.value = value;
+    input.placeholder = "any";
+    input.autocomplete = "off";
+    input.setAttribute("hx-get", document.getElementById("comparison-form").getAttribute("hx-get"));
+    input.setAttribute("hx-trigger", "input changed delay:300ms");
+    label.htmlFor = input.id;
+    label.textContent = name;
+    field.append(label, input);
+    grid.appendChild(field);
+    if (typeof htmx !== "undefined") {
+      htmx.process(field);
+    }
+    nameInput.value = "";
+    valueInput.value = "";
+    return true;
+  }
+  // In the capture phase, before htmx sends the form on the same submit.
+  document.addEventListener(
+    "submit",
+    function (event) {
+      if (event.target.id === "comparison-form") {
+        addFilter();
+      }
+    },
+    true,
+  );
 
   document.addEventListener("DOMContentLoaded", draw);
   document.addEventListener("htmx:afterSettle", draw);

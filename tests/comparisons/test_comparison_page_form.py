@@ -1,0 +1,136 @@
+"""The compare page keeps its form while it is used: an htmx answer holds
+the result and, out of band, only the controls that depend on it; pooled
+cells, TOTALS, one-category axes and error bars are explained."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+PAGE = "/compare/"
+HTMX = {"HX-Request": "true"}
+
+
+def store(user, document) -> None:
+    submission_create(submitter=user, document=document, status=Submission.Status.APPROVED)
+
+
+def test_an_htmx_answer_never_carries_the_form_only_what_depends_on_the_result(client, bob):
+    store(bob, sweep_document({1: 300.0, 20: 1500.0}))
+
+    response = client.get(
+        f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients&engine=Post",
+        headers={**HTMX, "HX-Trigger-Name": "engine"},
+    )
+
+    fragment = response.content.decode()
+    assert '<form id="comparison-form"' not in fragment
+    assert 'id="cmp-benchmark"' not in fragment  # the select being used is never sent back
+    assert 'id="cmp-filter-' not in fragment  # nor the fixed filters being typed in
+    for part in ("cmp-field-metric", "cmp-field-x", "cmp-field-series", "cmp-field-reference"):
+        assert f'id="{part}" hx-swap-oob="true"' in fragment
+    # the result is announced by a live region that lives outside the swap
+    assert 'hx-swap-oob="innerHTML:#comparison-status"' in fragment
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients")
+    text = page.content.decode()
+    status = text[text.index('id="comparison-status"') :]
+    assert 'aria-live="polite"' in status.split(">")[0]
+    assert text.index('id="comparison-status"') < text.index('<div id="comparison"')
+
+
+def test_a_request_sent_before_a_new_benchmark_was_shown_drops_the_old_metric(client, bob):
+    store(bob, sweep_document({1: 300.0, 20: 1500.0}))
+    # Typing in a filter while sql-bench was still loading: the form still
+    # holds select-update's metric and says so.
+    query = (
+        "benchmark=sql-bench&metric=throughput&x=param.clients&engine=postgresql"
+        "&shown_benchmark=select-update"
+    )
+
+    response = client.get(f"{PAGE}?{query}", headers={**HTMX, "HX-Trigger-Name": "engine"})
+
+    pushed = parse_qs(urlsplit(response.headers["HX-Push-Url"]).query)
+    assert pushed["benchmark"] == ["sql-bench"] and pushed["metric"] == ["seconds"]
+    assert pushed["engine"] == ["postgresql"]
+    fragment = response.content.decode()
+    assert 'id="cmp-fixed-fields" hx-swap-oob="true"' in fragment
+    assert '<option value="seconds" selected>' in fragment
+
+
+def test_cells_pooling_an_unfixed_parameter_say_so_with_one_click_to_fix_it(client, bob):
+    for values in ({1: 685.0, 20: 3000.0}, {1: 700.0, 20: 3100.0}, {1: 650.0, 20: 2900.0}):
+        store(bob, sweep_document(values))
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=filesystem")
+
+    text = page.content.decode()
+    pooled = text[text.index('id="comparison-pooled"') :]
+    assert "Pooled clients" in pooled and "(1, 20)" in pooled
+    links = re.findall(r'<a href="([^"]+)" class="fix-link">clients = (\w+)</a>', pooled)
+    assert [value for _, value in links] == ["1", "20"]
+    fixed = client.get(links[1][0].replace("&amp;", "&")).content.decode()
+    assert 'id="comparison-pooled"' not in fixed
+    data = json.loads(
+        re.search(r'id="comparison-data" type="application/json">(.*?)</script>', fixed).group(1)
+    )
+    assert data["series"][0]["points"][0]["value"] == 3000.0
+    # clients on the axis pools nothing
+    by_clients = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients")
+    assert 'id="comparison-pooled"' not in by_clients.content.decode()
+
+
+def test_totals_is_the_first_table_row_and_the_chart_is_told_to_leave_it_out(client, bob):
+    seconds = {"insert": 12.0, "select_range": 30.0, "TOTALS": 900.0}
+    store(bob, sweep_document(seconds, metric="throughput", parameter="operation"))
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.operation")
+
+    text = html.unescape(page.content.decode())
+    table = text[text.index('id="comparison-table"') :]
+    rows = re.findall(r'<th scope="row">(.*?)</th>', table)
+    assert rows[0] == "TOTALS"
+    assert "TOTALS (the article's own sum) is the table's first row and not drawn" in text
+
+
+def test_an_axis_with_one_category_says_why(client, bob):
+    store(bob, sweep_document({1: 300.0, 20: 1500.0}))
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=engine")
+
+    assert "The axis has one category: every measurement that fits has engine = postgresql" in (
+        page.content.decode()
+    )
+
+
+def test_error_bars_are_the_interquartile_range_from_four_measurements_else_min_max(client, bob):
+    for value in (100.0, 200.0, 300.0, 400.0, 1000.0):
+        store(bob, sweep_document({1: value, 2: value}))
+    store(bob, sweep_document({4: 10.0}))
+    store(bob, sweep_document({4: 30.0}))
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients")
+
+    text = page.content.decode()
+    bars = json.loads(
+        re.search(r'id="comparison-errorbars" type="application/json">(.*?)</script>', text).group(
+            1
+        )
+    )["throughput"]
+    assert bars["1"] == [200.0, 400.0, "iqr"]
+    assert bars["4"] == [10.0, 30.0, "range"]
+
+
+def test_the_chart_names_the_table_as_its_text_alternative(client, bob):
+    store(bob, sweep_document({1: 300.0, 20: 1500.0}))
+
+    text = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients")
+
+    page = text.content.decode()
+    assert 'aria-describedby="comparison-table-caption"' in page
+    assert '<caption id="comparison-table-caption">' in page
