@@ -209,6 +209,18 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # System fonts, no loading spinner: nothing fetched from outside
+    # (templates/drf_spectacular/redoc.html drops the Google Fonts link).
+    "REDOC_UI_SETTINGS": {
+        "hideLoading": True,
+        "theme": {
+            "typography": {
+                "fontFamily": "system-ui, sans-serif",
+                "headings": {"fontFamily": "system-ui, sans-serif"},
+                "code": {"fontFamily": "ui-monospace, monospace"},
+            }
+        },
+    },
     "COMPONENT_SPLIT_REQUEST": True,
     # Tags from the path after this prefix: submissions, runs, measurements…
     "SCHEMA_PATH_PREFIX": r"/api/v1",

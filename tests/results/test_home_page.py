@@ -1,3 +1,12 @@
+import html
+import io
+import re
+import tomllib
+
+from django.conf import settings
+from django.core.management import call_command
+from django.test import override_settings
+
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import small_document
@@ -39,3 +48,39 @@ def test_htmx_refresh_gets_only_the_rows(client, bob, django_assert_max_num_quer
     assert fragment.lstrip().startswith("<table")
     assert "<html" not in fragment
     assert fragment.count("<tr>") == 6  # header + 5 rows
+
+
+def test_the_home_page_installs_the_agent_with_extras_it_has(client, db):
+    page = client.get("/").content.decode()
+
+    install = re.search(r"pip install '\./agents\[([a-z,]+)\]'", page)
+    assert install, "the install command names the driver extra"
+    pyproject = tomllib.loads((settings.BASE_DIR / "agents" / "pyproject.toml").read_text())
+    extras = pyproject["project"]["optional-dependencies"]
+    assert set(install.group(1).split(",")) <= set(extras)
+    # a PostgreSQL run needs psycopg: the extra the command installs has it
+    assert any(dep.startswith("psycopg") for dep in extras["postgresql"])
+    assert "--dsn postgresql://" in page
+
+
+@override_settings(DEBUG=True)  # load_demo_data is for development servers only
+def test_the_home_page_example_query_returns_public_data(client, db):
+    call_command("load_demo_data", stdout=io.StringIO())
+
+    page = html.unescape(client.get("/").content.decode())
+
+    url = re.search(r"curl '([^']+)'", page).group(1)
+    response = client.get(url.removeprefix("http://testserver"))
+    assert response.status_code == 200
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert len(lines) > 1, "the example answers more than its header to the public"
+    assert all("postgresql" in line and "ext4" in line for line in lines[1:])
+
+
+def test_the_api_documentation_loads_nothing_from_outside(client, db):
+    page = client.get("/api/docs/").content.decode()
+
+    assert "fonts.googleapis" not in page and "fonts.gstatic" not in page
+    assert not re.search(r"(src|href)=\"https?://", page)
+    assert "/static/drf_spectacular_sidecar/redoc/" in page
+    assert '"fontFamily": "system-ui, sans-serif"' in page
