@@ -117,21 +117,19 @@ def test_reject_hide_and_delete_take_it_out_of_public_queries_and_baselines(
     assert anonymous_api.get(f"/api/v1/submissions/{target.uuid}/").status_code == 404
 
 
+def by_cpu(api) -> dict:
+    """Throughput by clients, one series per CPU model."""
+    query = {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"}
+    return api.get("/api/v1/comparisons/", {**query, "series": "cpu_model"}).json()
+
+
 def test_merging_two_cpu_spellings_makes_one_value_and_refreshes_baselines(
     worker, bob, maud, anonymous_api
 ):
     upload(bob, 1000.0, status=Submission.Status.APPROVED, hardware=XEON)
     upload(bob, 1200.0, status=Submission.Status.APPROVED, hardware=XEON_OTHER_SPELLING)
     wait_for(baselines_settled, "the uploads' refresh")
-    before = anonymous_api.get(
-        "/api/v1/comparisons/",
-        {
-            "benchmark": "select-update",
-            "metric": "throughput",
-            "x": "param.clients",
-            "series": "cpu_model",
-        },
-    ).json()
+    before = by_cpu(anonymous_api)
     assert sorted(s["label"] for s in before["series"]) == ["Xeon E5-2680 v4", "Xeon E5-2680v4"]
     computed_at = Baseline.objects.get(parameters={"clients": 20}).computed_at
 
@@ -150,15 +148,7 @@ def test_merging_two_cpu_spellings_makes_one_value_and_refreshes_baselines(
     )
     wait_for(baselines_settled, "the refresh after the merge")
 
-    after = anonymous_api.get(
-        "/api/v1/comparisons/",
-        {
-            "benchmark": "select-update",
-            "metric": "throughput",
-            "x": "param.clients",
-            "series": "cpu_model",
-        },
-    ).json()
+    after = by_cpu(anonymous_api)
     (series,) = after["series"]
     assert series["label"] == "Xeon E5-2680 v4"
     assert {p["x"]: p["n"] for p in series["points"]}[20] == 2
