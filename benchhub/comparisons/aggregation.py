@@ -12,6 +12,7 @@ series, when there is one, comes first.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -19,7 +20,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
 from benchhub.comparisons.verdicts import MIN_RUNS_FOR_U, RunValues, Verdict, verdict
@@ -27,8 +28,21 @@ from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter
 
 # (series value, x value, value, approximate, run id, measurement id, run noise flags)
 Row = tuple[Any, Any, float, bool, int, int, str]
-# Per cell (series label, x): per run, its (value, measurement id) there.
-CellRuns = dict[tuple[str, Any], dict[int, list[tuple[float, int]]]]
+# The most runs of one cell a verdict reads: a fixed sample (run_sample_key)
+# beyond that, so that a verdict's work is bounded at any number of results.
+VERDICT_RUNS = 200
+
+
+class RunCell(NamedTuple):
+    """One run in one cell: the median of its values there, and its one
+    measurement's id when it has one (whose repetitions a verdict may read)."""
+
+    value: float
+    measurement_id: int | None
+
+
+# Per cell (series label, x): per run id, the run there.
+CellRuns = dict[tuple[str, Any], dict[int, RunCell]]
 
 
 @dataclass(frozen=True)
@@ -65,8 +79,6 @@ class Comparison:
     cell_runs: CellRuns = field(default_factory=dict, repr=False)
     # Combined scores against the reference (scores.py), for operations on x.
     summary: list[Any] = field(default_factory=list)
-    # Runs with a noise flag (left out of verdicts with verdicts=quiet).
-    noisy_runs: set[int] = field(default_factory=set, repr=False)
 
     @property
     def x_numeric(self) -> bool:
@@ -134,40 +146,88 @@ def reference_label(axis: Axis, reference: str) -> str:
     return _label(_axis_value(axis, reference))
 
 
-def comparison_aggregate(
-    *, query: ComparisonQuery, rows: Iterable[Row], strict_reference: bool = True
-) -> Comparison:
-    """Aggregate the rows of ``query``. A reference that is not among the
-    series values raises InvalidComparison, or with ``strict_reference=False``
-    is dropped with a note (the page does that when the series select
-    changed under it)."""
+@dataclass(frozen=True)
+class CellStats:
+    n: int
+    median: float
+    min: float
+    max: float
+
+
+@dataclass
+class Cells:
+    """What the reads hand the aggregation, from either path: per cell
+    (series label, x) its statistics and (a sample of) its runs."""
+
+    stats: dict[tuple[str, Any], CellStats] = field(default_factory=dict)
+    runs: CellRuns = field(default_factory=dict)
+    series_values: dict[str, Any] = field(default_factory=dict)  # label → value
+    total: int = 0
+    missing_x: int = 0
+    missing_series: int = 0
+    approximate: int = 0
+
+
+def run_sample_key(run_id: int) -> str:
+    """The order runs are sampled in for verdicts (the SQL path orders by
+    md5 of the id's text too): a fixed, arbitrary, reproducible sample."""
+    return hashlib.md5(str(run_id).encode(), usedforsecurity=False).hexdigest()
+
+
+def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
+    """The Python path (SQLite has no percentile aggregate): every row read."""
     x_axis, series_axis = query.x, query.series
-    cells: dict[tuple[str, Any], list[float]] = defaultdict(list)
-    runs: CellRuns = defaultdict(dict)
-    series_values: dict[str, Any] = {}
-    missing_x = missing_series = approximate = total = 0
-    noisy_runs: set[int] = set()
+    values: dict[tuple[str, Any], list[float]] = defaultdict(list)
+    per_run: dict[tuple[str, Any], dict[int, list[tuple[float, int]]]] = defaultdict(dict)
+    cells = Cells()
+    noisy: set[int] = set()
     for series_raw, x_raw, value, is_approximate, run_id, measurement_id, noise in rows:
-        total += 1
+        cells.total += 1
         x = _axis_value(x_axis, x_raw)
         if series_axis is None:
             series_value: Any = query.metric.name
         else:
             series_value = _axis_value(series_axis, series_raw)
         if x is None:
-            missing_x += 1
+            cells.missing_x += 1
             continue
         if series_value is None:
-            missing_series += 1
+            cells.missing_series += 1
             continue
-        approximate += is_approximate
+        cells.approximate += is_approximate
         label = _label(series_value)
-        series_values.setdefault(label, series_value)
-        cells[label, x].append(value)
-        runs[label, x].setdefault(run_id, []).append((value, measurement_id))
+        cells.series_values.setdefault(label, series_value)
+        values[label, x].append(value)
+        per_run[label, x].setdefault(run_id, []).append((value, measurement_id))
         if noise:
-            noisy_runs.add(run_id)
+            noisy.add(run_id)
+    for key, cell in values.items():
+        cells.stats[key] = CellStats(len(cell), statistics.median(cell), min(cell), max(cell))
+    for key, runs in per_run.items():
+        kept = sorted(
+            (run_id for run_id in runs if not (query.quiet_verdicts and run_id in noisy)),
+            key=run_sample_key,
+        )[:VERDICT_RUNS]
+        cells.runs[key] = {
+            run_id: RunCell(
+                statistics.median(v for v, _ in runs[run_id]),
+                runs[run_id][0][1] if len(runs[run_id]) == 1 else None,
+            )
+            for run_id in kept
+        }
+    return cells
 
+
+def comparison_aggregate(
+    *, query: ComparisonQuery, cells: Cells, strict_reference: bool = True
+) -> Comparison:
+    """The comparison of ``query`` from its cells. A reference that is not
+    among the series values raises InvalidComparison, or with
+    ``strict_reference=False`` is dropped with a note (the page does that
+    when the series select changed under it)."""
+    x_axis, series_axis = query.x, query.series
+    total, missing_x, missing_series = cells.total, cells.missing_x, cells.missing_series
+    approximate, series_values = cells.approximate, cells.series_values
     notes: list[str] = []
     if total == 0:
         notes.append("No measurement you may see matches this comparison.")
@@ -187,7 +247,7 @@ def comparison_aggregate(
             "measurements are approximate (read off a chart or an 'about' in the text)."
         )
 
-    x_values = sorted({x for _, x in cells}, key=order_key)
+    x_values = sorted({x for _, x in cells.stats}, key=order_key)
     labels = sorted(series_values, key=lambda label: order_key(series_values[label]))
 
     reference = query.reference
@@ -208,7 +268,7 @@ def comparison_aggregate(
             )
             reference, reference_dropped = None, True
 
-    medians = {key: statistics.median(values) for key, values in cells.items()}
+    medians = {key: cell.median for key, cell in cells.stats.items()}
     reference_medians = (
         {x: medians[reference, x] for x in x_values if (reference, x) in medians}
         if reference is not None
@@ -226,15 +286,13 @@ def comparison_aggregate(
     for label in labels:
         points = []
         for x in x_values:
-            values = cells.get((label, x))
-            if not values:
+            cell = cells.stats.get((label, x))
+            if cell is None:
                 continue
             relative = None
             if reference is not None and reference_medians.get(x):
-                relative = medians[label, x] / reference_medians[x] * 100
-            points.append(
-                Point(x, medians[label, x], len(values), min(values), max(values), relative)
-            )
+                relative = cell.median / reference_medians[x] * 100
+            points.append(Point(x, cell.median, cell.n, cell.min, cell.max, relative))
         series.append(Series(label, points))
     return Comparison(
         query=query,
@@ -243,8 +301,7 @@ def comparison_aggregate(
         reference=reference,
         notes=notes,
         reference_dropped=reference_dropped,
-        cell_runs=dict(runs),
-        noisy_runs=noisy_runs,
+        cell_runs=cells.runs,
     )
 
 
@@ -263,11 +320,13 @@ def verdict_reference(comparison: Comparison) -> str | None:
 def samples_wanted(comparison: Comparison) -> list[int]:
     """The measurements whose repetition samples a verdict may read: in cells
     with too few runs for the U test, each run with one measurement there."""
-    wanted = []
-    for runs in comparison.cell_runs.values():
-        if len(runs) < MIN_RUNS_FOR_U:
-            wanted.extend(pairs[0][1] for pairs in runs.values() if len(pairs) == 1)
-    return wanted
+    return [
+        run.measurement_id
+        for runs in comparison.cell_runs.values()
+        if len(runs) < MIN_RUNS_FOR_U
+        for run in runs.values()
+        if run.measurement_id is not None
+    ]
 
 
 def comparison_with_verdicts(
@@ -281,16 +340,10 @@ def comparison_with_verdicts(
         return comparison
     query = comparison.query
 
-    left_out = comparison.noisy_runs if query.quiet_verdicts else set()
-
     def side(label: str, x: Any) -> list[RunValues]:
         return [
-            RunValues(
-                statistics.median(value for value, _ in pairs),
-                tuple(samples.get(pairs[0][1], ())) if len(pairs) == 1 else (),
-            )
-            for run_id, pairs in comparison.cell_runs.get((label, x), {}).items()
-            if run_id not in left_out
+            RunValues(run.value, tuple(samples.get(run.measurement_id, ())))
+            for run in comparison.cell_runs.get((label, x), {}).values()
         ]
 
     series = []

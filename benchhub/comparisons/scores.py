@@ -17,7 +17,6 @@ themselves) is never summed or averaged again.
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,13 +129,10 @@ def _totals(
 def _run_totals(comparison: Comparison, label: str, common: list[Any]) -> list[RunValues]:
     """Each run's own total over the common operations, for the runs that
     ran all of them (a run missing one has no comparable total)."""
-    left_out = comparison.noisy_runs if comparison.query.quiet_verdicts else set()
     per_run: dict[int, dict[Any, float]] = {}
     for x in common:
-        for run_id, pairs in comparison.cell_runs.get((label, x), {}).items():
-            if run_id in left_out:
-                continue
-            per_run.setdefault(run_id, {})[x] = statistics.median(v for v, _ in pairs)
+        for run_id, run in comparison.cell_runs.get((label, x), {}).items():
+            per_run.setdefault(run_id, {})[x] = run.value
     return [
         RunValues(math.fsum(values.values()))
         for values in per_run.values()

@@ -1,9 +1,11 @@
-"""The reads of a comparison: the matching measurements as values-only
-rows, in one query, handed to the pure aggregation (aggregation.py).
+"""The reads of a comparison, handed to the pure aggregation (aggregation.py).
 
-The median is computed in Python rather than in SQL because the embedded
-default (SQLite) has no percentile aggregate; a row is five scalars, so even
-tens of thousands of them are cheap, and there is never a query per cell.
+On PostgreSQL the database computes the cells (in_database.py): a row per
+cell and a bounded sample of runs per cell come back, whatever the number
+of measurements. The embedded default (SQLite) has no percentile aggregate:
+there the matching measurements come back as values-only rows (at most
+MAX_ROWS) and Python computes the same cells (``cells_from_rows``). Either
+way there is never a query per cell.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count
 from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
@@ -21,11 +24,13 @@ from rest_framework.exceptions import ValidationError
 from benchhub.comparisons.aggregation import (
     Comparison,
     Row,
+    cells_from_rows,
     comparison_aggregate,
     comparison_with_verdicts,
     order_key,
     samples_wanted,
 )
+from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql
 from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
 from benchhub.comparisons.scores import combined_scores
 from benchhub.results import selectors as results_selectors
@@ -44,9 +49,13 @@ def comparison_build(
 ) -> Comparison:
     """Read and aggregate. Only results ``user`` may see (approved, or
     their own); see ``comparison_aggregate`` for ``strict_reference``."""
-    comparison = comparison_aggregate(
-        query=query, rows=_rows(user, query), strict_reference=strict_reference
-    )
+    try:
+        if connection.vendor != "postgresql":
+            raise SplitGroups
+        cells = cells_in_postgresql(_measurements(user, query), query)
+    except SplitGroups:
+        cells = cells_from_rows(query, _rows(user, query))
+    comparison = comparison_aggregate(query=query, cells=cells, strict_reference=strict_reference)
     wanted = samples_wanted(comparison)
     samples = dict(
         Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples") if wanted else ()

@@ -269,9 +269,9 @@ def test_the_page_reads_in_a_few_queries_whatever_the_size(
             )
 
     # Benchmarks and their metrics (2), the metric (1), the parameter names
-    # (1), the measurements (1), the samples of small cells (1), the
+    # (1), the cells (1), their runs (1), the samples of small cells (1), the
     # parameters pooled in a cell (1).
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(8):
         response = client.get(
             f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem",
             headers=HTMX,
