@@ -56,6 +56,8 @@ class Point:
     # Against the reference series' cell at x (or the first series'); None
     # for that series itself, or where it has no value.
     verdict: Verdict | None = None
+    q1: float | None = None  # the quartiles of the cell's measurements
+    q3: float | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ class CellStats:
     median: float
     min: float
     max: float
+    q1: float  # quartiles, interpolated (percentile_cont, statistics' "inclusive")
+    q3: float
 
 
 @dataclass
@@ -202,7 +206,10 @@ def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
         if noise:
             noisy.add(run_id)
     for key, cell in values.items():
-        cells.stats[key] = CellStats(len(cell), statistics.median(cell), min(cell), max(cell))
+        q1, median, q3 = (
+            statistics.quantiles(cell, n=4, method="inclusive") if len(cell) > 1 else cell * 3
+        )
+        cells.stats[key] = CellStats(len(cell), median, min(cell), max(cell), q1, q3)
     for key, runs in per_run.items():
         kept = sorted(
             (run_id for run_id in runs if not (query.quiet_verdicts and run_id in noisy)),
@@ -292,7 +299,9 @@ def comparison_aggregate(
             relative = None
             if reference is not None and reference_medians.get(x):
                 relative = cell.median / reference_medians[x] * 100
-            points.append(Point(x, cell.median, cell.n, cell.min, cell.max, relative))
+            points.append(
+                Point(x, cell.median, cell.n, cell.min, cell.max, relative, q1=cell.q1, q3=cell.q3)
+            )
         series.append(Series(label, points))
     return Comparison(
         query=query,

@@ -36,10 +36,22 @@ from benchhub.comparisons.query import Axis, ComparisonQuery
 from benchhub.results.filters import PARAM_NAME, parameter_canonical, parameter_number
 
 
-class Median(Aggregate):
+class Percentile(Aggregate):
+    """``percentile_cont(fraction)``: interpolated, as statistics.median and
+    statistics.quantiles(method="inclusive") are."""
+
     function = "percentile_cont"
-    template = "percentile_cont(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
     output_field = FloatField()
+
+    def __init__(self, expression: str, fraction: float) -> None:
+        self.template = (
+            f"percentile_cont({float(fraction)!r}) WITHIN GROUP (ORDER BY %(expressions)s)"
+        )
+        super().__init__(expression)
+
+
+def Median(expression: str) -> Percentile:
+    return Percentile(expression, 0.5)
 
 
 # A JSON string that Python's str() of its number gives back: an integer
@@ -122,6 +134,8 @@ def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
     groups = keyed.values("_s", "_x").annotate(
         n=Count("id"),
         median=Median("value"),
+        q1=Percentile("value", 0.25),
+        q3=Percentile("value", 0.75),
         low=Min("value"),
         high=Max("value"),
         approximate_n=Count("id", filter=Q(approximate=True)),
@@ -145,7 +159,9 @@ def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
         cells.series_values.setdefault(label, series_value)
         if (label, x) in cells.stats:
             raise SplitGroups(label, x)
-        cells.stats[label, x] = CellStats(row["n"], row["median"], row["low"], row["high"])
+        cells.stats[label, x] = CellStats(
+            row["n"], row["median"], row["low"], row["high"], row["q1"], row["q3"]
+        )
 
     runs = keyed
     if query.quiet_verdicts:

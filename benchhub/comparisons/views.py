@@ -6,7 +6,6 @@ string the API takes) in the address bar."""
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -364,16 +363,16 @@ def _status(comparison: Comparison | None, errors: dict[str, str]) -> str:
 def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
     """Per series label and x (as JSON text), the error bar the chart draws:
     the interquartile range of the cell's measurements when there are 4 or
-    more, else their min and max."""
+    more, else their min and max (the quartiles come with the cell, from
+    the database on PostgreSQL)."""
     bars: dict[str, dict[str, list[float]]] = {}
-    for (label, x), runs in comparison.cell_runs.items():
-        values = sorted(value for per_run in runs.values() for value, _ in per_run)
-        if len(values) < 2:
-            continue
-        if len(values) >= 4:
-            q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
-            bar = [q1, q3, "iqr"]
-        else:
-            bar = [values[0], values[-1], "range"]
-        bars.setdefault(label, {})[json.dumps(x)] = bar
+    for series in comparison.series:
+        for point in series.points:
+            if point.n < 2:
+                continue
+            if point.n >= 4 and point.q1 is not None and point.q3 is not None:
+                bar = [point.q1, point.q3, "iqr"]
+            else:
+                bar = [point.min, point.max, "range"]
+            bars.setdefault(series.label, {})[json.dumps(point.x)] = bar
     return bars

@@ -97,6 +97,7 @@ def assert_same_cells(sql, python) -> None:
         other = sql.stats[key]
         assert (other.n, other.min, other.max) == (cell.n, cell.min, cell.max), key
         assert other.median == pytest.approx(cell.median, rel=1e-12), key
+        assert (other.q1, other.q3) == pytest.approx((cell.q1, cell.q3), rel=1e-12), key
     assert sql.runs.keys() == python.runs.keys()
     for key, runs in python.runs.items():
         assert sql.runs[key].keys() == runs.keys(), key
