@@ -83,6 +83,11 @@ def add_common_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pin", choices=PLACEMENTS, help="pin the load to the server's core or to other cores"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the benchmark's schema/tables afterwards (default: removed; --no-init reuses)",
+    )
     add_send_options(parser)
 
 

@@ -24,7 +24,7 @@ TOOL = "benchhub-agent"
 # Options whose value is a secret or names a machine: never part of the recorded command.
 DROPPED_OPTIONS = frozenset({"--token", "--server"})
 # Flags that say what to do with the result, not how it was measured.
-DROPPED_FLAGS = frozenset({"--dry-run", "--upload"})
+DROPPED_FLAGS = frozenset({"--dry-run", "--upload", "--keep"})
 PRIVATE_DSN_QUERY = frozenset({"password", "passfile", "host", "hostaddr", "unix_socket", "user"})
 
 # Import documents get a uuid derived from their content: importing the same

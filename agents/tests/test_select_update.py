@@ -9,6 +9,7 @@ import time
 
 import pytest
 from benchhub_agent import db
+from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import select_update
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.placement import UNPINNED
@@ -25,9 +26,15 @@ def options(**overrides) -> argparse.Namespace:
         locking="for_update",
         processes=None,
         pin=None,
+        keep=True,  # the tests read the table afterwards
     )
     values.update(overrides)
     return argparse.Namespace(**values)
+
+
+def workspace(target: Target) -> Target:
+    """Where select_update.run keeps its table: its own schema on PostgreSQL."""
+    return dbc.in_own_schema(target, select_update.NAME)
 
 
 def by_point(result, metric: str) -> dict[int, float]:
@@ -46,7 +53,7 @@ def test_every_committed_increment_is_in_the_table_under_for_update(dsn):
     assert by_point(result, "errors") == {1: 0, 4: 0}
     assert all(v > 0 for v in by_point(result, "throughput").values())
     # The last point's table is still there: 200 commits, so the sum is 200.
-    assert select_update.table_total(target) == 200
+    assert select_update.table_total(workspace(target)) == 200
     assert result.parameters == {"rows": 100, "locking": "for_update", "transactions": 200}
 
 
@@ -85,7 +92,7 @@ def test_without_locking_the_lost_updates_are_exactly_the_missing_increments(mys
         target, options(clients=[8], transactions=400, locking="none"), SilentProgress()
     )
     lost = by_point(result, "lost_updates")[8]
-    assert lost == 400 - select_update.table_total(target)
+    assert lost == 400 - select_update.table_total(workspace(target))
     assert lost >= 0
 
 
@@ -94,7 +101,7 @@ def test_without_locking_postgresql_reports_lost_updates_too(pg_dsn):
     result = select_update.run(
         target, options(clients=[4], transactions=400, locking="none"), SilentProgress()
     )
-    assert by_point(result, "lost_updates")[4] == 400 - select_update.table_total(target)
+    assert by_point(result, "lost_updates")[4] == 400 - select_update.table_total(workspace(target))
 
 
 def test_repetitions_keep_every_sample_and_report_their_median(pg_dsn):

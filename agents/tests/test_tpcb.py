@@ -20,7 +20,13 @@ METRICS = {
 
 def run_tpcb(target: Target, **values) -> tpcb.BenchmarkResult:
     options = dbs.options(
-        clients=[1, 2], duration=1.0, warmup=0.2, repeat=2, scale=1, load_engine="agent"
+        clients=[1, 2],
+        duration=1.0,
+        warmup=0.2,
+        repeat=2,
+        scale=1,
+        load_engine="agent",
+        keep=True,  # the tests read the tables afterwards
     )
     for key, value in values.items():
         setattr(options, key, value)
@@ -58,7 +64,7 @@ def assert_sensible(result: tpcb.BenchmarkResult, target: Target, clients: list[
         assert point["latency_p95"].value <= point["latency_p99"].value
         assert point["failed_transactions"].value == 0
     # Every committed transaction adds the same delta to an account, a teller and a branch.
-    accounts, tellers, branches, history = balances(target)
+    accounts, tellers, branches, history = balances(dbc.in_own_schema(target, tpcb.NAME))
     assert accounts == tellers == branches
     # The last repetition's history holds its transactions (pgbench's tps leaves out the
     # connection time, so its count can fall a little short of tps x duration).

@@ -8,9 +8,10 @@ adds the per-benchmark settings, the median, and a database the tests can create
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .. import db
@@ -117,3 +118,111 @@ def mysql_numbers(count: int) -> str:
     value = " + ".join(f"p{i}.d * {10**i}" for i in range(places))
     where = f"{value} < {int(count)}"
     return f"(SELECT 1 + {value} AS n FROM {tables} WHERE {where}) AS numbers"  # noqa: S608
+
+
+# --- a benchmark's own objects, and a checkpoint before each measured point ------------
+
+
+def schema_name(benchmark: str) -> str:
+    """PostgreSQL: the schema a benchmark works in (``benchhub_select_update``, …)."""
+    return "benchhub_" + benchmark.replace("-", "_")
+
+
+def in_own_schema(target: Target, benchmark: str) -> Target:
+    """``target`` whose connections find and create tables in the benchmark's own schema.
+
+    PostgreSQL: the schema is created when missing, and every connection of the
+    returned target (the agent's, and pgbench's or pg_dump's through PGOPTIONS)
+    has it alone on its search_path. MySQL/MariaDB call a database a schema and
+    the user named one in --dsn: the benchmark's tables have names of their own
+    there. Firebird: the benchmark's database file is its own.
+    """
+    if target.engine != "postgresql":
+        return target
+    schema = schema_name(benchmark)
+    conn = connect(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    finally:
+        conn.close()
+    return dataclasses.replace(
+        target, options={**target.options, "options": f"-c search_path={schema}"}
+    )
+
+
+def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str]) -> None:
+    """Drop what the benchmark created: its schema (PostgreSQL) or its tables."""
+    if target.engine == "firebird":  # the file the benchmark created (backup recreates it)
+        from . import _firebird as fb
+
+        database = fb.FirebirdDatabase.from_target(target)
+        if fb.exists(database):
+            fb.isql(database, "DROP DATABASE;\n")
+        return
+    if target.engine == "postgresql":
+        statements = [f"DROP SCHEMA IF EXISTS {schema_name(benchmark)} CASCADE"]
+    elif target.engine in MYSQL_FAMILY:
+        statements = [f"DROP TABLE IF EXISTS {table}" for table in tables]
+    else:
+        return
+    conn = connect(target)
+    try:
+        with conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def own_objects(
+    target: Target, options: argparse.Namespace, benchmark: str, tables: Sequence[str]
+) -> Iterator[Target]:
+    """Run a benchmark in its own schema or tables, removed afterwards unless --keep
+    (or --no-init: the objects were kept by an earlier run for this one)."""
+    workspace = in_own_schema(target, benchmark)
+    try:
+        yield workspace
+    finally:
+        if not (option(options, "keep", False) or option(options, "no_init", False)):
+            remove_own_objects(target, benchmark, tables)
+
+
+CHECKPOINT_SQL = {"postgresql": "CHECKPOINT", "mysql": "FLUSH TABLES", "mariadb": "FLUSH TABLES"}
+
+
+class Checkpoints:
+    """CHECKPOINT (MySQL/MariaDB: FLUSH TABLES) before each measured point, when allowed.
+
+    The first refusal (PostgreSQL: superuser or pg_checkpoint; MySQL: RELOAD) is
+    remembered and not asked again; :meth:`note` says in the run's note which it was.
+    """
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.sql = CHECKPOINT_SQL.get(target.engine)
+        self.done = 0
+        self.refused: str | None = None if self.sql else f"{target.engine} has none in SQL"
+
+    def before_point(self) -> None:
+        if self.refused is not None:
+            return
+        try:
+            conn = connect(self.target)
+        except Exception as exc:  # the point's own connection will say what is wrong
+            self.refused = f"could not connect: {exc}"
+            return
+        try:
+            with conn.cursor() as cur:
+                cur.execute(self.sql)
+            self.done += 1
+        except Exception as exc:  # psycopg / PyMySQL refusal: the role may not
+            self.refused = str(exc).strip().splitlines()[0]
+        finally:
+            conn.close()
+
+    def note(self) -> str:
+        if self.refused is None:
+            return f"checkpoint: {self.sql} before each of the {self.done} measured points."
+        return f"checkpoint: none before the measured points ({self.sql or '-'}: {self.refused})."

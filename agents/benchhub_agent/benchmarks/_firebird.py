@@ -117,7 +117,7 @@ def _list_lines(out: str) -> list[str]:
 def recreate(db: FirebirdDatabase, page_size: int = 8192) -> None:
     """Drop the database if it exists, then create it empty through the server, so that
     the file belongs to the server's user as any other database would."""
-    if _exists(db):
+    if exists(db):
         isql(db, "DROP DATABASE;\n")
     quoted = db.tcp().replace("'", "''")
     isql(
@@ -127,7 +127,7 @@ def recreate(db: FirebirdDatabase, page_size: int = 8192) -> None:
     )
 
 
-def _exists(db: FirebirdDatabase) -> bool:
+def exists(db: FirebirdDatabase) -> bool:
     try:
         isql(db, "SELECT 1 FROM rdb$database;\n")
     except FirebirdError:

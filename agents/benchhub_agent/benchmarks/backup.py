@@ -57,6 +57,7 @@ TOOL_OPTIONS = {
     "mariadb": "--single-transaction --quick",
 }
 TABLE = "backup_rows"
+OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 MEGABYTE = 1_000_000
 
 
@@ -163,12 +164,18 @@ def database_bytes(target: Target) -> int:
     try:
         with conn.cursor() as cur:
             if target.engine == "postgresql":
-                cur.execute("SELECT pg_database_size(current_database())")
+                cur.execute(
+                    "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                    " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    " WHERE n.nspname = %s AND c.relkind IN ('r', 'm', 'p')",
+                    (dbc.schema_name(NAME),),
+                )
             else:
                 # InnoDB's figures are estimates from its statistics; ANALYZE refreshed them.
                 cur.execute(
                     "SELECT SUM(data_length + index_length) FROM information_schema.tables"
-                    " WHERE table_schema = DATABASE()"
+                    " WHERE table_schema = DATABASE() AND table_name = %s",
+                    (TABLE,),
                 )
             return int(cur.fetchone()[0] or 0)
     finally:
@@ -211,7 +218,8 @@ def _postgresql_plan(target: Target, protocol: str, output: Path) -> Plan:
         argv.append(f"--port={target.port}")
     if target.user:
         argv.append(f"--username={target.user}")
-    argv.append(target.database)
+    # The benchmark's own schema only: whatever else the database holds is not measured.
+    argv += [f"--schema={dbc.schema_name(NAME)}", target.database]
     env = dict(os.environ)
     if target.password:
         env["PGPASSWORD"] = target.password
@@ -244,7 +252,8 @@ def _mysql_plan(target: Target, protocol: str, output: Path) -> Plan:
         argv += ["--protocol=SOCKET", f"--socket={_mysql_socket(target)}"]
     else:
         argv += ["--protocol=TCP", f"--host={_tcp_host(target)}", f"--port={target.port or 3306}"]
-    argv += [f"--user={target.user or 'root'}", target.database]
+    # The benchmark's own table only: whatever else the database holds is not measured.
+    argv += [f"--user={target.user or 'root'}", target.database, TABLE]
     env = dict(os.environ)
     if target.password:
         env["MYSQL_PWD"] = target.password  # kept off the command line that ps shows
@@ -325,6 +334,12 @@ def chosen_protocols(engine: str, spec: str | None, local_server: bool) -> list[
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
+        return _run(workspace, options, progress)
+
+
+def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     rows = int(dbc.option(options, "rows", 1_000_000))
     repeat = int(dbc.option(options, "repeat", 3))
     pin_mode = dbc.option(options, "pin", None)
@@ -345,12 +360,14 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         environment["client"]["protocol"] = protocols[0]
 
     progress.start(len(protocols) * (repeat + 1), "backup")
+    checkpoints = dbc.Checkpoints(target)
     samples: dict[str, list[tuple[float, int]]] = {p: [] for p in protocols}
     with _work_dir() as out_dir, _pinned_server(target, server_pid, pin):
         for plan in plans(target, protocols, out_dir):
             timed_backup(plan, pin.client_cpus)  # warm-up: caches, first-connection costs
             progress.advance()
             for _ in range(repeat):
+                checkpoints.before_point()
                 samples[plan.protocol].append(timed_backup(plan, pin.client_cpus))
                 progress.advance()
     progress.finish()
@@ -369,7 +386,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         started_at=started_at,
         ended_at=dt.datetime.now(dt.UTC),
         measurements=_measurements(TOOLS[target.engine], size, samples),
-        notes=_notes(target, protocols),
+        notes=[*_notes(target, protocols), checkpoints.note()],
         **environment,
     )
 
@@ -401,10 +418,14 @@ def _notes(target: Target, protocols: list[str]) -> list[str]:
         )
     if target.engine in dbc.MYSQL_FAMILY:
         notes.append(
-            "database_bytes: InnoDB's data_length + index_length of the schema (an estimate)."
+            f"database_bytes: InnoDB's data_length + index_length of {TABLE} (an estimate), "
+            "the one table mysqldump reads."
         )
     elif target.engine == "postgresql":
-        notes.append("database_bytes: pg_database_size of the whole database pg_dump reads.")
+        notes.append(
+            f"database_bytes: pg_total_relation_size of the tables of schema "
+            f"{dbc.schema_name(NAME)}, the one pg_dump --schema reads."
+        )
     else:
         notes.append("database_bytes: page size times allocated pages (MON$DATABASE).")
     return notes

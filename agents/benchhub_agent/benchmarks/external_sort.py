@@ -38,6 +38,7 @@ VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 
 TABLE = "sort_rows"
+OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 QUERY = f"SELECT s FROM {TABLE} ORDER BY s"  # noqa: S608 - constants
 FETCH_BATCH = 10_000
 # The smallest sort memory each engine accepts: spilling then starts at a few thousand rows.
@@ -213,6 +214,12 @@ def _mysql_sort(conn: Any) -> SortRun:
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
+        return _run(workspace, options, progress)
+
+
+def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     dbc.refuse_pin(options, NAME)
     rows = int(dbc.option(options, "rows", 1_000_000))
     repeat = int(dbc.option(options, "repeat", 3))
@@ -223,6 +230,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         create_table(target, rows)
 
     progress.start(repeat + 1, "external-sort")
+    checkpoints = dbc.Checkpoints(target)
     conn = dbc.connect(target, autocommit=not postgresql)
     try:
         if postgresql:
@@ -236,6 +244,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         progress.advance()
         runs = []
         for _ in range(repeat):
+            checkpoints.before_point()
             runs.append(_postgresql_sort(conn) if postgresql else _mysql_sort(conn))
             progress.advance()
     finally:
@@ -254,7 +263,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         started_at=started_at,
         ended_at=dt.datetime.now(dt.UTC),
         measurements=_measurements(runs, warm_up),
-        notes=_notes(runs, warm_up),
+        notes=[*_notes(runs, warm_up), checkpoints.note()],
         **environment,
     )
 

@@ -34,11 +34,13 @@ import random
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import db, placement
 from ..histogram import Histogram
+from . import _connections as dbc
 from ._pg_event_loop import (
     MAX_ATTEMPTS,
     MAX_CONSECUTIVE_ERRORS,
@@ -47,7 +49,7 @@ from ._pg_event_loop import (
 )
 from ._select_update_clients import (  # TABLE: part of this module's interface
     ROWS,
-    TABLE,  # noqa: F401
+    TABLE,
     Failed,
     MySQLClient,
     PostgresClient,
@@ -59,6 +61,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "select-update"
+OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 
@@ -286,9 +289,12 @@ def run_point(
     label: str,
     seed: int = 0,
     client_loop: str = "events",
+    checkpoint: Callable[[], None] | None = None,
 ) -> PointResult:
-    """Reset the table, run one point, and check the table against the commits."""
+    """Reset the table, checkpoint, run one point, and check the table against the commits."""
     reset_table(target)
+    if checkpoint is not None:
+        checkpoint()
     processes = max(1, min(processes or default_processes(clients), clients))
     quotas: list[int | None] = (
         list(split(transactions, clients)) if duration is None else [None] * clients
@@ -398,6 +404,12 @@ def _collect(
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
+        return _run(workspace, options, progress)
+
+
+def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     clients_list = list(getattr(options, "clients", None) or DEFAULT_CLIENTS)
     duration = getattr(options, "duration", None)
     transactions = None if duration else (options.transactions or DEFAULT_TRANSACTIONS)
@@ -410,6 +422,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
     db.require_connections(target, max(clients_list) + 1)
     pin = placement.plan(getattr(options, "pin", None), info.server_pid)
     started = dt.datetime.now(dt.UTC)
+    checkpoints = dbc.Checkpoints(target)
     points: dict[int, list[PointResult]] = {n: [] for n in clients_list}
     server_pin = info.server_pid if target.engine != "postgresql" else None
     with placement.PinnedServer(server_pin, pin if server_pin else placement.UNPINNED):
@@ -431,6 +444,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
                         label=label,
                         seed=rep * 1000 + n,
                         client_loop=getattr(options, "client_loop", None) or "events",
+                        checkpoint=checkpoints.before_point,
                     )
                 )
     ended = dt.datetime.now(dt.UTC)
@@ -452,6 +466,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         client=client,
         database=info.database_section(),
         storage_path=info.data_directory if info.is_local else None,
+        notes=[checkpoints.note()],
     )
 
 

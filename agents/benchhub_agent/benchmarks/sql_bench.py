@@ -30,6 +30,12 @@ ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 
 TOTALS = "TOTALS"
 MANY_FIELDS = 50
+# MySQL/MariaDB: dropped after the run even when it fails (the suite drops them itself,
+# and its bench_many<N> tables, when it completes).
+OWN_TABLES = (
+    "bench1", "bench2", "bench_big", "bench_insert", "one_row", "two_rows", "bench_alter",
+    "many_fields", "bench_cd",
+)  # fmt: skip
 BIG_STRING = 10_000
 
 
@@ -437,6 +443,12 @@ def run_suite(ctx: Context, operations: list[Operation], counts: dict[str, int])
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
+        return _run(workspace, options, progress)
+
+
+def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     dbc.refuse_pin(options, NAME)
     profile = dbc.option(options, "counts", "small")
     operations = chosen_operations(dbc.option(options, "operations", None))
@@ -445,6 +457,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
     counts = {op.name: op.seed if profile == "seed" else op.small for op in operations}
     started_at = dt.datetime.now(dt.UTC)
 
+    checkpoints = dbc.Checkpoints(target)
     conn = dbc.connect(target)
     try:
         ctx = Context(target, conn, rows)
@@ -454,6 +467,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         progress.advance()
         per_repetition = []
         for _ in range(repeat):
+            checkpoints.before_point()
             per_repetition.append(run_suite(ctx, operations, counts))
             progress.advance()
         _clean_up(ctx)
@@ -475,7 +489,10 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         started_at=started_at,
         ended_at=dt.datetime.now(dt.UTC),
         measurements=_measurements(operations, counts, per_repetition),
-        notes=["TOTALS: per repetition the sum of the operations' seconds; value = median."],
+        notes=[
+            "TOTALS: per repetition the sum of the operations' seconds; value = median.",
+            checkpoints.note(),
+        ],
         **dbc.environment(target, ("default_storage_engine", "autocommit")),
     )
 

@@ -35,6 +35,8 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "tpcb"
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+# MySQL/MariaDB: dropped after the run unless --keep (PostgreSQL: the schema is).
+OWN_TABLES = ("pgbench_history", "pgbench_tellers", "pgbench_accounts", "pgbench_branches")
 
 ACCOUNTS_PER_BRANCH = 100_000
 TELLERS_PER_BRANCH = 10
@@ -285,6 +287,7 @@ def pgbench_environment(target: Target) -> dict[str, str]:
         ("PGUSER", target.user),
         ("PGPASSWORD", target.password),
         ("PGDATABASE", target.database),
+        ("PGOPTIONS", target.options.get("options")),  # the benchmark's own schema
     ):
         if value is not None:
             env[key] = str(value)
@@ -406,6 +409,12 @@ def _figures(tps: float, histogram: Histogram, failed: int) -> dict[str, float]:
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+    """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
+        return _run(workspace, options, progress)
+
+
+def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     dbc.refuse_pin(options, NAME)
     load_engine = dbc.option(options, "load_engine", "agent")
     if load_engine == "pgbench" and target.engine != "postgresql":
@@ -431,10 +440,12 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
     progress.start(len(clients_list) * repeat, f"tpcb ({load_engine})")
     measurements: list[Measurement] = []
     notes: list[str] = []
+    checkpoints = dbc.Checkpoints(target)
     with tempfile.TemporaryDirectory(prefix="benchhub-pgbench-") as log_dir:
         for clients in clients_list:
             samples: dict[str, list[float]] = {}
             for repetition in range(repeat):
+                checkpoints.before_point()
                 figures, note = _one_repetition(
                     target,
                     load_engine,
@@ -452,6 +463,7 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
                 progress.advance()
             measurements.extend(_measurements_for(clients, samples))
     progress.finish()
+    notes.append(checkpoints.note())
 
     return BenchmarkResult(
         benchmark=NAME,
