@@ -161,3 +161,25 @@ def test_the_queue_works_from_the_keyboard(live_server, page: Page, alice):
     statuses = dict(Submission.objects.values_list("pk", "status"))
     assert (statuses[first.pk], statuses[second.pk]) == ("approved", "rejected")
     assert Submission.objects.get(pk=second.pk).status_reason.startswith("clients=2")
+
+
+def test_deleting_asks_first_and_hiding_does_not(live_server, page: Page):
+    from tests.moderation.conftest import upload
+
+    owner = User.objects.create_user(username="owen", password=PASSWORD)
+    submission = upload(owner)
+    sign_in(page, live_server.url, "owen")
+    page.goto(f"{live_server.url}/accounts/submissions/")
+    item = page.locator(f"#item-{submission.uuid}")
+
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    item.locator("button:has-text('Delete')").click()
+    expect(item.locator(".status")).to_have_text("Pending")
+    item.locator("button:has-text('Hide')").click()
+    expect(page.locator(f"#item-{submission.uuid} .status")).to_have_text("Hidden")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#item-{submission.uuid} button:has-text('Delete')").click()
+    expect(page.locator(f"#item-{submission.uuid}")).to_have_count(0)
+    expect(page.locator(".messages")).to_contain_text("now deleted")
+
+    assert Submission.objects.get(pk=submission.pk).status == "deleted"
