@@ -254,14 +254,11 @@ def audit_log(
 
 def autoflag_candidates(*, limit: int = 100) -> dict[int, list[Measurement]]:
     """Recent pending or approved-on-arrival submissions with a measurement
-    whose outlier score reaches the threshold, never flagged before and never
-    approved by a person (who saw the evidence): submission id → those
-    measurements."""
+    whose outlier score reaches the threshold, never approved by a person
+    (who saw the evidence; a flagged one is neither pending nor approved):
+    submission id → those measurements."""
     threshold = settings.BENCHHUB_AUTOFLAG_SCORE
     recent = timezone.now() - dt.timedelta(days=30)
-    flagged_before = AuditEntry.objects.filter(
-        submission=OuterRef("run__submission"), action=AuditEntry.Action.FLAG
-    )
     approved_by_a_person = AuditEntry.objects.filter(
         submission=OuterRef("run__submission"),
         action=AuditEntry.Action.APPROVE,
@@ -279,7 +276,6 @@ def autoflag_candidates(*, limit: int = 100) -> dict[int, list[Measurement]]:
             | Q(Exists(approved_on_arrival), run__submission__status=Status.APPROVED),
             run__submission__created_at__gte=recent,
         )
-        .exclude(Exists(flagged_before))
         .exclude(Exists(approved_by_a_person))
         .select_related("metric", "run")
         .order_by("run__submission_id", "id")

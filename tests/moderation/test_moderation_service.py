@@ -113,7 +113,7 @@ def test_a_trusted_submitters_upload_is_approved_on_arrival_and_logged(trent, al
     assert "trusted" in entry.reason
 
 
-def test_an_outlier_is_flagged_automatically_with_its_evidence(bob, alice, trent, settings):
+def test_an_outlier_is_flagged_automatically_with_its_evidence(bob, alice, trent, maud, settings):
     settings.BENCHHUB_AUTOFLAG_SCORE = 3.5
     for value in (1000.0, 1050.0, 1100.0, 1150.0, 1200.0):  # approved, skewed spread
         upload(bob, value, status=Status.APPROVED)
@@ -136,8 +136,12 @@ def test_an_outlier_is_flagged_automatically_with_its_evidence(bob, alice, trent
     assert (evidence["median"], evidence["n"]) == (1075.0, 6)
     assert evidence["score"] > 3.5
     assert "outlier score" in flag.reason
-    # Flagged once: a moderator's decision is not undone by the next sweep.
+    # A moderator who approves it after seeing the evidence is not overruled
+    # by the next sweep.
+    for flagged in (suspicious, on_arrival):
+        submission_moderate(submission=flagged, actor=maud, action="approve")
     assert submissions_autoflag() == 0
+    assert Submission.objects.get(pk=on_arrival.pk).status == Status.APPROVED
 
 
 def test_the_threshold_is_a_setting(bob, alice, settings):
