@@ -162,7 +162,9 @@ def test_merging_two_cpu_spellings_makes_one_value_and_refreshes_baselines(
     }
 
     # a new upload of the other spelling takes the alias at once
-    fresh = upload(bob, 1100.0, status=Submission.Status.APPROVED, hardware=XEON_OTHER_SPELLING)
+    # (a machine not seen before: a new row, normalized with the rule)
+    bigger = {**XEON_OTHER_SPELLING, "cores": 28}
+    fresh = upload(bob, 1100.0, status=Submission.Status.APPROVED, hardware=bigger)
     assert fresh.runs.get().hardware.cpu_model == "Xeon E5-2680 v4"
 
     # removing the rule normalizes from the raw strings again
