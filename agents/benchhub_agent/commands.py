@@ -74,6 +74,15 @@ def deliver(document_: dict[str, Any], args: argparse.Namespace, table_shown: bo
     server, token = upload_settings(args)
     outbox = Outbox()
     answer = upload.send_and_keep(server, token, document_, outbox)
+    same_output = "another submitter" not in answer.message
+    if answer.status == 409 and document_["source"]["kind"] == "import" and same_output:
+        # The uuid comes from the tool's output alone: that output is stored already.
+        outbox.remove(document_["uuid"])
+        say(
+            "already imported: the server holds this output from an earlier import (with "
+            "other environment details, e.g. without --dsn); it is not stored twice"
+        )
+        return EXIT_OK
     return report_answer(document_["uuid"], answer, outbox)
 
 
@@ -143,6 +152,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
         raise UsageError(str(exc)) from exc
     table = results_table(result.measurements)
     print(table, file=sys.stderr if args.dry_run else sys.stdout)
+    for note in result.notes:
+        say(f"note: {note}")
     machine = sysinfo.environment(result.storage_path)
     doc = document.agent_document(
         document_uuid=document_uuid,
@@ -174,13 +185,16 @@ def cmd_import(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         imported = parse_tool_output(args.tool, text, parameters=dict(args.param or []))
     except ImportFormatError as exc:
-        say(f"{args.file}: {exc}")
+        hint = ""
+        if args.tool == "sysbench" and "which test ran" in str(exc):
+            hint = " — here: --param test=oltp_read_write (or the test that ran)"
+        say(f"{args.file}: {exc}{hint}")
         return EXIT_FAILED
     stated = imported.facts.get("database", {}).get("version_string")
-    environment, version = import_environment(args, stated)
+    environment = import_environment(args, stated)
     try:
         doc = imported.document(
-            uuid=document.import_uuid(args.tool, text, version),
+            uuid=document.import_uuid(args.tool, text),
             environment=environment,
         )
     except ImportFormatError as exc:  # the output and --dsn/--database-version disagree
@@ -200,9 +214,7 @@ def _read_file(path: str) -> str:
         raise UsageError(f"{path}: {exc.strerror}") from exc
 
 
-def import_environment(
-    args: argparse.Namespace, stated_version: str | None
-) -> tuple[dict[str, Any], str]:
+def import_environment(args: argparse.Namespace, stated_version: str | None) -> dict[str, Any]:
     """This machine, plus the database from --dsn, --database-version or the output itself."""
     if args.dsn:
         try:
@@ -213,7 +225,7 @@ def import_environment(
         environment["database"] = info.database_section()
         # The tool had its own connection: our protocol and driver say nothing about it.
         environment["client"] = {"load_engine": args.tool}
-        return environment, info.version_string
+        return environment
     version = args.database_version or stated_version
     if not version:
         raise UsageError(
@@ -223,4 +235,4 @@ def import_environment(
     environment = sysinfo.environment()
     environment["database"] = {"version_string": version}
     environment["client"] = {"load_engine": args.tool}
-    return environment, version
+    return environment

@@ -27,8 +27,9 @@ DROPPED_OPTIONS = frozenset({"--token", "--server"})
 DROPPED_FLAGS = frozenset({"--dry-run", "--upload", "--keep"})
 PRIVATE_DSN_QUERY = frozenset({"password", "passfile", "host", "hostaddr", "unix_socket", "user"})
 
-# Import documents get a uuid derived from their content: importing the same
-# file twice is then the same submission, which the server stores once.
+# Import documents get a uuid derived from the tool's output alone: importing the
+# same output twice, with or without --dsn, is then the same submission, which the
+# server stores once.
 IMPORT_NAMESPACE = uuid.UUID("6b1f0e5c-2a44-4f0e-9a51-7d3c1f0b8e21")
 
 
@@ -43,8 +44,8 @@ def new_uuid() -> str:
     return str(uuid.uuid4())
 
 
-def import_uuid(tool: str, text: str, database_version: str) -> str:
-    digest = hashlib.sha256(f"{tool}\0{database_version}\0{text}".encode()).hexdigest()
+def import_uuid(tool: str, text: str) -> str:
+    digest = hashlib.sha256(f"{tool}\0{text}".encode()).hexdigest()
     return str(uuid.uuid5(IMPORT_NAMESPACE, digest))
 
 
@@ -62,7 +63,10 @@ def dsn_shape(dsn: str) -> str:
     if parts.port:
         host += f":{parts.port}"
     query = [(k, v) for k, v in parse_qsl(parts.query) if k not in PRIVATE_DSN_QUERY]
-    if any(k in ("host", "unix_socket") for k, _ in parse_qsl(parts.query)):
+    given = {k for k, _ in parse_qsl(parts.query)}
+    if "unix_socket" in given:  # MySQL/MariaDB name the socket file itself
+        query.append(("unix_socket", "SOCKET"))
+    elif "host" in given:  # libpq names the directory the socket is in
         query.append(("host", "SOCKET_DIR"))
     tail = f"?{urlencode(query, safe='/')}" if query else ""
     return f"{parts.scheme}://{auth}{host}{parts.path}{tail}"

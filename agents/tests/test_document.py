@@ -99,6 +99,7 @@ def test_a_schema_violation_names_the_field():
 
 
 def test_importing_the_same_output_twice_gives_the_same_uuid():
-    first = document.import_uuid("pgbench", "tps = 1", "PostgreSQL 15")
-    assert first == document.import_uuid("pgbench", "tps = 1", "PostgreSQL 15")
-    assert first != document.import_uuid("pgbench", "tps = 2", "PostgreSQL 15")
+    first = document.import_uuid("pgbench", "tps = 1")
+    assert first == document.import_uuid("pgbench", "tps = 1")
+    assert first != document.import_uuid("pgbench", "tps = 2")
+    assert first != document.import_uuid("sysbench", "tps = 1")

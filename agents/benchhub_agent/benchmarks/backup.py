@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import placement
+from ..progress import working
 from . import _connections as dbc
 from . import _firebird as fb
 from .base import BenchmarkResult, Measurement, Progress, Target
@@ -345,7 +346,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     pin_mode = dbc.option(options, "pin", None)
     started_at = dt.datetime.now(dt.UTC)
     if not dbc.option(options, "no_init", False):
-        create_dataset(target, rows)
+        with working(progress, f"backup: building {rows:,} rows"):
+            create_dataset(target, rows)
     environment = _environment(target)
     local_server = environment.pop("local_server")
     server_pid = environment.pop("server_pid")

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..progress import working
 from . import _connections as dbc
 from .base import BenchmarkResult, Measurement, Progress, Target
 
@@ -227,7 +228,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     postgresql = target.engine == "postgresql"
     started_at = dt.datetime.now(dt.UTC)
     if not dbc.option(options, "no_init", False):
-        create_table(target, rows)
+        with working(progress, f"external-sort: building {rows:,} rows"):
+            create_table(target, rows)
 
     progress.start(repeat + 1, "external-sort")
     checkpoints = dbc.Checkpoints(target)

@@ -413,7 +413,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     clients_list = list(getattr(options, "clients", None) or DEFAULT_CLIENTS)
     duration = getattr(options, "duration", None)
     transactions = None if duration else (options.transactions or DEFAULT_TRANSACTIONS)
-    warmup = float(getattr(options, "warmup", None) or (5.0 if duration else 0.0))
+    given_warmup = getattr(options, "warmup", None)  # 0 is a choice: no warm-up
+    warmup = float(given_warmup if given_warmup is not None else (5.0 if duration else 0.0))
     repeat = max(1, int(getattr(options, "repeat", None) or 3))
     locking = getattr(options, "locking", "for_update")
 
@@ -466,7 +467,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         client=client,
         database=info.database_section(),
         storage_path=info.data_directory if info.is_local else None,
-        notes=[checkpoints.note()],
+        notes=[checkpoints.note(), invariant_note(points, locking)],
     )
 
 
@@ -498,3 +499,19 @@ def measurements(points: dict[int, list[PointResult]], locking: str) -> list[Mea
                 )
             )
     return found
+
+
+def invariant_note(points: dict[int, list[PointResult]], locking: str) -> str:
+    """What the table check at the end of every point found (it stops the run if broken)."""
+    checked = [r for reps in points.values() for r in reps]
+    committed = sum(r.committed for r in checked)
+    if locking == "for_update":
+        return (
+            f"invariant held: sum(c2) = committed transactions after each of the "
+            f"{len(checked)} points ({committed} commits in all; FOR UPDATE lost none)."
+        )
+    lost = sum(r.lost_updates for r in checked)
+    return (
+        f"invariant not expected without locking: {lost} of {committed} committed "
+        f"increments lost over {len(checked)} points (lost_updates)."
+    )

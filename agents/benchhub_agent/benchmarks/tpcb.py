@@ -29,6 +29,7 @@ from typing import Any
 
 from ..histogram import Histogram
 from ..importers import pgbench as pgbench_report
+from ..progress import working
 from . import _connections as dbc
 from .base import BenchmarkResult, Measurement, Progress, Target
 
@@ -388,7 +389,8 @@ def _measurements_for(clients: int, samples: dict[str, list[float]]) -> list[Mea
     return [
         Measurement(
             metric=metric,
-            value=dbc.median(samples[metric]),
+            # The value is the median of the samples as recorded (rounded), exactly.
+            value=dbc.median([round(v, 6) for v in samples[metric]]),
             unit=unit,
             parameters={"clients": clients},
             samples=[round(v, 6) for v in samples[metric]],
@@ -433,9 +435,11 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     if dbc.option(options, "no_init", False):
         scale = measured_scale(target)
     elif load_engine == "pgbench":
-        pgbench_initialize(target, scale)
+        with working(progress, f"tpcb: pgbench -i at scale {scale}"):
+            pgbench_initialize(target, scale)
     else:
-        initialize(target, scale)
+        with working(progress, f"tpcb: building scale {scale} ({scale * 100_000:,} accounts)"):
+            initialize(target, scale)
 
     progress.start(len(clients_list) * repeat, f"tpcb ({load_engine})")
     measurements: list[Measurement] = []

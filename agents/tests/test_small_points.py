@@ -1,0 +1,162 @@
+"""The second round's smaller points, each pinned: progress without a terminal, --warmup 0,
+tpcb's median, the select-update invariant, imports stored once, sysbench's --param
+hint, the README's Firebird path, a MySQL socket DSN."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import statistics
+import time
+from pathlib import Path
+
+import _databases as dbs
+from benchhub_agent import document
+from benchhub_agent.benchmarks import select_update, tpcb
+from benchhub_agent.benchmarks.base import SilentProgress, Target
+from benchhub_agent.progress import ProgressBar
+from contract_server import TOKEN, ContractServer
+from test_cli import FIXTURES, agent
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+# --- progress ----------------------------------------------------------------------
+
+
+def test_a_long_step_without_a_terminal_says_it_is_still_working(monkeypatch):
+    monkeypatch.setenv("BENCHHUB_PROGRESS_INTERVAL", "0.05")
+    stream = io.StringIO()  # not a terminal
+    with ProgressBar(stream).working("tpcb: building scale 50"):
+        time.sleep(0.3)
+    lines = stream.getvalue().splitlines()
+    assert len([x for x in lines if "tpcb: building scale 50: still working after" in x]) >= 3
+    assert re.fullmatch(r"tpcb: building scale 50: done in 0\.\d+s", lines[-1])
+
+
+def test_counted_progress_without_a_terminal_prints_a_line_every_interval(monkeypatch):
+    monkeypatch.setenv("BENCHHUB_PROGRESS_INTERVAL", "0.05")
+    stream = io.StringIO()
+    bar = ProgressBar(stream)
+    bar.start(10, "sql-bench")
+    for _ in range(4):
+        time.sleep(0.06)
+        bar.advance()
+    bar.finish()
+    lines = stream.getvalue().splitlines()
+    assert lines[:4] == [
+        line for line in lines[:4] if re.fullmatch(r"sql-bench: \d+% \(\d+/10\) after \d+s", line)
+    ]
+    assert "sql-bench: 40% (4/10) after 0s" in lines
+    assert lines[-1].startswith("sql-bench: done in")
+
+
+def test_a_run_without_a_terminal_reports_its_data_build(pg_dsn, outbox_dir):
+    done = agent(
+        "run", "external-sort", "--dsn", pg_dsn, "--rows", "200000", "--repeat", "1",
+        "--dry-run", env={"BENCHHUB_PROGRESS_INTERVAL": "0.05"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "external-sort: building 200,000 rows: still working after" in done.stderr
+    assert "external-sort: building 200,000 rows: done in" in done.stderr
+
+
+# --- --warmup 0, tpcb's median, the invariant ------------------------------------------
+
+
+def test_warmup_zero_is_no_warmup_not_five_seconds(pg_dsn):
+    options = dbs.options(clients=[1], duration=0.3, warmup=0.0, repeat=1, locking="for_update",
+                          processes=None)  # fmt: skip
+    started = time.monotonic()
+    result = select_update.run(Target.parse(pg_dsn), options, SilentProgress())
+    assert result.parameters["warmup"] == 0.0
+    assert time.monotonic() - started < 4.5  # five seconds of warm-up would show
+
+
+def test_tpcb_value_is_exactly_the_median_of_its_recorded_samples():
+    target = dbs.postgresql("tpcb_median")
+    options = dbs.options(clients=[1], duration=0.3, warmup=0.0, repeat=3, scale=1,
+                          load_engine="agent")  # fmt: skip
+    result = tpcb.run(target, options, SilentProgress())
+    for measurement in result.measurements:
+        assert len(measurement.samples) == 3
+        assert measurement.value == statistics.median(measurement.samples), measurement.metric
+
+
+def test_the_select_update_invariant_is_recorded_and_printed(mysql_dsn, outbox_dir):
+    done = agent("run", "select-update", "--dsn", mysql_dsn, "--clients", "1,3",
+                 "--transactions", "90", "--repeat", "2", "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    note = json.loads(done.stdout)["runs"][0]["note"]
+    expected = (
+        "invariant held: sum(c2) = committed transactions after each of the 4 points "
+        "(360 commits in all; FOR UPDATE lost none)."
+    )
+    assert expected in note
+    assert f"note: {expected}" in done.stderr
+
+
+# --- imports ---------------------------------------------------------------------------
+
+
+def test_the_same_pgbench_output_with_and_without_dsn_is_stored_once(pg_dsn, outbox_dir):
+    report = str(FIXTURES / "pgbench15-tpcb.txt")
+    with ContractServer() as server:
+        plain = agent("import", "pgbench", report, "--upload", "--server", server.url,
+                      "--token", TOKEN)  # fmt: skip
+        assert plain.returncode == 0, plain.stderr
+        with_dsn = agent("import", "pgbench", report, "--upload", "--server", server.url,
+                         "--token", TOKEN, "--dsn", pg_dsn)  # fmt: skip
+        assert with_dsn.returncode == 0, with_dsn.stderr
+        assert len(server.stored) == 1
+    assert "already imported" in with_dsn.stderr
+    assert list(outbox_dir.glob("*.json")) == []  # nothing left to push
+
+
+def test_a_sysbench_import_without_its_test_names_the_flag(tmp_path, outbox_dir):
+    text = (FIXTURES / "sysbench10-mariadb-oltp_read_write.txt").read_text()
+    bare = tmp_path / "no-command.txt"
+    bare.write_text("\n".join(x for x in text.splitlines() if not x.startswith("sysbench ")))
+    done = agent("import", "sysbench", str(bare), "--database-version", "10.11.6-MariaDB")
+    assert done.returncode == 1
+    assert "--param test=oltp_read_write" in done.stderr
+
+
+# --- DSNs ---------------------------------------------------------------------------------
+
+
+def test_the_readmes_firebird_path_is_debians_data_directory():
+    firebird = [x for x in README.read_text().splitlines() if x.startswith("firebird://")]
+    assert firebird and all(f"/{dbs.FIREBIRD_DIR}/" in x for x in firebird)
+
+
+def test_a_mysql_socket_dsn_is_recorded_as_a_socket_not_a_directory():
+    shape = document.dsn_shape("mysql://root@/test?unix_socket=/run/mysqld/mysqld.sock")
+    assert shape == "mysql://USER@/test?unix_socket=SOCKET"
+    pg = document.dsn_shape("postgresql://me@/bench?host=/var/run/postgresql")
+    assert pg == "postgresql://USER@/bench?host=SOCKET_DIR"
+
+
+def test_a_mysql_run_over_its_socket_records_the_socket_protocol(outbox_dir):
+    socket_path = next(p for p in ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock")
+                       if os.path.exists(p))  # fmt: skip
+    database = dbs.mariadb("socket_dsn").database
+    dsn = f"mysql://root@/{database}?unix_socket={socket_path}"
+    done = agent("run", "select-update", "--dsn", dsn, "--clients", "1", "--transactions",
+                 "20", "--repeat", "1", "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["environment"]["client"]["protocol"] == "unix_socket"
+    assert "unix_socket=SOCKET" in doc["source"]["command"]
+    assert socket_path not in json.dumps(doc)
+
+
+def test_a_failed_step_leaves_only_the_error(monkeypatch):
+    monkeypatch.setenv("BENCHHUB_PROGRESS_INTERVAL", "5")
+    stream = io.StringIO()
+    with contextlib.suppress(RuntimeError), ProgressBar(stream).working("building"):
+        raise RuntimeError("refused")
+    assert stream.getvalue() == ""
