@@ -303,24 +303,29 @@ def _absolute(request: Request | None, name: str, key: Any) -> str:
 # --- submissions ---------------------------------------------------------------
 
 
-class SubmissionCollectionApi(APIView):
-    """GET lists the submissions you may see; POST uploads one."""
+class SubmissionCollectionApi(generics.ListAPIView):
+    """GET lists the submissions you may see (paginated); POST uploads one."""
+
+    serializer_class = SubmissionOutput
+    pagination_class = SubmissionCursorPagination
+    filter_backends = []
 
     def get_permissions(self):
         return [IsAuthenticated()] if self.request.method == "POST" else []
 
-    @extend_schema(responses=SubmissionOutput(many=True), operation_id="submissions_list")
-    def get(self, request: Request) -> Response:
-        paginator = SubmissionCursorPagination()
-        page = paginator.paginate_queryset(selectors.submission_list(user=request.user), request)
-        data = SubmissionOutput(page, many=True, context={"request": request}).data
-        return paginator.get_paginated_response(data)
+    def get_queryset(self):
+        return selectors.submission_list(user=self.request.user)
+
+    @extend_schema(operation_id="submissions_list")
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(
         operation_id="submissions_create",
-        request={"application/json": OpenApiTypes.OBJECT},
+        request={"application/json": OpenApiTypes.OBJECT},  # the document's schema: lib/openapi
         description=(
-            "Upload a submission document (JSON Schema: /api/v1/schema/submission.json). "
+            "Upload a submission document (JSON Schema: /api/v1/schema/submission.json, "
+            "embedded below). "
             "Idempotent on the document's uuid: the same uuid and content again answers 200 "
             "with the stored submission; the same uuid with other content answers 409."
         ),

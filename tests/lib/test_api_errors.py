@@ -116,3 +116,49 @@ def test_an_unexpected_error_on_a_page_is_still_the_html_500(db, monkeypatch):
 
     assert response.status_code == 500
     assert response["Content-Type"].startswith("text/html")
+
+
+LISTS = [
+    "/api/v1/submissions/",
+    "/api/v1/runs/",
+    "/api/v1/measurements/",
+    "/api/v1/hardware/",
+    "/api/v1/storage/",
+    "/api/v1/os/",
+    "/api/v1/servers/",
+    "/api/v1/clients/",
+]
+MADE_UP_CURSORS = {
+    "p=abc": "cD1hYmM%3D",
+    "not base64": "zzz",
+    "not ASCII": "%C3%A9",
+    "p=NUL": "cD0lMDA%3D",
+    "p=2026-99-01": "cD0yMDI2LTk5LTAx",
+    "o=-1": "bz0tMQ%3D%3D",
+}
+
+
+@pytest.mark.parametrize("cursor", MADE_UP_CURSORS)
+@pytest.mark.parametrize("path", LISTS)
+def test_a_made_up_cursor_is_a_400_naming_it(db, path, cursor):
+    response = Client().get(f"{path}?cursor={MADE_UP_CURSORS[cursor]}")
+
+    error = assert_error_shape(response, 400, "invalid")
+    assert error["details"][0]["path"] == "$.cursor"
+
+
+def test_the_cursors_the_api_writes_still_page_through_submissions(alice_api, alice):
+    from benchhub.results.services import submission_create
+    from tests.factories import small_document
+
+    stored = {
+        str(submission_create(submitter=alice, document=small_document()).submission.uuid)
+        for _ in range(5)
+    }
+    seen, url = [], "/api/v1/submissions/?page_size=2"
+    while url:
+        page = alice_api.get(url).json()
+        seen += [submission["uuid"] for submission in page["results"]]
+        url = page["next"]
+
+    assert sorted(seen) == sorted(stored)

@@ -380,6 +380,18 @@ def test_markup_and_sql_in_free_text_are_stored_as_text(alice_api, text):
     assert row_counts()["auth.User"] == before["auth.User"]
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    ["Application/JSON", "application/json; charset=UTF-8", "APPLICATION/JSON;CHARSET=utf8"],
+)
+def test_media_types_and_charsets_compare_case_insensitively(alice_api, content_type):
+    body = json.dumps(example_document()).encode()
+
+    response = alice_api.generic("POST", URL, data=body, content_type=content_type)
+
+    assert response.status_code == 201, response.content
+
+
 def test_the_bounds_still_take_the_largest_values_postgresql_stores(alice_api):
     document = example_document()
     document["environment"]["hardware"]["ram_bytes"] = 2**63 - 1

@@ -1,0 +1,165 @@
+"""The OpenAPI document says what the API really answers.
+
+drf-spectacular describes the successful answers from the serializers; this
+hook adds what it cannot see: the one error shape on every operation, and
+the upload body's own JSON Schema (draft 2020-12, hence OpenAPI 3.1), so
+that generated clients and fuzzers build documents the server accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from benchhub_agent.schema import benchmark_catalog, submission_schema
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Every error under /api/ (benchhub.lib.api).",
+    "required": ["error"],
+    "additionalProperties": False,
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "additionalProperties": False,
+            "properties": {
+                "code": {"type": "string", "examples": ["invalid_document"]},
+                "message": {"type": "string"},
+                "details": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["path", "message"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "path": {"type": "string", "examples": ["$.runs[0].benchmark"]},
+                            "message": {"type": "string"},
+                        },
+                    },
+                },
+            },
+        }
+    },
+}
+
+# status → when, for every operation; writes add their own.
+COMMON_ERRORS = {
+    "400": "invalid query parameter (unknown filter, bad value, made-up cursor)",
+    "404": "nothing there that you may see",
+    "405": "method not allowed on this path",
+    "500": "a bug: nothing was stored; the message carries an id that is in the log",
+}
+WRITE_ERRORS = {
+    "400": "invalid body: every error with its JSON path",
+    "401": "missing or wrong API token",
+    "409": "uuid already used by other content or another submitter",
+    "413": "body over the upload limit",
+    "415": "Content-Type is not application/json with UTF-8",
+}
+DOCUMENT_PREFIX = "SubmissionDocument"
+
+
+def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in schemas.items():
+        schemas[name] = _without_ambiguous_one_of(schema)
+    schemas["Error"] = ERROR_SCHEMA
+    schemas.update(submission_document_schemas())
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            errors = {**COMMON_ERRORS, **(WRITE_ERRORS if method != "get" else {})}
+            for status, description in errors.items():
+                entry = responses.setdefault(status, {"description": description})
+                entry["content"] = error
+            if operation.get("operationId") == "submissions_create":
+                operation["requestBody"] = {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": f"#/components/schemas/{DOCUMENT_PREFIX}"},
+                            "examples": {"select-update sweep": {"value": _example()}},
+                        }
+                    },
+                }
+    return result
+
+
+def _without_ambiguous_one_of(schema: Any) -> Any:
+    """drf-spectacular writes a nullable JSONField as ``oneOf: [{}, {type: null}]``
+    under OpenAPI 3.1, which no value satisfies (null matches both): ``{}``,
+    which takes any JSON value, null included, is what it means."""
+    if isinstance(schema, dict):
+        one_of = schema.get("oneOf")
+        if isinstance(one_of, list) and {} in one_of:
+            rest = {k: v for k, v in schema.items() if k != "oneOf"}
+            return _without_ambiguous_one_of(rest)
+        return {key: _without_ambiguous_one_of(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_without_ambiguous_one_of(item) for item in schema]
+    return schema
+
+
+def submission_document_schemas() -> dict[str, dict[str, Any]]:
+    """The submission JSON Schema as OpenAPI components: the document as
+    ``SubmissionDocument``, each ``$defs`` entry as ``SubmissionDocument_<name>``.
+    Benchmark and metric names are narrowed to the catalog's, which the
+    server checks beyond the schema."""
+    source = copy.deepcopy(submission_schema())
+    definitions = source.pop("$defs")
+    for key in ("$schema", "$id"):
+        source.pop(key, None)
+    catalog = benchmark_catalog()["benchmarks"]
+    definitions["run"]["properties"]["benchmark"]["enum"] = [b["name"] for b in catalog]
+    definitions["measurement"]["properties"]["metric"]["enum"] = sorted(
+        {m["name"] for b in catalog for m in b["metrics"]}
+    )
+    definitions["database"]["properties"]["settings"]["propertyNames"] = {"pattern": NO_NUL}
+    text = json.dumps(_nul_free({DOCUMENT_PREFIX: source, **definitions}))
+    text = text.replace('"#/$defs/', f'"#/components/schemas/{DOCUMENT_PREFIX}_')
+    renamed = json.loads(text)
+    return {
+        (name if name == DOCUMENT_PREFIX else f"{DOCUMENT_PREFIX}_{name}"): schema
+        for name, schema in renamed.items()
+    }
+
+
+# Text never holds NUL (benchhub_agent.schema.bounds_errors): said here so
+# that clients and fuzzers do not build documents the server refuses.
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _nul_free(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        out = {key: _nul_free(value) for key, value in schema.items()}
+        if out.get("type") == "string" and "pattern" not in out:
+            out["pattern"] = NO_NUL
+        return out
+    if isinstance(schema, list):
+        return [_nul_free(item) for item in schema]
+    return schema
+
+
+def _example() -> dict[str, Any]:
+    """A document the server stores: the catalog's first benchmark, one point."""
+    return {
+        "schema": 1,
+        "uuid": "3f1c7a52-8d1e-4b7a-9c0e-2b5d6f8a9e10",
+        "source": {"kind": "agent", "tool": "benchhub-agent"},
+        "environment": {
+            "hardware": {"cpu": "AMD Ryzen 7 5800X 8-Core Processor", "cores": 8},
+            "database": {"version_string": "PostgreSQL 16.4"},
+        },
+        "runs": [
+            {
+                "benchmark": "select-update",
+                "parameters": {"transactions": 10000},
+                "measurements": [
+                    {"metric": "throughput", "parameters": {"clients": 8}, "value": 2150.5}
+                ],
+            }
+        ],
+    }

@@ -1,0 +1,174 @@
+"""Schemathesis against the project's own OpenAPI document.
+
+Every operation is called with values generated from its schema (valid
+ones, uploads included, built from the submission JSON Schema embedded in
+the OpenAPI document) and with values that break it, with alice's API
+token, through the WSGI application on the real PostgreSQL. Whatever is
+sent: no 5xx, every answer as documented (status, content type, body
+schema), every error in the one error shape.
+
+The budget (FUZZ_EXAMPLES per operation and mode) keeps it near a minute
+on two cores; ``BENCHHUB_FUZZ_EXAMPLES`` raises it for a longer hunt.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+import schemathesis
+from benchhub_agent.schema import metric_catalog, time_problem
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.specs.openapi import checks
+
+from benchhub.accounts.services import api_token_create
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import example_document, small_document
+
+FUZZ_EXAMPLES = int(os.environ.get("BENCHHUB_FUZZ_EXAMPLES", "40"))
+MINIMUM_CASES = 1000
+CHECKS = [
+    schemathesis.checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+]
+
+
+def in_the_error_shape(response) -> None:
+    if response.status_code < 400:
+        return
+    assert response.headers["content-type"][0].startswith("application/json"), response.text[:200]
+    error = response.json()["error"]
+    assert isinstance(error["code"], str) and isinstance(error["message"], str), error
+    for detail in error.get("details", []):
+        assert set(detail) == {"path", "message"}, detail
+
+
+@pytest.fixture
+def wsgi_in_the_test_transaction() -> Iterator[None]:
+    """Django closes the connection at the end of each request; called outside
+    its test client, that would end the test's transaction too."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
+
+
+@pytest.fixture
+def published(bob) -> None:
+    """Approved results to read back, so that answers have rows to conform."""
+    for document in (example_document(), small_document(os={"family": "freebsd"})):
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+
+def storable(case):
+    """A generated upload made to pass what the schema cannot say (the
+    catalog's pairs of benchmark and metric and its ranges, an engine the
+    version string names, times in order, points given once), so that most
+    are stored: every other value stays what Hypothesis drew."""
+    document = case.body
+    if not isinstance(document, dict) or not isinstance(document.get("runs"), list):
+        return case
+    catalog = metric_catalog()
+    document["uuid"] = str(uuid.uuid4())  # Hypothesis repeats its favourites: 409s
+    environment = document.setdefault("environment", {})
+    database = environment.setdefault("database", {})
+    database["version_string"] = "PostgreSQL 16.2"
+    database.pop("engine", None)
+    for r, run in enumerate(document["runs"]):
+        run.get("environment", {}).pop("database", None)
+        metrics = catalog.get(run["benchmark"]) or catalog["select-update"]
+        run["benchmark"] = run["benchmark"] if run["benchmark"] in catalog else "select-update"
+        for field in ("started_at", "ended_at"):
+            if field in run and time_problem(run[field]):
+                del run[field]
+        if "started_at" in run and "ended_at" in run:
+            run["ended_at"] = run["started_at"]
+        names = sorted(metrics)
+        for m, measurement in enumerate(run["measurements"]):
+            measurement["metric"] = names[(r + m) % len(names)]
+            measurement.pop("unit", None)
+            measurement["value"] = abs(measurement["value"])
+            measurement["samples"] = [abs(x) for x in measurement.get("samples", [])]
+            parameters = measurement.setdefault("parameters", {})
+            while len(parameters) >= 50:
+                parameters.pop(next(iter(parameters)))
+            parameters["fuzz_point"] = m
+    return case
+
+
+def fuzzer(operation, mode, headers, calls, statuses):
+    """Hypothesis over one operation in one mode (valid or invalid values)."""
+
+    strategy = operation.as_strategy(generation_mode=mode)
+    if operation.label == "POST /api/v1/submissions/" and mode == GenerationMode.POSITIVE:
+        strategy = strategy.map(storable)
+
+    @given(case=strategy)
+    @settings(
+        max_examples=FUZZ_EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    def fuzz(case) -> None:
+        response = case.call(headers=headers)
+        calls[(operation.label, mode.value)] += 1
+        statuses[response.status_code] += 1
+        case.validate_response(response, checks=CHECKS)
+        in_the_error_shape(response)
+
+    return fuzz
+
+
+def test_no_request_the_openapi_document_allows_or_breaks_gets_a_5xx(
+    alice, published, wsgi_in_the_test_transaction
+):
+    from django.core.wsgi import get_wsgi_application
+
+    _, token = api_token_create(user=alice, name="fuzz")
+    headers = {"Authorization": f"Token {token}"}
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+    calls: Counter[tuple[str, str]] = Counter()
+    statuses: Counter[int] = Counter()
+    started = time.monotonic()
+
+    failures = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            fuzz = fuzzer(operation, mode, headers, calls, statuses)
+            try:
+                fuzz()
+            except Unsatisfiable:
+                continue  # no parameter to break: nothing negative to send
+            except BaseException as exc:  # every operation's failure, not the first only
+                if not isinstance(exc, Exception | BaseExceptionGroup):
+                    raise
+                failures.append(f"{operation.label} ({mode.value}): {exc}")
+
+    elapsed = time.monotonic() - started
+    total = sum(calls.values())
+    print(  # the figures docs/reliability.md quotes (pytest -s shows them)
+        f"\nfuzz: {total} cases over {len({label for label, _ in calls})} operations "
+        f"in {elapsed:.0f} s; statuses {dict(sorted(statuses.items()))}"
+    )
+    assert not failures, "\n\n".join(failures)
+    assert total >= MINIMUM_CASES
+    assert not any(status >= 500 for status in statuses)
+    uploads = calls[("POST /api/v1/submissions/", "positive")]
+    assert uploads >= FUZZ_EXAMPLES // 2
+    assert statuses[201] >= FUZZ_EXAMPLES // 4  # generated uploads were stored
