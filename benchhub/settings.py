@@ -61,6 +61,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "benchhub.urls"
+CSRF_FAILURE_VIEW = "benchhub.lib.api.csrf_failure"  # JSON under /api/
 WSGI_APPLICATION = "benchhub.wsgi.application"
 
 TEMPLATES = [

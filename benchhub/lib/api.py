@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.urls import resolve
-from django.views import defaults
+from django.views import csrf, defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -194,6 +194,14 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
             return JsonResponse(error_body(exc.error_code, str(exc.detail)), status=exc.status_code)
         return JsonResponse(error_body("bad_request", "Bad request"), status=400)
     return defaults.bad_request(request, exception)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: a session POST without its CSRF token."""
+    if _is_api(request):
+        message = f"CSRF check failed ({reason}); scripts authenticate with an API token"
+        return JsonResponse(error_body("permission_denied", message), status=403)
+    return csrf.csrf_failure(request, reason)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -3,6 +3,7 @@ wrong methods, Django's own refusals and unexpected errors alike."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -162,3 +163,24 @@ def test_the_cursors_the_api_writes_still_page_through_submissions(alice_api, al
         url = page["next"]
 
     assert sorted(seen) == sorted(stored)
+
+
+def test_a_post_to_an_unknown_api_path_is_a_json_404_not_a_csrf_page(db):
+    client = Client(enforce_csrf_checks=True)
+
+    response = client.post(
+        "/api/v1/submissions/0/reports/", data={}, content_type="application/json"
+    )
+
+    assert_error_shape(response, 404, "not_found")
+
+
+def test_a_failed_csrf_check_under_the_api_is_json(db):
+    from django.test import RequestFactory
+
+    from benchhub.lib.api import csrf_failure
+
+    response = csrf_failure(RequestFactory().post("/api/v1/anything/"), reason="no cookie")
+
+    assert response.status_code == 403
+    assert json.loads(response.content)["error"]["code"] == "permission_denied"
