@@ -6,10 +6,11 @@ cd "$(dirname "$0")/.."  # repository root
 
 HTMX_VERSION=2.0.11      # 2.x: htmx 4 drops attribute inheritance that base.html relies on
 CHARTJS_VERSION=4.5.1
+AXE_VERSION=4.11.0        # axe-core: used only by the browser tests (tests/browser/test_accessibility.py)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && npm pack --silent "htmx.org@$HTMX_VERSION" "chart.js@$CHARTJS_VERSION" >/dev/null)
+(cd "$work" && npm pack --silent "htmx.org@$HTMX_VERSION" "chart.js@$CHARTJS_VERSION" "axe-core@$AXE_VERSION" >/dev/null)
 mkdir -p static/vendor
 tar -xzf "$work/htmx.org-$HTMX_VERSION.tgz" -C "$work" package/dist/htmx.min.js
 cp "$work/package/dist/htmx.min.js" static/vendor/htmx.min.js
@@ -17,8 +18,13 @@ rm -rf "$work/package"
 tar -xzf "$work/chart.js-$CHARTJS_VERSION.tgz" -C "$work" package/dist/chart.umd.min.js package/LICENSE.md
 cp "$work/package/dist/chart.umd.min.js" static/vendor/chart.umd.min.js
 cp "$work/package/LICENSE.md" static/vendor/chart.js-LICENSE.md
+rm -rf "$work/package"
+tar -xzf "$work/axe-core-$AXE_VERSION.tgz" -C "$work" package/axe.min.js package/LICENSE
+cp "$work/package/axe.min.js" static/vendor/axe.min.js
+cp "$work/package/LICENSE" static/vendor/axe-core-LICENSE
 cat > static/vendor/VERSIONS <<VERSIONS
 htmx.org $HTMX_VERSION
 chart.js $CHARTJS_VERSION
+axe-core $AXE_VERSION
 VERSIONS
-echo "vendored htmx $HTMX_VERSION and Chart.js $CHARTJS_VERSION into static/vendor/"
+echo "vendored htmx $HTMX_VERSION, Chart.js $CHARTJS_VERSION and axe-core $AXE_VERSION into static/vendor/"

@@ -49,7 +49,7 @@ def facet(page: str, name: str) -> dict[str, int]:
 
 
 def run_count(page: str) -> int:
-    return int(re.search(r'<h2 id="results-count">(\d+) run', page).group(1))
+    return int(re.search(r'<h2 id="results-count" tabindex="-1">(\d+) run', page).group(1))
 
 
 def test_every_dimension_has_a_facet_with_counts_of_what_the_visitor_may_see(client, results):

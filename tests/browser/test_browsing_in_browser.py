@@ -1,0 +1,253 @@
+"""The result pages in Chromium, as a newcomer meets them: every page has
+no serious or critical axe-core violation at 1440 and 390 px and never
+scrolls sideways on a phone; the results browser filters in place; the run
+page draws its sweep and says where it stands; a hostile hardware name is
+text everywhere. Screenshots of every page and width are kept under
+var/artifacts/browse/ (look at them)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.conf import settings
+from playwright.sync_api import Page, expect
+
+from benchhub.baselines.services import baselines_refresh
+from benchhub.imports.services import articles_load
+from benchhub.results.models import Run, Submission
+from benchhub.results.services import submission_create
+from tests.factories import example_document
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ARTIFACTS = settings.BASE_DIR / "var" / "artifacts" / "browse"
+AXE = settings.BASE_DIR / "static" / "vendor" / "axe.min.js"
+HOSTILE = "<img src=x onerror=alert(1)>"
+WIDTHS = (1440, 390)
+
+
+@pytest.fixture
+def published(bob) -> dict[str, str]:
+    """The seed articles, five PostgreSQL 15 select-update sweeps on ext4
+    with their baselines, and one run whose machine is named like an
+    attack. Returns the pages to visit, by name."""
+    articles_load()
+    runs = []
+    for index, scale in enumerate((1.0, 0.9, 1.2, 0.7, 1.05)):
+        document = example_document()
+        for measurement in document["runs"][0]["measurements"]:
+            measurement["value"] = round(measurement["value"] * scale, 3)
+            measurement["samples"] = [round(s * scale, 3) for s in measurement.get("samples", [])]
+        if index == 4:
+            document["environment"]["hardware"] = {"cpu": HOSTILE, "cores": 4}
+        outcome = submission_create(
+            submitter=bob, document=document, status=Submission.Status.APPROVED
+        )
+        runs.append(outcome.runs[0] if outcome.runs else outcome.submission.runs.get())
+    baselines_refresh()
+    sql_bench = Run.objects.filter(benchmark__name="sql-bench").first()
+    hostile = runs[4]
+    cpu = Run.objects.get(pk=runs[0].pk).hardware.cpu_model
+    return {
+        "home": "/",
+        "results": "/results/",
+        "results-filtered": "/results/?engine=postgresql&version_major=15&filesystem=ext4",
+        "run": f"/runs/{runs[2].pk}/",
+        "run-sql-bench": f"/runs/{sql_bench.pk}/",
+        "run-hostile": f"/runs/{hostile.pk}/",
+        "submission": f"/submissions/{hostile.submission.uuid}/",
+        "benchmark": "/benchmarks/select-update/",
+        "benchmark-sql-bench": "/benchmarks/sql-bench/",
+        "cpu": f"/cpus/{cpu}/",
+        "filesystem": "/filesystems/ext4/",
+        "version": "/servers/postgresql/15.18/",
+        "compare": "/compare/?benchmark=select-update&metric=throughput&x=param.clients"
+        "&series=cpu_model",
+        "compare-sql-bench": "/compare/?benchmark=sql-bench&metric=seconds&x=param.operation"
+        "&series=filesystem&config_profile=my-huge.cnf",
+    }
+
+
+def axe_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        """async () => {
+          const r = await axe.run(document, {resultTypes: ["violations"]});
+          return r.violations
+            .filter(v => v.impact === "serious" || v.impact === "critical")
+            .map(v => v.id + " (" + v.impact + "): "
+                 + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", "));
+        }"""
+    )
+    return result
+
+
+def visit(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+
+
+def test_every_page_passes_axe_and_never_scrolls_sideways_on_a_phone(
+    live_server, browser, published
+):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    dialogs: list[str] = []
+    for width in WIDTHS:
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        for name, path in published.items():
+            visit(page, live_server.url + path)
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+            for violation in axe_violations(page):
+                problems.append(f"{name} at {width}px: {violation}")
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            if overflow > 0:
+                problems.append(f"{name} at {width}px scrolls sideways by {overflow}px")
+        context.close()
+    assert problems == [], "\n".join(problems)
+    assert dialogs == [], "a user-supplied string ran as script"
+
+
+def test_a_hostile_hardware_name_is_text_on_every_page_that_shows_it(
+    live_server, page: Page, published
+):
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    for name in ("results", "run-hostile", "submission", "compare"):
+        visit(page, live_server.url + published[name])
+        assert HOSTILE in page.locator("main").inner_text(), name
+        assert page.locator("main img[src=x]").count() == 0, name
+    # the CPU page reached from the run page's link
+    visit(page, live_server.url + published["run-hostile"])
+    page.locator("#environment a[href^='/cpus/']").click()
+    expect(page.locator("h1")).to_contain_text(HOSTILE)
+    assert dialogs == []
+
+
+def test_filtering_the_results_changes_the_list_and_the_url_in_place(
+    live_server, page: Page, published
+):
+    visit(page, live_server.url + "/")
+    page.get_by_role("link", name="select-update", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/results/\?benchmark=select-update$"))
+    page.evaluate("window.notReloaded = true")
+    before = page.locator("#results-count").inner_text()
+
+    page.locator("[data-facet='engine+version_major']", has_text="postgresql 15").click()
+    expect(page).to_have_url(re.compile(r"engine=postgresql&version_major=15"))
+    page.locator("[data-facet='filesystem']", has_text="ext4").click()
+
+    expect(page).to_have_url(re.compile(r"engine=postgresql&version_major=15&filesystem=ext4"))
+    expect(page.locator("#results-count")).to_have_text("5 runs")
+    assert before != "5 runs"
+    assert page.evaluate("window.notReloaded") is True  # htmx swapped the list only
+    expect(page.locator("#results-status")).to_contain_text("5 runs with")
+    # the search box keeps the filters, typed as fast as one types
+    page.click("#results-q")
+    page.keyboard.type("ryzen", delay=20)
+    expect(page).to_have_url(re.compile(r"filesystem=ext4&q=ryzen"))
+    expect(page.locator("#results-count")).to_contain_text("4 runs")
+    assert page.input_value("#results-q") == "ryzen"
+    # back restores the previous state
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"filesystem=ext4$"))
+    # and the URL alone shows the same to anybody
+    page.goto(page.url)
+    expect(page.locator("#results-count")).to_have_text("5 runs")
+
+
+def test_the_run_page_draws_its_sweep_and_says_where_it_stands(live_server, page: Page, published):
+    visit(page, live_server.url + published["run"])
+
+    chart = page.evaluate(
+        """() => { const c = Chart.getChart(document.getElementById("run-chart"));
+                   return {type: c.config.type, data: c.data.datasets[0].data}; }"""
+    )
+    assert chart["type"] == "line"
+    xs = [point["x"] for point in chart["data"]]
+    assert xs == sorted(xs) and xs[0] == 1 and len(xs) == 9
+    throughput = page.locator("#measurements tbody tr").first
+    expect(throughput).to_contain_text("throughput")
+    # this run is the fastest of five: better than 90% of them (ties half)
+    expect(page.locator("#headline-percentile")).to_have_text("90%")
+    expect(page.locator("#headline-standing")).to_contain_text("n=5")
+    # another metric from the select redraws the chart
+    page.select_option("#run-chart-metric", index=1)  # the catalog's second metric
+    page.wait_for_function(
+        "() => Chart.getChart(document.getElementById('run-chart')).options.plugins.title.text"
+        ".includes('latency_mean')"
+    )
+    expect(page.locator("#reproduce-command")).to_have_text(
+        re.compile(r"^benchhub-agent run --like http://.+/api/v1/runs/\d+/$")
+    )
+    compare = page.locator("#compare-like")
+    compare.click()
+    expect(page).to_have_url(re.compile(r"/compare/\?benchmark=select-update"))
+    page.wait_for_function("() => Chart.getChart(document.getElementById('comparison-chart'))")
+
+
+def test_the_japanese_title_of_seed_004_carries_its_language(live_server, page: Page, published):
+    visit(page, live_server.url + "/")
+
+    title = page.locator("cite[lang=ja]", has_text="基本性能ベンチマークテスト")
+    expect(title).to_have_count(1)
+    # rendered with a CJK font, not as boxes (fonts-noto-cjk, .ci/ensure-browser.sh)
+    width = title.evaluate(
+        """e => { const c = document.createElement("canvas").getContext("2d");
+                  c.font = getComputedStyle(e).font;
+                  const boxes = "\\u{10FFFD}".repeat(e.textContent.length);
+                  return [c.measureText(e.textContent).width, c.measureText(boxes).width]; }"""
+    )
+    assert width[0] != width[1], "the title is drawn with the missing-glyph box"
+    title.screenshot(path=str(ARTIFACTS / "seed-004-title.png"))
+
+
+def test_the_api_documentation_fetches_nothing_from_outside(live_server, page: Page):
+    outside: list[str] = []
+
+    def only_loopback(route) -> None:
+        url = route.request.url
+        if url.startswith(("data:", "blob:", live_server.url)):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.route("**/*", only_loopback)
+    visit(page, live_server.url + "/api/docs/")
+
+    expect(page.get_by_text("BenchHub API").first).to_be_visible()
+    assert outside == []
+
+
+def test_the_keyboard_alone_reaches_a_run_with_visible_focus(live_server, page: Page, published):
+    visit(page, live_server.url + published["results-filtered"])
+
+    outlines = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.getAttribute('href')") == "#results-count":
+            break
+    page.keyboard.press("Enter")  # skip the filters
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(
+            """() => { const e = document.activeElement;
+                       const s = getComputedStyle(e);
+                       return {href: e.getAttribute("href") || "", tag: e.tagName,
+                               outline: s.outlineStyle,
+                               width: parseFloat(s.outlineWidth)}; }"""
+        )
+        outlines.append(focused)
+        if re.match(r"^/runs/\d+/$", focused["href"]):
+            break
+    assert re.match(r"^/runs/\d+/$", outlines[-1]["href"]), "no run link reached by Tab"
+    assert [f for f in outlines if f["outline"] == "none" or f["width"] < 2] == []
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    expect(page.locator("#environment")).to_be_visible()
