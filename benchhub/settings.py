@@ -148,6 +148,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "benchhub.baselines.tasks.baselines_refresh_task",
         "schedule": 300.0,
     },
+    "baselines-nightly": {
+        "task": "benchhub.baselines.tasks.baselines_recompute_all_task",
+        "schedule": 24 * 3600.0,
+    },
     "moderation-autoflag": {
         "task": "benchhub.moderation.tasks.moderation_autoflag_task",
         "schedule": 60.0,

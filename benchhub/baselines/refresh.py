@@ -18,21 +18,57 @@ for the other:
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import time
 from collections import defaultdict
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.baselines.models import Baseline, DirtyKey
+from benchhub.baselines.selectors import baseline_measurements, baseline_point
 from benchhub.baselines.statistics import outlier_score, summarize
-from benchhub.results.comparability import canonical_json
-from benchhub.results.filters import parameter_canonical
-from benchhub.results.models import Measurement, Submission
+from benchhub.results.models import Measurement, Run
 
 CLAIM_EXPIRY = dt.timedelta(minutes=10)
 # Keys one task recomputes before it queues the next round.
 BATCH = 100
+
+logger = logging.getLogger(__name__)
+
+
+def mark_keys(keys: list[str], now: dt.datetime) -> bool:
+    """Upsert the marks; True when at least one was new."""
+    if connection.vendor != "postgresql":
+        DirtyKey.objects.bulk_create(
+            [DirtyKey(fingerprint=k, marked_at=now) for k in keys],
+            update_conflicts=True,
+            unique_fields=["fingerprint"],
+            update_fields=["marked_at"],
+        )
+        return True  # cannot tell inserted from updated: queue anyway
+    table = connection.ops.quote_name(DirtyKey._meta.db_table)
+    values = ", ".join(["(%s, %s)"] * len(keys))
+    with connection.cursor() as cursor:
+        # xmax = 0 marks a row this statement inserted rather than updated.
+        cursor.execute(
+            f"INSERT INTO {table} (fingerprint, marked_at) VALUES {values} "  # noqa: S608 -- only the table name is interpolated
+            "ON CONFLICT (fingerprint) DO UPDATE SET marked_at = EXCLUDED.marked_at "
+            "RETURNING (xmax = 0)",
+            [item for key in keys for item in (key, now)],
+        )
+        return any(inserted for (inserted,) in cursor.fetchall())
+
+
+def baselines_mark_all() -> int:
+    """The nightly full recompute: every key with a run is marked, and the
+    refresh task's batches recompute them (from the data, as after any
+    upload or approval, so the numbers are the same). Returns how many."""
+    keys = sorted(set(Run.objects.order_by().values_list("fingerprint", flat=True).distinct()))
+    for start in range(0, len(keys), 1000):
+        mark_keys(keys[start : start + 1000], timezone.now())
+    return len(keys)
 
 
 def baselines_refresh(*, limit: int = BATCH) -> tuple[int, int]:
@@ -41,8 +77,13 @@ def baselines_refresh(*, limit: int = BATCH) -> tuple[int, int]:
     Safe to run concurrently and to repeat."""
     claimed = _claim(limit)
     if claimed:
+        keys = [mark.fingerprint for mark in claimed]
+        for key in keys:
+            logger.info("baselines: start %s at %.6f", key, time.time())
         with transaction.atomic():
-            _recompute([mark.fingerprint for mark in claimed])
+            _recompute(keys)
+        for key in keys:
+            logger.info("baselines: done %s at %.6f", key, time.time())
         _finish(claimed)
     return len(claimed), _claimable().count()
 
@@ -69,59 +110,71 @@ def _finish(claimed: list[DirtyKey]) -> None:
         DirtyKey.objects.filter(pk__in=[m.pk for m in claimed]).update(claimed_at=None)
 
 
-def baseline_point(parameters: dict) -> str:
-    """The point a measurement's parameters name, as a baseline stores it:
-    numbers by the one rule of the filters (20, 20.0 and "20" are one point)."""
-    return canonical_json({name: parameter_canonical(v) for name, v in (parameters or {}).items()})
-
-
 def _recompute(fingerprints: list[str]) -> None:
-    measurements = list(
-        Measurement.objects.filter(run__fingerprint__in=fingerprints, approximate=False)
-        .select_related("metric", "run__submission")
-        .only(
-            "id",
-            "value",
-            "parameters",
-            "metric__id",
-            "metric__direction",
-            "run__fingerprint",
-            "run__submission__status",
-            "outlier_score",
-        )
-    )
-    groups: dict[tuple[str, int, str], list[Measurement]] = defaultdict(list)
-    for m in measurements:
-        groups[(m.run.fingerprint, m.metric.id, baseline_point(m.parameters))].append(m)
+    """Values-only rows streamed from the database (no model instance per
+    measurement), one pass: the pooled values per point make its baseline,
+    every measurement is scored against it, and only scores that changed
+    are written."""
+    values: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    parameters: dict[tuple[str, int, str], dict] = {}
+    members: dict[tuple[str, int, str], list[tuple[int, float, float | None]]] = defaultdict(list)
+    rows = baseline_measurements(fingerprints=fingerprints).iterator(chunk_size=5000)
+    for pk, fingerprint, metric_id, point_parameters, value, stored, pooled in rows:
+        key = (fingerprint, metric_id, baseline_point(point_parameters))
+        members[key].append((pk, value, stored))
+        if pooled:
+            values[key].append(value)
+            parameters.setdefault(key, point_parameters)
 
     baselines = []
-    scored = []
-    for (fingerprint, metric_id, point), members in groups.items():
-        approved = [m for m in members if m.run.submission.status == Submission.Status.APPROVED]
-        if not approved:
-            continue
-        values = sorted(m.value for m in approved)
-        summary = summarize(values)
-        baselines.append(
-            Baseline(
-                fingerprint=fingerprint,
-                metric_id=metric_id,
-                point=point,
-                parameters=approved[0].parameters,
-                n=summary.n,
-                median=summary.median,
-                q1=summary.q1,
-                q3=summary.q3,
-                minimum=summary.minimum,
-                maximum=summary.maximum,
-                mad=summary.mad,
-                values=values,
+    changed: list[tuple[int, float | None]] = []
+    for key, scored in members.items():
+        pooled_values = values.get(key)
+        summary = summarize(pooled_values) if pooled_values else None
+        if summary is not None:
+            fingerprint, metric_id, point = key
+            baselines.append(
+                Baseline(
+                    fingerprint=fingerprint,
+                    metric_id=metric_id,
+                    point=point,
+                    parameters=parameters[key],
+                    n=summary.n,
+                    median=summary.median,
+                    q1=summary.q1,
+                    q3=summary.q3,
+                    minimum=summary.minimum,
+                    maximum=summary.maximum,
+                    mad=summary.mad,
+                    values=sorted(pooled_values),
+                )
             )
-        )
-        for m in members:
-            m.outlier_score = outlier_score(m.value, summary)
-            scored.append(m)
+        for pk, value, stored in scored:
+            score = outlier_score(value, summary) if summary is not None else None
+            if score != stored:
+                changed.append((pk, score))
 
     Baseline.objects.filter(fingerprint__in=fingerprints).delete()
     Baseline.objects.bulk_create(baselines, batch_size=500)
-    Measurement.objects.bulk_update(scored, ["outlier_score"], batch_size=500)
+    _write_scores(changed)
+
+
+def _write_scores(changed: list[tuple[int, float | None]]) -> None:
+    """One UPDATE per 10,000 changed scores (PostgreSQL joins arrays; other
+    databases take Django's bulk_update)."""
+    for start in range(0, len(changed), 10_000):
+        batch = changed[start : start + 10_000]
+        if connection.vendor == "postgresql":
+            table = connection.ops.quote_name(Measurement._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {table} AS m SET outlier_score = u.score "  # noqa: S608 -- the table name only
+                    "FROM unnest(%s::bigint[], %s::double precision[]) AS u(id, score) "
+                    "WHERE m.id = u.id",
+                    [[pk for pk, _ in batch], [score for _, score in batch]],
+                )
+        else:
+            Measurement.objects.bulk_update(
+                [Measurement(pk=pk, outlier_score=score) for pk, score in batch],
+                ["outlier_score"],
+            )

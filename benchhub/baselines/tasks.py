@@ -1,6 +1,7 @@
 from celery import shared_task
+from celery.signals import worker_ready
 
-from benchhub.baselines.refresh import BATCH, baselines_refresh
+from benchhub.baselines.refresh import BATCH, baselines_mark_all, baselines_refresh
 
 
 # acks_late: the task is idempotent (it recomputes from the data and clears
@@ -16,3 +17,18 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
     # the next one, and a request never loops.
     if remaining and not baselines_refresh_task.request.is_eager:
         baselines_refresh_task.delay(batch=batch)
+
+
+@shared_task
+def baselines_recompute_all_task() -> None:
+    """Nightly (CELERY_BEAT_SCHEDULE): every key again, in the refresh's batches."""
+    if baselines_mark_all():
+        baselines_refresh_task.delay()
+
+
+@worker_ready.connect
+def _pick_up_abandoned_claims(sender, **kwargs) -> None:
+    """A worker that starts takes over what a dead one left (marks and
+    claims older than CLAIM_EXPIRY), without waiting for beat's sweep or
+    for the next upload to queue a refresh."""
+    baselines_refresh_task.delay()

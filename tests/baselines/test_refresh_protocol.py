@@ -4,19 +4,30 @@ batch, and a point spelled as a query string spells it."""
 
 from __future__ import annotations
 
+import itertools
+import os
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from celery.signals import worker_ready
+from django.conf import settings
 from django.db import connection, connections
+from django.utils import timezone
 
 from benchhub.baselines import refresh as services
+from benchhub.baselines import tasks
 from benchhub.baselines.models import Baseline, DirtyKey
+from benchhub.baselines.refresh import baselines_mark_all
 from benchhub.baselines.services import baselines_mark_dirty, baselines_refresh
 from benchhub.baselines.tasks import baselines_refresh_task
 from benchhub.celery import app
-from benchhub.results.models import Run, Submission
+from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.services import submission_create
 from tests.factories import small_document
 
@@ -56,6 +67,8 @@ def test_more_dirty_keys_than_one_batch_are_all_refreshed_by_the_task(bob):
         publish(bob, 1000.0, database={"version_string": f"PostgreSQL {major}.2"})
     assert DirtyKey.objects.count() == 3
     app.control.purge()  # only the one task below
+    # Not the refresh a starting worker queues itself: that one takes a whole batch.
+    worker_ready.disconnect(tasks._pick_up_abandoned_claims)
 
     baselines_refresh_task.delay(batch=1)
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
@@ -63,6 +76,7 @@ def test_more_dirty_keys_than_one_batch_are_all_refreshed_by_the_task(bob):
         while DirtyKey.objects.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
 
+    worker_ready.connect(tasks._pick_up_abandoned_claims)
     assert DirtyKey.objects.count() == 0
     assert Baseline.objects.values("fingerprint").distinct().count() == 3
 
@@ -131,3 +145,162 @@ def test_rank_finds_a_point_however_its_number_is_spelled(anonymous_api, bob):
         )
         assert rank.status_code == 200, (spelling, rank.json())
         assert rank.json()["n"] == 4
+
+
+def real_worker(name: str) -> subprocess.Popen:
+    """A `celery worker` process, as `make worker` starts one, on this test's
+    database and Redis."""
+    database = connection.settings_dict
+    url = (
+        f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
+        f"{database['PORT'] or 5432}/{database['NAME']}"
+    )
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "benchhub",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            f"{name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        env={**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop(worker: subprocess.Popen) -> str:
+    worker.send_signal(signal.SIGTERM)
+    try:
+        _, log = worker.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        _, log = worker.communicate()
+    return log
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_starting_worker_takes_over_an_abandoned_claim_without_beat_or_upload(bob):
+    publish(bob, 1000.0)
+    services._claim(limit=10)  # a worker claimed the key, then died
+    DirtyKey.objects.update(claimed_at=timezone.now() - services.CLAIM_EXPIRY * 2)
+    app.control.purge()  # no task is waiting: only the new worker can notice
+
+    worker = real_worker("pickup")
+    try:
+        deadline = time.monotonic() + 60
+        while DirtyKey.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.3)
+    finally:
+        log = stop(worker)
+
+    assert not DirtyKey.objects.exists(), log[-3000:]
+    assert Baseline.objects.get(metric__name="throughput", parameters={"clients": 20}).n == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_real_workers_on_one_redis_never_recompute_one_key_at_once(bob):
+    """Eight keys marked again and again while two worker processes take
+    tasks of one key each: a key's recomputes (logged with their start and
+    end) never overlap."""
+    for major in range(8, 16):
+        for value in (1000.0, 1100.0):
+            publish(bob, value, database={"version_string": f"PostgreSQL {major}.1"})
+    app.control.purge()
+    for _ in range(20):
+        baselines_refresh_task.delay(batch=1)
+
+    workers = [real_worker("one"), real_worker("two")]
+    try:
+        # Uploads keep coming while the workers run: keys are marked again
+        # and recomputed again, by whichever worker claims them.
+        for round_ in range(40):
+            major = 8 + round_ % 8
+            publish(bob, 1000.0 + round_, database={"version_string": f"PostgreSQL {major}.1"})
+            baselines_refresh_task.delay(batch=1)
+            time.sleep(0.1)
+        deadline = time.monotonic() + 90
+        while DirtyKey.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.3)
+    finally:
+        logs = [stop(worker) for worker in workers]
+
+    assert not DirtyKey.objects.exists()
+    spans: dict[str, list[tuple[float, float, int]]] = {}
+    for index, log in enumerate(logs):
+        starts = {}
+        for line in log.splitlines():
+            found = re.search(r"baselines: (start|done) ([0-9a-f]{64}) at ([0-9.]+)", line)
+            if found:
+                kind, key, at = found.groups()
+                if kind == "start":
+                    starts[key] = float(at)
+                else:
+                    spans.setdefault(key, []).append((starts.pop(key), float(at), index))
+    assert len(spans) == 8, logs
+    assert sum(len(runs) for runs in spans.values()) > 8  # keys were recomputed again
+    assert {index for runs in spans.values() for _, _, index in runs} == {0, 1}  # both worked
+    for key, runs in spans.items():
+        runs.sort()
+        for (_, end, _), (start, _, _) in itertools.pairwise(runs):
+            assert end <= start, f"{key} recomputed by two workers at once"
+
+
+def snapshot() -> tuple[list, list]:
+    baselines = sorted(
+        Baseline.objects.values_list(
+            "fingerprint",
+            "metric_id",
+            "point",
+            "n",
+            "median",
+            "q1",
+            "q3",
+            "minimum",
+            "maximum",
+            "mad",
+        )
+    )
+    scores = sorted(Measurement.objects.values_list("id", "outlier_score"))
+    return baselines, scores
+
+
+def test_the_nightly_full_recompute_gives_the_numbers_the_refreshes_kept(bob):
+    """Uploads, a refresh, approvals and refreshes again, over two keys with
+    skewed values: recomputing everything from nothing gives the same."""
+    pending = []
+    values = (1000.0, 1010.0, 990.0, 5000.0, 1020.0, 995.0, 1005.0, 1015.0, 980.0, 2000.0)
+    for index, value in enumerate(values):
+        major = "15" if index % 4 else "16"
+        status = Submission.Status.PENDING if index in (3, 5) else Submission.Status.APPROVED
+        submission = publish(
+            bob, value, status=status, database={"version_string": f"PostgreSQL {major}.1"}
+        )
+        if status == Submission.Status.PENDING:
+            pending.append(submission)
+        if index == 2:
+            baselines_refresh()
+    baselines_refresh()
+    approve(pending[0])
+    baselines_refresh()
+    kept = snapshot()
+    assert any(score is not None for _, score in kept[1])  # enough results to score
+
+    Baseline.objects.all().delete()
+    Measurement.objects.update(outlier_score=None)
+    assert baselines_mark_all() == 2
+    while baselines_refresh(limit=1)[1]:
+        pass
+
+    assert snapshot() == kept
