@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import platforms
+
 SYS_BLOCK = Path("/sys/block")
 
 # /sys/class/dmi/id/sys_vendor → virtualization, when systemd-detect-virt is absent.
@@ -369,6 +371,13 @@ def storage(path: str) -> dict[str, Any]:
 
 def environment(storage_path: str | None = None) -> dict[str, Any]:
     """The document's hardware, os and (for a path) storage sections."""
+    other = platforms.for_this_system()
+    if other is not None:  # macOS, Windows: their own sources
+        sections = {"hardware": other.hardware(), "os": other.operating_system()}
+        found = other.storage(storage_path) if storage_path else {}
+        if found:
+            sections["storage"] = found
+        return {name: section for name, section in sections.items() if section}
     hw = hardware()
     sections: dict[str, Any] = {"hardware": hw, "os": operating_system()}
     if storage_path and platform.system() == "Linux":

@@ -57,6 +57,8 @@ ENUM_LABELS = {
     "tcp_remote": "TCP to another machine",
     "services_api": "services API (Firebird)",
     "named_pipe": "named pipe",
+    "xnet": "XNET (Firebird, Windows)",
+    "shared_memory": "shared memory (Windows)",
 }
 
 VIRTUALIZATION_CHOICES = [

@@ -110,6 +110,8 @@ class Client(Dimension):
         "tcp_remote",
         "services_api",
         "named_pipe",
+        "xnet",  # Firebird's local shared-memory transport on Windows
+        "shared_memory",  # MySQL/MariaDB --protocol=MEMORY on Windows
         "unknown",
     ]
     PLACEMENTS = ["same_core", "other_core", "unpinned"]

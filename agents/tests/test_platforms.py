@@ -1,0 +1,88 @@
+"""macOS and Windows environment detection, on recorded outputs of those systems' commands
+(agents/tests/platform_fixtures/README.md names where each was recorded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from benchhub_agent import document
+from benchhub_agent.platforms import macos, windows
+from test_upload import example
+
+FIXTURES = Path(__file__).parent / "platform_fixtures"
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_bytes().decode("utf-8")
+
+
+def test_macos_hardware_from_sysctl_on_an_apple_m1():
+    values = macos.parse_sysctl(fixture("macos-sysctl-m1.txt"))
+    assert macos.hardware_from_sysctl(values) == {"cpu": "Apple M1", "cores": 8, "threads": 8}
+
+
+def test_macos_memory_and_hypervisor_when_sysctl_names_them():
+    values = macos.parse_sysctl(
+        "hw.memsize: 17179869184\nkern.hv_vmm_present: 1\nhw.physicalcpu: 0\n"
+    )
+    assert macos.hardware_from_sysctl(values) == {"ram_bytes": 17179869184, "virtualization": "vm"}
+
+
+def test_macos_version_from_sw_vers():
+    assert macos.parse_sw_vers(fixture("macos-sw_vers-10.11.txt")) == {
+        "family": "macos",
+        "distribution": "Mac OS X",
+        "version": "10.11.6",
+    }
+
+
+def test_macos_storage_from_diskutil_info_of_a_fusion_drive():
+    assert macos.parse_diskutil_info(fixture("macos-diskutil-info-root.txt")) == {
+        "filesystem": "apfs",
+        "kind": "nvme",  # solid state over PCI-Express
+        "raid": "fusion drive",
+    }
+
+
+def test_windows_hardware_adds_up_both_sockets():
+    section = windows.hardware_from_wmic(
+        fixture("windows-wmic-cpu-two-sockets.txt"), fixture("windows-wmic-os-memory.txt")
+    )
+    assert section == {
+        "cpu": "Intel(R) Xeon(R) CPU E5-2630 v3 @ 2.40GHz",
+        "cores": 16,
+        "threads": 32,
+        "ram_bytes": 8309008 * 1024,
+    }
+
+
+def test_windows_hardware_of_a_laptop_without_memory_figures():
+    section = windows.hardware_from_wmic(fixture("windows-wmic-cpu-laptop.txt"), "")
+    assert section == {"cpu": "Intel(R) Core(TM) i7-4710MQ CPU @ 2.50GHz", "cores": 4, "threads": 8}
+
+
+@pytest.mark.parametrize("text", ["", "\r\n\r\n", "malformedkey=\r\n\r\nName=\r\n"])
+def test_empty_or_broken_outputs_give_no_fields_rather_than_wrong_ones(text):
+    assert windows.hardware_from_wmic(text, text) == {}
+    assert macos.hardware_from_sysctl(macos.parse_sysctl(text)) == {}
+    assert macos.parse_diskutil_info(text) == {}
+
+
+def test_what_the_platforms_report_is_a_valid_document_environment():
+    doc = example()
+    doc["environment"]["hardware"] = windows.hardware_from_wmic(
+        fixture("windows-wmic-cpu-two-sockets.txt"), fixture("windows-wmic-os-memory.txt")
+    )
+    doc["environment"]["os"] = macos.parse_sw_vers(fixture("macos-sw_vers-10.11.txt"))
+    doc["environment"]["storage"] = macos.parse_diskutil_info(
+        fixture("macos-diskutil-info-root.txt")
+    )
+    document.validate(doc)
+
+
+@pytest.mark.parametrize("protocol", ["xnet", "named_pipe", "shared_memory"])
+def test_windows_local_transports_are_protocols_of_the_vocabulary(protocol):
+    doc = example()
+    doc["environment"]["client"]["protocol"] = protocol
+    document.validate(doc)
