@@ -9,6 +9,16 @@ its first transaction began. Prints the tps of each and the ratio agent/pgbench
 (median of the rounds; 7 by default, as single rounds swing by ±30 % on a
 2-vCPU machine). Targets: >= 0.9 at 1 client, >= 0.75 at 8 and 32.
 
+Then tpcb: the agent's own tpcb engine (the same non-blocking libpq loop,
+``benchmarks/_tpcb_event_loop.py``) against ``pgbench -M prepared`` running its
+built-in tpcb-like script on the same tables (the benchmark's own schema, at
+``--tpcb-scale``), interleaved, each after emptying pgbench_history, a VACUUM of
+the small tables and a CHECKPOINT, each counted over the same window after a
+warm-up. Target >= 0.9 at every client count.
+
+Every figure line ends with the 1-minute load average: the machine may be
+shared, and a figure measured beside other work is not a quiet machine's.
+
 Then the agent's peak memory during a full 1…100-client sweep (its largest
 point capped at the connections the server has free), run as the
 real command (``benchhub-agent run select-update --dry-run``): the sum of
@@ -35,12 +45,14 @@ import time
 from pathlib import Path
 
 from benchhub_agent import db, sysinfo
-from benchhub_agent.benchmarks import select_update
+from benchhub_agent.benchmarks import _connections as dbc
+from benchhub_agent.benchmarks import _tpcb_event_loop, select_update, tpcb
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.placement import UNPINNED
 
 DEFAULT_DSN = "postgresql://postgres@/benchhub_agent_test?host=/var/run/postgresql"
 TARGETS = {1: 0.9, 8: 0.75, 32: 0.75}
+TPCB_TARGET = 0.9
 
 # The agent's transaction exactly: read c2, write back the value read + 1 (\gset).
 # The table name is the benchmark's constant; nothing here comes from outside.
@@ -72,8 +84,12 @@ def agent_tps(
     return point.throughput
 
 
+def load_average() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
 def pgbench_tps(
-    target: Target, script: Path, clients: int, duration: float, warmup: float
+    target: Target, script: Path | None, clients: int, duration: float, warmup: float
 ) -> float:
     """pgbench's tps over the agent's window: transactions ending ``warmup`` to
     ``warmup + duration`` seconds after the first one began, in one invocation.
@@ -88,10 +104,13 @@ def pgbench_tps(
     microsecond: the table grows during a run and the throughput falls with it, so a
     window half a second later is a different measurement.
     """
-    select_update.reset_table(target)
+    if script is not None:
+        select_update.reset_table(target)
     threads = min(clients, os.cpu_count() or 1)
+    # No script: pgbench's built-in tpcb-like transaction.
+    what = ["-f", str(script)] if script is not None else ["-b", "tpcb-like"]
     with tempfile.TemporaryDirectory() as logs:
-        command = ["pgbench", "-n", "-M", "prepared", "-f", str(script),
+        command = ["pgbench", "-n", "-M", "prepared", *what,
                    "-c", str(clients), "-j", str(threads),
                    "-T", str(int(warmup + duration) + 1),
                    "-l", "--log-prefix", str(Path(logs) / "tx")]  # fmt: skip
@@ -134,6 +153,7 @@ def pgbench_environment(target: Target) -> dict[str, str]:
         "PGUSER": target.user,
         "PGPASSWORD": target.password,
         "PGDATABASE": target.database,
+        "PGOPTIONS": target.options.get("options"),  # a benchmark's own schema
     }
     environment.update({k: str(v) for k, v in pairs.items() if v})
     return environment
@@ -163,9 +183,49 @@ def compare(args: argparse.Namespace, target: Target) -> bool:
         print(
             f"{clients:>7} {statistics.median(agent):>10.0f} {statistics.median(pgbench):>12.0f} "
             f"{ratio:>6.2f} {goal:>5.2f} {verdict}   rounds: "
-            + " ".join(f"{r:.2f}" for r in ratios),
+            + " ".join(f"{r:.2f}" for r in ratios)
+            + f"   {load_average()}",
             flush=True,
         )
+    return met
+
+
+def compare_tpcb(args: argparse.Namespace, target: Target) -> bool:
+    """The agent's tpcb engine against pgbench's built-in tpcb-like, same tables."""
+    workspace = dbc.in_own_schema(target, tpcb.NAME)
+    tpcb.initialize(workspace, args.tpcb_scale)
+    print(f"tpcb at scale {args.tpcb_scale}")
+    print(f"{'clients':>7} {'agent tps':>10} {'pgbench tps':>12} {'ratio':>6} {'target':>7}")
+    met = True
+    try:
+        for clients in args.clients:
+            agent, pgbench, ratios = [], [], []
+            for round_ in range(args.rounds):
+                tpcb._prepare_repetition(workspace)
+                checkpoint(target)
+                histogram, _ = _tpcb_event_loop.run_load(
+                    workspace, clients, args.tpcb_scale, args.warmup, args.duration, round_
+                )
+                a = histogram.count / args.duration
+                tpcb._prepare_repetition(workspace)
+                checkpoint(target)
+                p = pgbench_tps(workspace, None, clients, args.duration, args.warmup)
+                agent.append(a)
+                pgbench.append(p)
+                ratios.append(a / p)
+            ratio = statistics.median(ratios)
+            met = met and ratio >= TPCB_TARGET
+            verdict = "ok" if ratio >= TPCB_TARGET else "MISSED"
+            print(
+                f"{clients:>7} {statistics.median(agent):>10.0f} "
+                f"{statistics.median(pgbench):>12.0f} {ratio:>6.2f} {TPCB_TARGET:>5.2f} "
+                f"{verdict}   rounds: "
+                + " ".join(f"{r:.2f}" for r in ratios)
+                + f"   {load_average()}",
+                flush=True,
+            )
+    finally:
+        dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
     return met
 
 
@@ -249,6 +309,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--sweep-transactions", type=int, default=10_000)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-select-update", action="store_true")
+    parser.add_argument("--skip-tpcb", action="store_true")
+    parser.add_argument("--tpcb-scale", type=int, default=10)
     parser.add_argument(
         "--client-loop",
         choices=select_update.CLIENT_LOOPS,
@@ -259,7 +322,12 @@ def main() -> int:
     args.clients = [int(c) for c in args.clients.split(",")]
     target = Target.parse(args.dsn)
     describe_machine(target)
-    met = compare(args, target)
+    print(f"uptime: {os.getloadavg()} (1, 5, 15 min load averages; not a quiet machine if > 0.5)")
+    met = True
+    if not args.skip_select_update:
+        met = compare(args, target)
+    if not args.skip_tpcb:
+        met = compare_tpcb(args, target) and met
     if not args.skip_memory:
         clients = sweep_clients(target)
         rss, pss, seconds = peak_memory(args, clients)

@@ -31,6 +31,8 @@ from ..histogram import Histogram
 from ..importers import pgbench as pgbench_report
 from ..progress import working
 from . import _connections as dbc
+from . import _tpcb_event_loop as event_loop
+from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcb"
@@ -39,8 +41,7 @@ ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 # MySQL/MariaDB: dropped after the run unless --keep (PostgreSQL: the schema is).
 OWN_TABLES = ("pgbench_history", "pgbench_tellers", "pgbench_accounts", "pgbench_branches")
 
-ACCOUNTS_PER_BRANCH = 100_000
-TELLERS_PER_BRANCH = 10
+
 WORKER_START_TIMEOUT_S = 60.0
 
 
@@ -505,7 +506,12 @@ def _one_repetition(
         tps, histogram, failed, command = run_pgbench_load(target, clients, duration, log_dir)
         return _figures(tps, histogram, failed), f"pgbench {command}"
     _prepare_repetition(target)
-    histogram, failed = run_agent_load(target, clients, scale, warmup, duration, repetition)
+    if target.engine == "postgresql":  # non-blocking libpq, as select-update's engine
+        histogram, failed = event_loop.run_load(
+            target, clients, scale, warmup, duration, repetition
+        )
+    else:  # PyMySQL has no non-blocking API: a process per client
+        histogram, failed = run_agent_load(target, clients, scale, warmup, duration, repetition)
     return _figures(histogram.count / duration, histogram, failed), None
 
 

@@ -1,0 +1,257 @@
+"""tpcb's PostgreSQL load: non-blocking libpq, many connections per worker process.
+
+The same engine as select-update's (:mod:`._pg_event_loop`): each worker
+process drives its share of the clients from one epoll loop, sending each
+statement of pgbench's built-in tpcb-like script with ``send_query_prepared``
+(as ``pgbench -M prepared`` does) and reading whichever socket answers first.
+Seven round trips per transaction, like pgbench: BEGIN, three UPDATEs, a
+SELECT, an INSERT, END. A failed statement rolls the transaction back and
+counts it as failed, as pgbench counts its failures.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import random
+import select
+import time
+from typing import Any
+
+from .. import db
+from ..histogram import Histogram
+from .base import Target
+
+ACCOUNTS_PER_BRANCH = 100_000
+TELLERS_PER_BRANCH = 10
+READY_TIMEOUT_S = 120.0
+
+# (name, SQL, the transaction's parameters it takes), in pgbench's order.
+SCRIPT: tuple[tuple[bytes, bytes, tuple[str, ...]], ...] = (
+    (b"tb_begin", b"BEGIN", ()),
+    (
+        b"tb_accounts",
+        b"UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+        ("delta", "aid"),
+    ),
+    (b"tb_select", b"SELECT abalance FROM pgbench_accounts WHERE aid = $1", ("aid",)),
+    (
+        b"tb_tellers",
+        b"UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2",
+        ("delta", "tid"),
+    ),
+    (
+        b"tb_branches",
+        b"UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2",
+        ("delta", "bid"),
+    ),
+    (
+        b"tb_history",
+        b"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
+        b" VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
+        ("tid", "bid", "aid", "delta"),
+    ),
+    (b"tb_end", b"END", ()),
+)
+ROLLBACK = len(SCRIPT)  # the step that means "rolling back a failed transaction"
+
+
+class TpcbFlow:
+    """One client connection and where its transaction stands in the script."""
+
+    def __init__(
+        self, target: Target, scale: int, rng: random.Random, window: tuple[float, float]
+    ) -> None:
+        from psycopg import pq
+
+        self.conn = db.connect_postgresql(target, autocommit=True)
+        self.pgconn = self.conn.pgconn
+        for name, sql, _ in (*SCRIPT, (b"tb_rollback", b"ROLLBACK", ())):
+            result = self.pgconn.prepare(name, sql)
+            if result.status != pq.ExecStatus.COMMAND_OK:
+                raise RuntimeError(result.get_error_message())
+        self.ok = int(pq.ExecStatus.COMMAND_OK)
+        self.tuples = int(pq.ExecStatus.TUPLES_OK)
+        self.bad_connection = pq.ConnStatus.BAD
+        self.send = self.pgconn.send_query_prepared
+        self.randint = rng.randint
+        self.accounts, self.tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
+        self.scale = scale
+        self.measure_from, self.deadline = window
+        self.histogram = Histogram()
+        self.failed = 0
+        self.step = 0
+        self.began = 0.0
+        self.values: dict[str, bytes] = {}
+        self.result: Any = None
+
+    def start(self) -> bool:
+        """Send the next transaction's BEGIN; False once the deadline has passed."""
+        began = time.perf_counter()
+        if began >= self.deadline:
+            return False
+        self.began = began
+        randint = self.randint
+        # The same random choices as pgbench's built-in tpcb-like script.
+        self.values = {
+            "aid": b"%d" % randint(1, self.accounts),
+            "bid": b"%d" % randint(1, self.scale),
+            "tid": b"%d" % randint(1, self.tellers),
+            "delta": b"%d" % randint(-5000, 5000),
+        }
+        self.step = 0
+        self.send(b"tb_begin", None)
+        return True
+
+    def readable(self) -> bool:
+        """Read what arrived; act on a completed statement. False: this client is done."""
+        pgconn = self.pgconn
+        try:
+            pgconn.consume_input()
+        except Exception as exc:  # psycopg.OperationalError: the server went away
+            raise ConnectionError(f"connection lost: {exc}") from exc
+        while not pgconn.is_busy():
+            result = pgconn.get_result()
+            if result is None:
+                return self._advance(self.result)
+            self.result = result
+        return True
+
+    def _advance(self, result: Any) -> bool:
+        step = self.step
+        if step == ROLLBACK:
+            return self.start()
+        expected = self.tuples if SCRIPT[step][0] == b"tb_select" else self.ok
+        if result.status != expected:
+            if self.pgconn.status == self.bad_connection:
+                raise ConnectionError(result.get_error_message().strip() or "connection lost")
+            if self.began >= self.measure_from:
+                self.failed += 1
+            self.step = ROLLBACK
+            self.send(b"tb_rollback", None)
+            return True
+        step += 1
+        if step == len(SCRIPT):
+            ended = time.perf_counter()
+            if self.began >= self.measure_from:
+                self.histogram.record(int((ended - self.began) * 1_000_000))
+            return self.start()
+        self.step = step
+        name, _, takes = SCRIPT[step]
+        values = self.values
+        self.send(name, [values[k] for k in takes] if takes else None)
+        return True
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _loop(flows: list[TpcbFlow]) -> None:
+    running = {flow.pgconn.socket: flow for flow in flows if flow.start()}
+    if not hasattr(select, "epoll"):  # not Linux: select() over the sockets
+        while running:
+            ready, _, _ = select.select(list(running), [], [], 1.0)
+            for fd in ready:
+                if not running[fd].readable():
+                    del running[fd]
+        return
+    with select.epoll() as poller:
+        for fd in running:
+            poller.register(fd, select.EPOLLIN)
+        while running:
+            for fd, _events in poller.poll(1.0):
+                if not running[fd].readable():
+                    poller.unregister(fd)
+                    del running[fd]
+
+
+def _worker(
+    target: Target,
+    scale: int,
+    clients: int,
+    seed: int,
+    timing: tuple[float, float],
+    go: Any,
+    start: Any,
+    results: Any,
+) -> None:
+    warmup_s, duration_s = timing
+    try:
+        rngs = [random.Random(seed * 1000 + i) for i in range(clients)]  # noqa: S311 - load
+        window = (0.0, 0.0)  # set once the start time is known
+        flows = [TpcbFlow(target, scale, rng, window) for rng in rngs]
+    except Exception as exc:  # reported to the parent, which raises
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    results.put(("ready", os.getpid()))
+    go.wait()
+    measure_from = start.value + warmup_s
+    for flow in flows:
+        flow.measure_from, flow.deadline = measure_from, measure_from + duration_s
+    try:
+        _loop(flows)
+    except Exception as exc:  # reported to the parent
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    finally:
+        for flow in flows:
+            flow.close()
+    merged = Histogram.merged([flow.histogram for flow in flows])
+    results.put(("done", (merged.to_dict(), sum(flow.failed for flow in flows))))
+
+
+def split(total: int, parts: int) -> list[int]:
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def run_load(
+    target: Target, clients: int, scale: int, warmup_s: float, duration_s: float, seed: int
+) -> tuple[Histogram, int]:
+    """``clients`` connections over up to min(clients, CPUs, 8) worker processes."""
+    processes = max(1, min(clients, os.cpu_count() or 1, 8))
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    go, start, results = context.Event(), context.Value("d", 0.0), context.Queue()
+    workers = [
+        context.Process(
+            target=_worker,
+            args=(target, scale, n, seed * 100 + i, (warmup_s, duration_s), go, start, results),
+            daemon=True,
+        )
+        for i, n in enumerate(split(clients, processes))
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        _expect(results, workers, "ready", READY_TIMEOUT_S)
+        start.value = time.perf_counter()
+        go.set()
+        reports = _expect(results, workers, "done", READY_TIMEOUT_S + warmup_s + duration_s)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join(timeout=5)
+    histogram = Histogram.merged([Histogram.from_dict(h) for h, _ in reports])
+    return histogram, sum(failed for _, failed in reports)
+
+
+def _expect(results: Any, workers: list[Any], kind: str, timeout: float) -> list[Any]:
+    found: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(found) < len(workers):
+        try:
+            got, payload = results.get(timeout=0.5)
+        except queue.Empty:
+            # A process writes its report before it exits: one that exited with an
+            # error, or all of them gone with reports missing, will never report.
+            crashed = any(w.exitcode not in (None, 0) for w in workers)
+            gone = all(w.exitcode is not None for w in workers)
+            if time.monotonic() > deadline or crashed or gone:
+                raise RuntimeError(f"tpcb: a client process did not report ({kind})") from None
+            continue
+        if got == "error":
+            raise RuntimeError(f"tpcb: a client could not run: {payload}")
+        found.append(payload)
+    return found
