@@ -127,10 +127,24 @@ def test_dimension_and_benchmark_pages_read_a_fixed_number_of_queries(
     for index in range(30):
         store(bob, {c: 100.0 * c + index for c in (1, 2, 4, 8, 16, 32, 64)})
 
-    # runs, their count, the metrics present and their names, the spread
-    with django_assert_num_queries(5):
+    # runs, their count, the latest runs' ids, the metrics present and their
+    # names, the spread
+    with django_assert_num_queries(6):
         assert client.get("/filesystems/ext4/").status_code == 200
-    # the benchmark and its metrics, the latest run, the metrics present and
-    # their names, the spread, the parameter sets, the citations
-    with django_assert_num_queries(8):
+    # the benchmark and its metrics, the latest run, the latest runs' ids,
+    # the metrics present and their names, the spread, the parameter sets,
+    # the citations
+    with django_assert_num_queries(9):
         assert client.get("/benchmarks/select-update/").status_code == 200
+
+
+def test_a_dimension_page_summarizes_its_latest_runs_and_says_so(client, bob, monkeypatch):
+    for value in (100.0, 200.0, 9000.0):
+        store(bob, {1: value})
+    monkeypatch.setattr("benchhub.results.views.SUMMARY_RUNS", 2)
+
+    page = client.get("/filesystems/ext4/").content.decode()
+
+    assert "From the latest 2 of the 3 runs" in page
+    # the two latest: 200 and 9000, median 4600; the oldest (100) left out
+    assert spread_cells(page, "select-update") == {"postgresql 15": ["4600"]}
