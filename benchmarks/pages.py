@@ -178,6 +178,18 @@ def noisy(rng: random.Random, value: float, spread: float = 0.12) -> tuple[float
     return sorted(samples)[1], samples
 
 
+def repeated(rng: random.Random, metric: str, unit: str, clients: int, value: float) -> dict:
+    """One measurement at ``clients``: the median of three noisy repetitions."""
+    median, samples = noisy(rng, value) if value else (0.0, [0, 0, 0])
+    return {
+        "metric": metric,
+        "unit": unit,
+        "parameters": {"clients": clients},
+        "value": median,
+        "samples": samples,
+    }
+
+
 def select_update_run(rng: random.Random, speed: float) -> dict:
     measurements = []
     peak = 3000 * speed
@@ -196,16 +208,7 @@ def select_update_run(rng: random.Random, speed: float) -> dict:
             "lost_updates": 0.0,
         }
         for metric, unit in SELECT_UPDATE_METRICS:
-            value, samples = noisy(rng, values[metric]) if values[metric] else (0.0, [0, 0, 0])
-            measurements.append(
-                {
-                    "metric": metric,
-                    "unit": unit,
-                    "parameters": {"clients": clients},
-                    "value": value,
-                    "samples": samples,
-                }
-            )
+            measurements.append(repeated(rng, metric, unit, clients, values[metric]))
     return {
         "benchmark": "select-update",
         "benchmark_version": "1",
@@ -246,16 +249,7 @@ def tpcb_run(rng: random.Random, speed: float) -> dict:
             ("latency_p95", "ms", latency * 2.2),
             ("latency_p99", "ms", latency * 3.5),
         ):
-            median, samples = noisy(rng, value)
-            measurements.append(
-                {
-                    "metric": metric,
-                    "unit": unit,
-                    "parameters": {"clients": clients},
-                    "value": median,
-                    "samples": samples,
-                }
-            )
+            measurements.append(repeated(rng, metric, unit, clients, value))
     return {
         "benchmark": "tpcb",
         "benchmark_version": "1",
