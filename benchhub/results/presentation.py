@@ -16,10 +16,8 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from benchhub.results.models import Measurement, Run
+from benchhub.results.noise import NOISY_CV  # the run's own flag uses the same cut
 
-# A repetition spread (coefficient of variation) above this is flagged as
-# noisy: a second run of the same machine would likely land elsewhere.
-NOISY_CV = 0.10
 # |modified z-score| above this is Iglewicz and Hoaglin's usual outlier cut.
 OUTLIER_SCORE = 3.5
 

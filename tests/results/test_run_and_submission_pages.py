@@ -260,3 +260,18 @@ def test_the_submission_page_reads_a_fixed_number_of_queries(
     # the submission, then its runs with their environment and counts
     with django_assert_num_queries(2):
         assert client.get(f"/submissions/{submission.uuid}/").status_code == 200
+
+
+def test_the_run_page_shows_the_run_noise_flags(client, bob):
+    document = example_document()
+    for measurement in document["runs"][0]["measurements"]:
+        value = measurement["value"]
+        measurement["samples"] = [value * 0.5, value, value * 1.5]
+    run = run_of(store(bob, document))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    noise = page[page.index('id="run-noise"') :]
+    noise = noise[: noise.index("</p>")]
+    assert '<span class="flag">noisy</span>' in noise
+    assert "its repetitions vary by 50.0%" in noise

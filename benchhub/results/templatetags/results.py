@@ -51,3 +51,11 @@ def percent(value: Any) -> str:
 def commas(value: Any) -> str:
     """A stored comma-joined set ("noatime,sync") as text that can wrap."""
     return ", ".join(str(value or "").split(","))
+
+
+@register.filter
+def percent_of_one(value: Any) -> str:
+    """0.034 → "3.4%"."""
+    if value is None:
+        return "—"
+    return f"{value * 100:.1f}%"
