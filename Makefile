@@ -33,6 +33,7 @@ test: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
 	bash .ci/ensure-firebird.sh
 	bash .ci/ensure-browser.sh
+	bash .ci/ensure-docker.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
