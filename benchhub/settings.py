@@ -146,7 +146,8 @@ CACHES = {
 CELERY_BEAT_SCHEDULE = {
     "baselines-sweep": {
         "task": "benchhub.baselines.tasks.baselines_refresh_task",
-        "schedule": 300.0,
+        # The sweep also queues the refreshes an upload could not queue (Redis down).
+        "schedule": float(envint("BENCHHUB_BASELINES_SWEEP_SECONDS", 300)),
     },
     "baselines-nightly": {
         "task": "benchhub.baselines.tasks.baselines_recompute_all_task",
