@@ -1,0 +1,219 @@
+"""BenchHub under faults, on gunicorn with its production configuration: a gunicorn killed
+in the middle of agent uploads, Redis stopped during uploads, PostgreSQL restarted during
+reads. Each test starts the servers it breaks (Redis and PostgreSQL of its own, on free
+loopback ports) and stops them whatever happens. Run alone with ``pytest -m faults``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import connection
+
+from benchhub.accounts.services import api_token_create
+from benchhub.baselines.models import Baseline, DirtyKey
+from benchhub.results.models import Measurement, Run, Submission
+from tests.deploy.agent import agent, agent_started, free_port, import_kept
+from tests.deploy.servers import (
+    celery_worker_with_beat,
+    gunicorn,
+    manage,
+    private_postgresql,
+    private_redis,
+    server_environment,
+    start_gunicorn,
+    stop,
+    wait_for,
+)
+from tests.factories import example_document
+
+pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
+
+
+def database_url_of_this_test() -> str:
+    """The URL of the database this test runs on, for the servers it starts."""
+    s = connection.settings_dict
+    password = f":{s['PASSWORD']}" if s["PASSWORD"] else ""
+    return f"postgres://{s['USER']}{password}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def copies_in_outbox(outbox: Path, count: int) -> set[str]:
+    """``count`` documents waiting in the agent's outbox: one real pgbench import kept
+    there, and copies of it under new uuids."""
+    (original,) = import_kept(outbox, 1)
+    document = json.loads((outbox / f"{original}.json").read_text())
+    for _ in range(count - 1):
+        document["uuid"] = str(uuid.uuid4())
+        (outbox / f"{document['uuid']}.json").write_text(json.dumps(document))
+    return {path.stem for path in outbox.glob("*.json")}
+
+
+def post(port: int, token: str, document: dict) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request(
+        "POST",
+        "/api/v1/submissions/",
+        body=json.dumps(document),
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+    )
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response.status
+
+
+def test_a_push_cut_by_killing_gunicorn_stores_every_run_exactly_once_after_a_restart(
+    alice, tmp_path
+):
+    _, token = api_token_create(user=alice, name="agent")
+    outbox = tmp_path / "outbox"
+    uuids = copies_in_outbox(outbox, 60)
+    environment = server_environment(database_url_of_this_test(), redis_url=None)
+    port = free_port()
+    server = start_gunicorn(environment, port)
+    try:
+        push = agent_started(  # its own process, sending one document after another
+            "push", "--server", f"http://127.0.0.1:{port}", "--token", token, outbox=outbox
+        )
+        wait_for(
+            lambda: Submission.objects.count() >= 5, 60, "the first uploads stored", every=0.01
+        )
+        stop(server, signal.SIGKILL)  # the master and its workers, mid-request
+        cut_off = push.communicate(timeout=120)
+        stored_when_killed = Submission.objects.count()
+        assert push.returncode == 3, cut_off  # some documents were kept back
+        assert 5 <= stored_when_killed < len(uuids)
+
+        server = start_gunicorn(environment, port)
+        pushed = agent(
+            "push", "--server", f"http://127.0.0.1:{port}", "--token", token, outbox=outbox
+        )
+        assert pushed.returncode == 0, pushed.stderr + pushed.stdout
+    finally:
+        stop(server)
+
+    assert list(outbox.glob("*.json")) == []
+    assert set(Submission.objects.values_list("uuid", flat=True)) == {uuid.UUID(u) for u in uuids}
+    assert Submission.objects.count() == len(uuids)  # no uuid twice, nothing else
+    assert Run.objects.count() == len(uuids)
+    per_run = {Measurement.objects.filter(run=run).count() for run in Run.objects.all()}
+    assert len(per_run) == 1 and per_run != {0}  # every run whole
+
+
+def test_uploads_succeed_while_redis_is_down_and_baselines_catch_up_when_it_is_back(
+    alice, tmp_path
+):
+    _, token = api_token_create(user=alice, name="agent")
+    with private_redis() as redis_server:
+        environment = server_environment(
+            database_url_of_this_test(),
+            redis_url=redis_server.url,
+            BENCHHUB_BASELINES_SWEEP_SECONDS="1",
+            BH_TEST_TMP=str(tmp_path),
+        )
+        port = free_port()
+        with gunicorn(environment, port), celery_worker_with_beat(environment):
+            approved = example_document()
+            assert post(port, token, approved) == 201
+            wait_for(lambda: not DirtyKey.objects.exists(), 60, "the first refresh")
+            # A moderator approves it: the next refresh makes its baseline.
+            Submission.objects.filter(uuid=approved["uuid"]).update(status="approved")
+            assert not Baseline.objects.exists()
+
+            redis_server.stop()
+            during = [example_document() for _ in range(6)]
+            statuses = [post(port, token, document) for document in during]
+            assert statuses == [201] * len(during)
+            assert DirtyKey.objects.count() == 1  # marked, its refresh not queued
+            assert not Baseline.objects.exists()
+
+            redis_server.start()  # empty: whatever was queued before is gone
+            wait_for(
+                lambda: Baseline.objects.exists() and not DirtyKey.objects.exists(),
+                60,
+                "baselines caught up",
+            )
+    # One baseline per point of the approved run, made from it alone.
+    points = Measurement.objects.filter(
+        run__submission__uuid=approved["uuid"], approximate=False
+    ).count()
+    assert points > 0
+    assert Baseline.objects.count() == points
+    assert set(Baseline.objects.values_list("n", flat=True)) == {1}
+
+
+class Readers:
+    """Threads reading an API page over keep-alive connections until told to stop; each
+    answer is kept as (started, ended, status or exception name)."""
+
+    def __init__(self, port: int, count: int) -> None:
+        self.port = port
+        self.answers: list[tuple[float, float, int | str]] = []
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._read) for _ in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def _read(self) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                conn.request("GET", "/api/v1/benchmarks/")
+                response = conn.getresponse()
+                response.read()
+                status: int | str = response.status
+            except (OSError, http.client.HTTPException) as exc:
+                status = type(exc).__name__
+                conn.close()
+            self.answers.append((started, time.monotonic(), status))
+            time.sleep(0.02)
+        conn.close()
+
+    def stop(self) -> list[tuple[float, float, int | str]]:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=60)
+        return self.answers
+
+
+def read_for(port: int, readers: int, seconds: float) -> list[int | str]:
+    many = Readers(port, readers)
+    time.sleep(seconds)
+    return [status for _, _, status in many.stop()]
+
+
+def test_reads_recover_after_a_postgresql_restart_without_restarting_gunicorn():
+    with private_postgresql() as cluster:
+        with psycopg.connect(f"{cluster.url}/postgres", autocommit=True) as admin:
+            admin.execute("CREATE DATABASE benchhub")
+        environment = server_environment(f"{cluster.url}/benchhub", redis_url=None)
+        migrate = manage(environment, "migrate", "--noinput")
+        assert migrate.returncode == 0, migrate.stderr
+        port = free_port()
+        with gunicorn(environment, port):
+            # Every gunicorn thread (2 x 4) opens its persistent connection ...
+            warm = read_for(port, readers=16, seconds=2)
+            # ... then PostgreSQL restarts under a trickle of reads, which leaves most of
+            # those connections dead without their threads noticing ...
+            during = Readers(port, 1)
+            cluster.pg_ctl("restart", "-m", "fast")
+            back = time.monotonic()
+            time.sleep(0.5)
+            trickle = during.stop()
+            # ... and every request after it must still be answered.
+            after = read_for(port, readers=16, seconds=2)
+
+    assert warm and set(warm) == {200}
+    assert trickle
+    after += [status for started, _, status in trickle if started > back]
+    assert len(after) > 30
+    assert set(after) == {200}, f"after the restart: {sorted(map(str, after))}"
