@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 
 from benchhub.accounts import throttles
 from tests.conftest import _client_for
@@ -31,7 +32,7 @@ def clock(monkeypatch) -> Clock:
 
 def test_the_cache_is_redis(db):
     # the suite runs with REDIS_URL set: these counters are shared by processes
-    assert type(caches["default"]).__name__ == "RedisCache"
+    assert isinstance(caches["default"], RedisCache)
 
 
 def test_uploads_beyond_the_token_rate_are_429_with_retry_after(alice, settings):

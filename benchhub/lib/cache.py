@@ -1,0 +1,65 @@
+"""The cache on Redis, tolerant of Redis being away.
+
+The cache holds counters (sign-in failures, request rates) and copies of what PostgreSQL
+has (alias rules), never data of its own. When Redis does not answer, a read finds nothing
+and a write is dropped, with a warning, instead of failing the request: uploads and reads
+go on while Redis restarts (tests/deploy/test_faults.py); rate limits and sign-in counters
+start again from zero.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
+
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
+
+
+class TolerantRedisCache(RedisCache):
+    def _or(self, fallback: Any, operation: str, call, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            logger.warning("cache %s skipped, Redis unreachable: %s", operation, exc)
+            return fallback
+
+    def get(self, key, default=None, version=None):
+        return self._or(default, "get", super().get, key, default, version)
+
+    def get_many(self, keys, version=None):
+        return self._or({}, "get_many", super().get_many, keys, version)
+
+    def has_key(self, key, version=None):
+        return self._or(False, "has_key", super().has_key, key, version)
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        # True: callers that count with add() then incr() count nothing more.
+        return self._or(True, "add", super().add, key, value, timeout, version)
+
+    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._or(None, "set", super().set, key, value, timeout, version)
+
+    def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._or(list(data), "set_many", super().set_many, data, timeout, version)
+
+    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._or(False, "touch", super().touch, key, timeout, version)
+
+    def incr(self, key, delta=1, version=None):
+        return self._or(delta, "incr", super().incr, key, delta, version)
+
+    def delete(self, key, version=None):
+        return self._or(False, "delete", super().delete, key, version)
+
+    def delete_many(self, keys, version=None):
+        return self._or(None, "delete_many", super().delete_many, keys, version)
+
+    def clear(self):
+        return self._or(False, "clear", super().clear)
