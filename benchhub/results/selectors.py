@@ -106,6 +106,21 @@ def run_list(*, user: User) -> QuerySet[Run]:
     )
 
 
+def runs_in_order(ids: list[int]) -> list[Run]:
+    """The runs with these ids, in this order, with their environment.
+
+    One small query per relation instead of one eight-table join: on a big
+    database PostgreSQL spends longer planning that join (every join order
+    of eight tables) than running it. Still a fixed number of queries."""
+    submissions = Submission.objects.defer(DOCUMENT).select_related("submitter")
+    rows = Run.objects.filter(pk__in=ids).prefetch_related(
+        Prefetch("submission", queryset=submissions),
+        *(name for name in RUN_RELATED if name != "submission"),
+    )
+    by_id = {run.pk: run for run in rows}
+    return [by_id[pk] for pk in ids if pk in by_id]
+
+
 def run_get(*, user: User, pk: int) -> Run | None:
     return (
         run_list(user=user)

@@ -129,8 +129,9 @@ def results_browser(request: HttpRequest) -> HttpResponse:
     if text:
         runs = selectors.run_search(runs, text)
     facets = selectors.run_facets(runs, with_parameters="benchmark" in filters)
-    paginator = Paginator(runs.order_by(*selectors.SORTS[sort][1]), PAGE_SIZE)
-    page = paginator.get_page(request.GET.get("page"))
+    ordered = runs.order_by(*selectors.SORTS[sort][1]).values_list("id", flat=True)
+    page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = selectors.runs_in_order(list(page.object_list))
 
     state = BrowserState(filters=filters, text=text, sort=sort)
     suggestions = _suggestions(request, state) if not errors and not page.paginator.count else []
@@ -247,11 +248,11 @@ def version_page(request: HttpRequest, engine: str, version: str) -> HttpRespons
 
 def _dimension_page(request: HttpRequest, dimension: Dimension) -> HttpResponse:
     runs = selectors.run_list(user=request.user).filter(**dimension.lookups)
-    recent = list(runs[:RECENT_RUNS])
-    if not recent:
-        raise Http404(f"No result you may see on {dimension.kind} {dimension.title}")
-    total = runs.count() if len(recent) == RECENT_RUNS else len(recent)
     summarized = selectors.latest_run_ids(runs, limit=SUMMARY_RUNS)
+    if not summarized:
+        raise Http404(f"No result you may see on {dimension.kind} {dimension.title}")
+    total = runs.count() if len(summarized) == SUMMARY_RUNS else len(summarized)
+    recent = selectors.runs_in_order(summarized[:RECENT_RUNS])
     measurements = selectors.measurements_of_runs(summarized)
     primary = selectors.primary_metrics(measurements)
     groups = selectors.measurement_spread(
@@ -286,12 +287,11 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
         raise Http404(f"No benchmark {name}")
     metrics = sorted(benchmark.metrics.all(), key=lambda m: m.pk)
     runs = selectors.run_list(user=request.user).filter(benchmark=benchmark)
-    latest = runs.first()
+    summarized = selectors.latest_run_ids(runs, limit=SUMMARY_RUNS)
+    latest = summarized[0] if summarized else None
     groups: list = []
     primary = {}
-    summarized: list[int] = []
     if latest is not None:
-        summarized = selectors.latest_run_ids(runs, limit=SUMMARY_RUNS)
         measurements = selectors.measurements_of_runs(summarized)
         primary = selectors.primary_metrics(measurements)
         groups = selectors.measurement_spread(
@@ -305,9 +305,7 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
             benchmark_name, metric, point, "version_major", {}
         ),
     )
-    run_url = (
-        request.build_absolute_uri(reverse("api:run-detail", args=[latest.pk])) if latest else ""
-    )
+    run_url = request.build_absolute_uri(reverse("api:run-detail", args=[latest])) if latest else ""
     return render(
         request,
         "results/benchmark.html",
