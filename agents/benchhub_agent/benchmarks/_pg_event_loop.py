@@ -41,7 +41,59 @@ class ClientTally:
 BEGIN, SELECT, UPDATE, COMMIT, ROLLBACK = range(5)
 
 
-class PostgresFlow:
+class Flow:
+    """A client of the loop: a libpq connection (``pgconn``) with one statement in flight.
+
+    Subclasses send the first statement in ``start`` (False: nothing more to run) and
+    act on each completed statement's result in ``_advance``.
+    """
+
+    pgconn: Any
+    result: Any = None
+
+    def start(self) -> bool:
+        raise NotImplementedError
+
+    def _advance(self, result: Any) -> bool:
+        raise NotImplementedError
+
+    def readable(self) -> bool:
+        """The socket has data: read it, and act on a completed result. False: finished."""
+        pgconn = self.pgconn
+        try:
+            pgconn.consume_input()
+        except Exception as exc:  # psycopg.OperationalError: the server went away
+            raise ConnectionError(f"connection lost: {exc}") from exc
+        while not pgconn.is_busy():
+            result = pgconn.get_result()
+            if result is None:  # the statement is complete
+                return self._advance(self.result)
+            self.result = result
+        return True  # the rest of the answer is still on its way
+
+
+def drive(flows: list[Any]) -> None:
+    """Run every flow until each has finished: epoll on Linux, select() elsewhere."""
+    running = {flow.pgconn.socket: flow for flow in flows if flow.start()}
+    if not hasattr(select, "epoll"):
+        while running:
+            ready, _, _ = select.select(list(running), [], [], 1.0)
+            for fd in ready:
+                if not running[fd].readable():
+                    del running[fd]
+        return
+    with select.epoll() as poller:
+        for fd in running:
+            poller.register(fd, select.EPOLLIN)
+        poll = poller.poll
+        while running:
+            for fd, _events in poll(1.0):
+                if not running[fd].readable():
+                    poller.unregister(fd)
+                    del running[fd]
+
+
+class PostgresFlow(Flow):
     """One client of the event loop: its connection and where its transaction stands.
 
     idle → BEGIN → SELECT → UPDATE → COMMIT → idle. An error result on the way
@@ -99,20 +151,6 @@ class PostgresFlow:
         self.state = BEGIN
         self.send(b"bh_begin", None)
         return True
-
-    def readable(self) -> bool:
-        """The socket has data: read it, and act on a completed result. False: finished."""
-        pgconn = self.pgconn
-        try:
-            pgconn.consume_input()
-        except Exception as exc:  # psycopg.OperationalError: the server went away
-            raise ConnectionError(f"connection lost: {exc}") from exc
-        while not pgconn.is_busy():
-            result = pgconn.get_result()
-            if result is None:  # the statement is complete
-                return self._advance(self.result)
-            self.result = result
-        return True  # the rest of the answer is still on its way
 
     def _advance(self, result: Any) -> bool:
         state = self.state
@@ -197,25 +235,5 @@ def event_loop(clients: list[Any], plan: Any, start: Any, progress: Any) -> list
         )
         for index, client in enumerate(clients)
     ]
-    running = {}  # socket → flow, for the clients still running
-    poller = select.epoll() if hasattr(select, "epoll") else None
-    for flow in flows:
-        if flow.start():
-            running[flow.pgconn.socket] = flow
-    if poller is None:  # not Linux: select() over the sockets
-        while running:
-            ready, _, _ = select.select(list(running), [], [], 1.0)
-            for fd in ready:
-                if not running[fd].readable():
-                    del running[fd]
-        return [flow.tally for flow in flows]
-    with poller:
-        for fd in running:
-            poller.register(fd, select.EPOLLIN)
-        poll = poller.poll
-        while running:
-            for fd, _events in poll(1.0):
-                if not running[fd].readable():
-                    poller.unregister(fd)
-                    del running[fd]
+    drive(flows)
     return [flow.tally for flow in flows]

@@ -15,12 +15,12 @@ import multiprocessing
 import os
 import queue
 import random
-import select
 import time
 from typing import Any
 
 from .. import db
 from ..histogram import Histogram
+from ._pg_event_loop import Flow, drive
 from .base import Target
 
 ACCOUNTS_PER_BRANCH = 100_000
@@ -57,7 +57,7 @@ SCRIPT: tuple[tuple[bytes, bytes, tuple[str, ...]], ...] = (
 ROLLBACK = len(SCRIPT)  # the step that means "rolling back a failed transaction"
 
 
-class TpcbFlow:
+class TpcbFlow(Flow):
     """One client connection and where its transaction stands in the script."""
 
     def __init__(
@@ -104,20 +104,6 @@ class TpcbFlow:
         self.send(b"tb_begin", None)
         return True
 
-    def readable(self) -> bool:
-        """Read what arrived; act on a completed statement. False: this client is done."""
-        pgconn = self.pgconn
-        try:
-            pgconn.consume_input()
-        except Exception as exc:  # psycopg.OperationalError: the server went away
-            raise ConnectionError(f"connection lost: {exc}") from exc
-        while not pgconn.is_busy():
-            result = pgconn.get_result()
-            if result is None:
-                return self._advance(self.result)
-            self.result = result
-        return True
-
     def _advance(self, result: Any) -> bool:
         step = self.step
         if step == ROLLBACK:
@@ -147,25 +133,6 @@ class TpcbFlow:
         self.conn.close()
 
 
-def _loop(flows: list[TpcbFlow]) -> None:
-    running = {flow.pgconn.socket: flow for flow in flows if flow.start()}
-    if not hasattr(select, "epoll"):  # not Linux: select() over the sockets
-        while running:
-            ready, _, _ = select.select(list(running), [], [], 1.0)
-            for fd in ready:
-                if not running[fd].readable():
-                    del running[fd]
-        return
-    with select.epoll() as poller:
-        for fd in running:
-            poller.register(fd, select.EPOLLIN)
-        while running:
-            for fd, _events in poller.poll(1.0):
-                if not running[fd].readable():
-                    poller.unregister(fd)
-                    del running[fd]
-
-
 def _worker(
     target: Target,
     scale: int,
@@ -190,7 +157,7 @@ def _worker(
     for flow in flows:
         flow.measure_from, flow.deadline = measure_from, measure_from + duration_s
     try:
-        _loop(flows)
+        drive(flows)
     except Exception as exc:  # reported to the parent
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         return

@@ -16,6 +16,10 @@ for every engine, never sized from the machine's memory. The CLI's common
 ``--pin same_core|other_core`` pins the server to one core and the backup tool to
 the same core or to the other ones.
 Throughput is database bytes / seconds, in MB/s of 10^6 bytes.
+
+Over 500 lines because it drives three tools (gbak, pg_dump, mysqldump) over up to
+three protocols each, with their datasets and sizes; Firebird's own tooling is in
+``_firebird``.
 """
 
 from __future__ import annotations

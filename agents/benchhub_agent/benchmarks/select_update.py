@@ -20,6 +20,11 @@ With ``--locking for_update`` (default) the row is locked by the SELECT, so
 the sum of c2 must equal the committed transactions; a mismatch aborts the
 run. With ``--locking none`` two clients may read the same value and one
 increment is lost; the run reports how many.
+
+Over 500 lines because the worker-process orchestration (plans, start, collection,
+the table check) and the result building belong to this one workload; the engines'
+clients and the PostgreSQL event loop are in ``_select_update_clients`` and
+``_pg_event_loop``.
 """
 
 from __future__ import annotations

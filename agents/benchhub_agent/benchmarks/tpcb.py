@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import multiprocessing
 import os
-import queue
-import random
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +29,7 @@ from ..progress import working
 from . import _connections as dbc
 from . import _tpcb_event_loop as event_loop
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
+from ._tpcb_processes import run_agent_load
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcb"
@@ -40,9 +37,6 @@ VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 # MySQL/MariaDB: dropped after the run unless --keep (PostgreSQL: the schema is).
 OWN_TABLES = ("pgbench_history", "pgbench_tellers", "pgbench_accounts", "pgbench_branches")
-
-
-WORKER_START_TIMEOUT_S = 60.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -155,126 +149,6 @@ def measured_scale(target: Target) -> int:
             return int(cur.fetchone()[0])
     finally:
         conn.close()
-
-
-# --- the agent's own load ------------------------------------------------------------------
-
-TPCB_STATEMENTS = (
-    "UPDATE pgbench_accounts SET abalance = abalance + %(delta)s WHERE aid = %(aid)s",
-    "SELECT abalance FROM pgbench_accounts WHERE aid = %(aid)s",
-    "UPDATE pgbench_tellers SET tbalance = tbalance + %(delta)s WHERE tid = %(tid)s",
-    "UPDATE pgbench_branches SET bbalance = bbalance + %(delta)s WHERE bid = %(bid)s",
-    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
-    " VALUES (%(tid)s, %(bid)s, %(aid)s, %(delta)s, CURRENT_TIMESTAMP)",
-)
-
-
-def _transaction_parameters(rng: random.Random, scale: int) -> dict[str, int]:
-    # The same random choices as pgbench's built-in tpcb-like script.
-    return {
-        "aid": rng.randint(1, ACCOUNTS_PER_BRANCH * scale),
-        "bid": rng.randint(1, scale),
-        "tid": rng.randint(1, TELLERS_PER_BRANCH * scale),
-        "delta": rng.randint(-5000, 5000),
-    }
-
-
-def _run_transaction(conn: Any, engine: str, params: dict[str, int]) -> None:
-    with conn.cursor() as cur:
-        for statement in TPCB_STATEMENTS:
-            if engine == "postgresql":
-                # Server-side prepared statements, as pgbench -M prepared.
-                cur.execute(statement, params, prepare=True)
-            else:
-                cur.execute(statement, params)
-            if statement.startswith("SELECT"):
-                cur.fetchall()
-    conn.commit()
-
-
-def _worker(
-    target: Target,
-    scale: int,
-    warmup_s: float,
-    duration_s: float,
-    seed: int,
-    barrier: Any,
-    results: Any,
-) -> None:
-    """One client: connect, wait for the others, loop until the deadline, report."""
-    histogram = Histogram()
-    failed = 0
-    error: str | None = None
-    try:
-        conn = dbc.connect(target, autocommit=False)
-        rng = random.Random(seed)  # noqa: S311 - load, not secrets
-        barrier.wait(WORKER_START_TIMEOUT_S)
-        measure_from = time.perf_counter() + warmup_s
-        deadline = measure_from + duration_s
-        while True:
-            started = time.perf_counter()
-            if started >= deadline:
-                break
-            try:
-                _run_transaction(conn, target.engine, _transaction_parameters(rng, scale))
-            except Exception:  # a failed transaction is counted, not fatal
-                conn.rollback()
-                if started >= measure_from:
-                    failed += 1
-                continue
-            if started >= measure_from:
-                histogram.record(int((time.perf_counter() - started) * 1_000_000))
-        conn.close()
-    except Exception as exc:  # reported to the parent, which raises
-        error = f"{type(exc).__name__}: {exc}"
-    results.put((histogram, failed, error))
-
-
-def run_agent_load(
-    target: Target, clients: int, scale: int, warmup_s: float, duration_s: float, seed: int
-) -> tuple[Histogram, int]:
-    """Run ``clients`` worker processes at once; the merged histogram and failure count."""
-    context = multiprocessing.get_context("spawn")
-    barrier = context.Barrier(clients)
-    results = context.Queue()
-    workers = [
-        context.Process(
-            target=_worker,
-            args=(target, scale, warmup_s, duration_s, seed * 1000 + i, barrier, results),
-            daemon=True,
-        )
-        for i in range(clients)
-    ]
-    for worker in workers:
-        worker.start()
-    merged, failed, errors = Histogram(), 0, []
-    deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
-    for _ in workers:
-        histogram, worker_failed, error = _next_result(results, workers, deadline)
-        merged.merge(histogram)
-        failed += worker_failed
-        if error:
-            errors.append(error)
-    for worker in workers:
-        worker.join(10)
-    if errors:
-        raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
-    return merged, failed
-
-
-def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:
-    """The next worker's report; fails fast when a worker died without reporting."""
-    while True:
-        try:
-            return results.get(timeout=0.5)
-        except queue.Empty:
-            pass
-        crashed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
-        if crashed or all(w.exitcode is not None for w in workers):
-            # A worker flushes its report before it exits, so the queue would not be empty.
-            raise RuntimeError(f"tpcb: client processes exited without reporting {crashed}")
-        if time.monotonic() > deadline:
-            raise RuntimeError("tpcb: the client processes did not finish in time")
 
 
 # --- pgbench ------------------------------------------------------------------------------
