@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from benchhub.lib.env import envbool, envint, envlist, envstr
+from benchhub.lib.env import envbool, envint, envlist, envstr, secret_key_problem
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("BENCHHUB_VAR_DIR", str(BASE_DIR / "var")))
@@ -22,10 +22,31 @@ ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"
 _DEV_SECRET_KEY = "insecure-development-key-never-use-in-production"  # noqa: S105
 SECRET_KEY = envstr("SECRET_KEY", _DEV_SECRET_KEY)
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "testserver", "[::1]"}
-if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG and not set(ALLOWED_HOSTS) <= _LOCAL_HOSTS:
-    # Serving real host names with the public development key would let
-    # anyone forge sessions.
-    raise ImproperlyConfigured("SECRET_KEY must be set when ALLOWED_HOSTS names a real host")
+_PUBLIC = not DEBUG and not set(ALLOWED_HOSTS) <= _LOCAL_HOSTS
+# Serving real host names with a key anyone can read (the development one,
+# compose's placeholder) or guess would let anyone forge sessions.
+if _PUBLIC and (problem := secret_key_problem(SECRET_KEY)):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY {problem}: ALLOWED_HOSTS names a real host, so set SECRET_KEY to "
+        "a random value of 50+ characters (python -c 'import secrets; "
+        "print(secrets.token_urlsafe(50))')"
+    )
+
+# HTTPS terminated by a proxy in front of gunicorn (nginx, a load balancer)
+# that sets X-Forwarded-Proto: trust it, redirect plain HTTP, send cookies
+# over HTTPS only and tell browsers to stay on HTTPS (HSTS). /healthz stays
+# reachable over plain HTTP for the proxy's own checks.
+HTTPS_PROXY = envbool("BENCHHUB_HTTPS_PROXY", False)
+if HTTPS_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", True)
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -89,6 +110,11 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer is an error in seconds, not a hung worker.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = envint(
+        "DATABASE_CONNECT_TIMEOUT", 5, minimum=1
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -115,8 +141,12 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "benchhub.lib.staticfiles.HashedStaticFilesStorage"},
+}
 
 # Celery: with REDIS_URL unset, tasks run in the calling process (embedded
 # default); with it set, they go to Redis and a worker runs them.
@@ -240,9 +270,18 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# One JSON object per line on stderr, tokens redacted (benchhub.lib.logs);
+# LOG_FORMAT=text for a person reading a terminal.
+LOG_FORMAT = envstr("LOG_FORMAT", "json")
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: expected json or text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "benchhub.lib.logs.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "WARNING")},
 }

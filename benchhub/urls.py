@@ -4,6 +4,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from benchhub.lib.api import not_found
+from benchhub.lib.health import healthz
 
 urlpatterns = [
     path("", include("benchhub.results.urls")),
@@ -19,6 +20,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
     # Last: any other /api/ path is a JSON 404, with DEBUG on too (where
     # Django would answer its HTML page instead of handler404).
     re_path(r"^api/", csrf_exempt(not_found)),

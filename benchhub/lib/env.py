@@ -1,6 +1,11 @@
-"""Typed readers for settings that come from the environment."""
+"""Typed readers for settings that come from the environment.
+
+A bad value stops the start with ImproperlyConfigured naming the variable,
+never a bare ValueError from deep inside the settings module."""
 
 import os
+
+from django.core.exceptions import ImproperlyConfigured
 
 
 def envstr(name: str, default: str) -> str:
@@ -9,27 +14,47 @@ def envstr(name: str, default: str) -> str:
 
 def envbool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    if value.lower() in ("1", "true", "yes", "on"):
+    if value.strip().lower() in ("1", "true", "yes", "on"):
         return True
-    if value.lower() in ("0", "false", "no", "off"):
+    if value.strip().lower() in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"{name}={value!r}: expected true/false")
+    raise ImproperlyConfigured(f"{name}={value!r}: expected true or false (or 1/0, yes/no, on/off)")
 
 
-def envint(name: str, default: int) -> int:
+def envint(name: str, default: int, *, minimum: int | None = None) -> int:
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
-        raise ValueError(f"{name}={value!r}: expected a whole number") from None
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected at least {minimum}")
+    return number
 
 
 def envlist(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+# Keys seen in examples and compose files, which anyone can read.
+_PLACEHOLDERS = ("change-me", "changeme", "django-insecure", "insecure", "secret", "xxx")
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Why ``key`` must not sign sessions on a public host, or None."""
+    if not key.strip():
+        return "is empty"
+    if len(key) < 50:
+        return f"is {len(key)} characters long; use 50 or more"
+    if len(set(key)) < 5:
+        return "uses fewer than 5 different characters"
+    if key.lower().startswith(_PLACEHOLDERS):
+        return "is a placeholder from an example"
+    return None

@@ -1,0 +1,242 @@
+"""Production settings: what `manage.py check --deploy` asks, keys nobody can
+read, a health check, hashed and compressed static files, JSON logs
+without tokens, and environment variables that say which one is wrong."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+from django.db import connection
+from django.test import Client, override_settings
+
+from benchhub.lib import health
+from benchhub.lib.env import envbool, envint, secret_key_problem
+from benchhub.lib.logs import JsonFormatter
+from tests.live import ROOT
+
+STRONG_KEY = secrets.token_urlsafe(50)
+PRODUCTION = {
+    "DEBUG": "false",
+    "ALLOWED_HOSTS": "benchhub.example.org",
+    "SECRET_KEY": STRONG_KEY,
+    "BENCHHUB_HTTPS_PROXY": "true",
+}
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_check_deploy_has_no_warning_behind_an_https_proxy():
+    done = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "System check identified no issues (0 silenced)." in done.stdout
+
+
+def test_without_the_https_proxy_setting_check_deploy_says_what_is_missing():
+    done = manage("check", "--deploy", **{**PRODUCTION, "BENCHHUB_HTTPS_PROXY": "false"})
+
+    for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
+        assert warning in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "",
+        "   ",
+        "short-but-random-Xq8",
+        "change-me-before-exposing-this",
+        "change-me-before-exposing-this-change-me-before-exposing-this",
+        "insecure-development-key-never-use-in-production",
+        "django-insecure-" + "k" * 50,
+        "ab" * 40,
+    ],
+)
+def test_weak_or_placeholder_keys_are_refused(key):
+    assert secret_key_problem(key) is not None
+
+
+def test_a_random_key_is_accepted():
+    assert secret_key_problem(STRONG_KEY) is None
+
+
+def test_a_placeholder_key_stops_the_start_naming_secret_key():
+    done = manage("check", **{**PRODUCTION, "SECRET_KEY": "change-me-before-exposing-this"})
+
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is 30 characters long" in done.stderr
+
+
+def test_the_development_key_is_fine_on_loopback():
+    done = manage("check", DEBUG="false", ALLOWED_HOSTS="127.0.0.1,localhost", SECRET_KEY="")
+
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("reader", "value", "message"),
+    [
+        (lambda: envbool("BENCHHUB_TEST_FLAG", False), "maybe", "BENCHHUB_TEST_FLAG='maybe'"),
+        (lambda: envint("BENCHHUB_TEST_NUMBER", 1), "ten", "BENCHHUB_TEST_NUMBER='ten'"),
+        (lambda: envint("BENCHHUB_TEST_NUMBER", 1, minimum=1), "0", "at least 1"),
+    ],
+)
+def test_a_bad_environment_value_names_its_variable(monkeypatch, reader, value, message):
+    from django.core.exceptions import ImproperlyConfigured
+
+    monkeypatch.setenv("BENCHHUB_TEST_FLAG", value)
+    monkeypatch.setenv("BENCHHUB_TEST_NUMBER", value)
+    with pytest.raises(ImproperlyConfigured, match=message):
+        reader()
+
+
+def test_a_bad_value_at_start_is_improperly_configured_naming_it():
+    done = manage("check", DEBUG="maybe")
+
+    assert "ImproperlyConfigured: DEBUG='maybe': expected true or false" in done.stderr
+
+
+# ------------------------------------------------------------------ /healthz
+
+
+@pytest.fixture
+def fresh_health(monkeypatch):
+    monkeypatch.setattr(health, "_migrated", False)
+
+
+def test_healthz_is_200_when_everything_answers(db, fresh_health):
+    response = Client().get("/healthz")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert {name: check["ok"] for name, check in body["checks"].items()} == {
+        "postgresql": True,
+        "redis": True,
+        "migrations": True,
+    }
+    assert body["checks"]["redis"]["ms"] >= 0  # really asked Redis (REDIS_URL is set)
+
+
+def test_healthz_is_503_naming_redis_when_it_does_not_answer(db, fresh_health):
+    with override_settings(REDIS_URL="redis://127.0.0.1:9/0"):
+        response = Client().get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["redis"] == {"ok": False, "error": "ConnectionError"}
+    assert response.json()["checks"]["postgresql"]["ok"] is True
+
+
+def test_healthz_is_503_with_a_pending_migration(db, fresh_health):
+    with connection.cursor() as cursor:  # rolled back with the test
+        cursor.execute(
+            "DELETE FROM django_migrations WHERE id = (SELECT max(id) FROM django_migrations)"
+        )
+
+    response = Client().get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["migrations"]["pending"] == 1
+
+
+def production_setting(name: str):
+    code = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        f"print(json.dumps(settings.{name}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, **PRODUCTION, "DJANGO_SETTINGS_MODULE": "benchhub.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_healthz_stays_reachable_over_plain_http_behind_the_proxy(db, fresh_health):
+    exempt = production_setting("SECURE_REDIRECT_EXEMPT")
+
+    with override_settings(SECURE_SSL_REDIRECT=True, SECURE_REDIRECT_EXEMPT=exempt):
+        assert Client().get("/healthz").status_code == 200
+        assert Client().get("/").status_code == 301
+
+
+# ------------------------------------------------------------------ static files
+
+
+def test_collectstatic_writes_hashed_and_compressed_files_that_pages_use(db, tmp_path):
+    done = manage("collectstatic", "--noinput", STATIC_ROOT=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+
+    manifest = json.loads((tmp_path / "staticfiles.json").read_text())
+    hashed = manifest["paths"]["results/benchhub.css"]
+    assert hashed != "results/benchhub.css"
+    assert (tmp_path / (hashed + ".gz")).is_file()
+    with override_settings(STATIC_ROOT=tmp_path, WHITENOISE_USE_FINDERS=False):
+        page = Client().get("/")
+        assert f"/static/{hashed}" in page.content.decode()
+        css = Client().get(f"/static/{hashed}", HTTP_ACCEPT_ENCODING="gzip")
+    assert css.status_code == 200
+    assert css["Content-Encoding"] == "gzip"
+    assert "immutable" in css["Cache-Control"]
+
+
+def test_without_collectstatic_pages_use_the_plain_names(db):
+    page = Client().get("/")
+
+    assert "/static/results/benchhub.css" in page.content.decode()
+    assert Client().get("/static/results/benchhub.css").status_code == 200
+
+
+# ------------------------------------------------------------------ logs
+
+
+def configured_formatter() -> logging.Formatter:
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h.formatter, JsonFormatter)]
+    assert handlers, "the root logger has no JSON handler"
+    return handlers[0].formatter
+
+
+def test_logs_are_json_lines_without_tokens(db, alice, caplog, monkeypatch):
+    from benchhub.accounts.services import api_token_create
+    from benchhub.results import selectors
+
+    _, secret = api_token_create(user=alice, name="logged")
+
+    def broken(**kwargs):
+        raise RuntimeError(f"failed for Authorization: Token {secret} and {secret}")
+
+    monkeypatch.setattr(selectors, "run_list", broken)
+    with caplog.at_level(logging.ERROR):
+        Client().get(f"/api/v1/runs/?token={secret}", HTTP_AUTHORIZATION=f"Token {secret}")
+
+    lines = [configured_formatter().format(record) for record in caplog.records]
+    assert lines
+    for line in lines:
+        entry = json.loads(line)
+        assert {"time", "level", "logger", "message"} <= set(entry)
+        assert secret not in line
+        assert secret[3:20] not in line
+    entry = json.loads(lines[0])
+    assert entry["error_id"] and entry["error_id"] in entry["message"]
+    assert "RuntimeError" in entry["exception"] and "[redacted]" in entry["exception"]
