@@ -142,3 +142,9 @@ def test_a_role_that_may_not_checkpoint_runs_and_says_so():
     (note,) = [n for n in result.notes if n.startswith("checkpoint:")]
     assert note.startswith("checkpoint: none before the measured points (CHECKPOINT: ")
     assert "pg_checkpoint" in note  # what the role lacks
+
+
+def test_firebird_has_no_checkpoint_statement_and_the_note_says_so():
+    checkpoints = dbc.Checkpoints(dbs.firebird("checkpoint_fb"))
+    checkpoints.before_point()
+    assert checkpoints.note() == "checkpoint: not applicable (firebird has no statement for it)."

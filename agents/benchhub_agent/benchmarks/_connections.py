@@ -223,6 +223,8 @@ class Checkpoints:
             conn.close()
 
     def note(self) -> str:
+        if self.sql is None:
+            return f"checkpoint: not applicable ({self.target.engine} has no statement for it)."
         if self.refused is None:
             return f"checkpoint: {self.sql} before each of the {self.done} measured points."
         return f"checkpoint: none before the measured points ({self.sql or '-'}: {self.refused})."
