@@ -44,6 +44,14 @@ _IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
 # Firebird DSNs keep a file path where other engines have a database name.
 _FIREBIRD_DSN = re.compile(r"firebird://[^\s\"']+")
+# A tool's command line naming a server or a login: --mysql-host=db1.corp, -h db1,
+# --pgsql-user alice, -U alice, host=db1 (libpq keywords).
+_OPTION_VALUE = re.compile(
+    r"(?P<option>(?<![\w-])(?:--(?:[A-Za-z0-9]+[-_])*(?P<long>host|hostname|user|username)(?:=|\s+)"
+    r"|-(?P<short>[hU])\s*|(?P<keyword>host|user)=))(?P<value>[^\s'\",;]+)"
+)
+PLACEHOLDERS = frozenset({HOME_PATH, HOST_NAME, USER_NAME, IP_ADDRESS, "HOST", "SOCKET_DIR"})
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})
 
 
 @dataclass
@@ -137,6 +145,7 @@ def redact_text(
         text = pattern.sub(one, text)
 
     replace(_FIREBIRD_DSN, "database_path", lambda dsn: _firebird_dsn(dsn, fs))
+    text = _option_values(text, path, found)
     replace(_HOME, "home_path", lambda _: HOME_PATH)
     replace(_IPV4, "ip_address", lambda m: IP_ADDRESS if _is_ip(m) else None)
     replace(_IPV6, "ip_address", lambda m: IP_ADDRESS if ":" in m and _is_ip(m) else None)
@@ -145,6 +154,33 @@ def redact_text(
     for name in identity.user_names:
         replace(_word(name), "user_name", lambda _: USER_NAME)
     return text
+
+
+def _option_values(text: str, path: str, found: list[Finding]) -> str:
+    """Server and login names given to a tool on its command line."""
+
+    def one(match: re.Match[str]) -> str:
+        value = match.group("value")
+        is_user = (
+            "u"
+            in (
+                match.group("long") or match.group("short") or match.group("keyword") or ""
+            ).lower()[:1]
+        )
+        if value in PLACEHOLDERS or value.startswith("/") or value.startswith("$"):
+            return match.group(0)
+        if is_user:
+            if value.lower() in PUBLIC_USER_NAMES:
+                return match.group(0)
+            kind, replacement = "user_name", USER_NAME
+        else:
+            if value.lower() in LOCAL_HOSTS or _is_ip(value) or value.startswith("["):
+                return match.group(0)  # loopback, or an address the IP rule replaces
+            kind, replacement = "host_name", HOST_NAME
+        found.append(Finding(kind, path, replacement, value))
+        return match.group("option") + replacement
+
+    return _OPTION_VALUE.sub(one, text)
 
 
 def _word(name: str) -> re.Pattern[str]:

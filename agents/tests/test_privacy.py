@@ -130,3 +130,41 @@ def test_sysinfo_show_redacted_says_what_is_removed(tmp_path):
     assert set(sections) >= {"hardware", "os"}
     assert "redaction(s); always removed: home paths, IP addresses" in done.stderr
     assert repr(socket.gethostname()) in done.stderr or len(socket.gethostname()) < 2
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            "sysbench --mysql-host=db1.corp.example --mysql-user=carol oltp_read_write run",
+            "sysbench --mysql-host=HOSTNAME --mysql-user=USER oltp_read_write run",
+        ),
+        ("pgbench -h pg-prod-7 -U dave -c 8 bench", "pgbench -h HOSTNAME -U USER -c 8 bench"),
+        ("pgbench -hpg-prod-7 -Udave bench", "pgbench -hHOSTNAME -UUSER bench"),
+        ("psql 'host=db2.example user=erin dbname=x'", "psql 'host=HOSTNAME user=USER dbname=x'"),
+        ("hammerdb --pg_host db3 --host db3", "hammerdb --pg_host HOSTNAME --host HOSTNAME"),
+    ],
+)
+def test_server_and_login_names_on_a_tools_command_line_are_replaced(command, expected):
+    doc = example()
+    doc["source"]["command"] = command
+    clean, findings = redacted(doc)
+    assert clean["source"]["command"] == expected
+    assert {f.kind for f in findings} <= {"host_name", "user_name"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pgbench -h /var/run/postgresql -U postgres -c 8 bench",  # a socket directory
+        "sysbench --mysql-host=127.0.0.1 --mysql-user=root run",  # loopback, a service account
+        "benchhub-agent run tpcb --dsn postgresql://USER@HOST:5432/bench --clients 1,8",
+        "pgbench -h HOST -U USER",  # already placeholders
+        "pgbench -c 8 -j 2 -T 10 -M prepared",  # no -h at all
+    ],
+)
+def test_local_or_already_anonymous_command_lines_are_left_alone(command):
+    doc = example()
+    doc["source"]["command"] = command
+    clean, findings = redacted(doc)
+    assert clean["source"]["command"] == command and findings == []
