@@ -26,7 +26,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_database_url() -> str:
+def live_database_url() -> str:
     """The URL of the database the test runs on (test_…, per xdist worker)."""
     settings = connection.settings_dict
     user = settings["USER"] or ""
@@ -46,7 +46,7 @@ def gunicorn(
     """gunicorn (one gthread worker) on the test database; yields its port,
     and stops it (its whole process group) on the way out."""
     port = free_port()
-    environment = {**os.environ, "DATABASE_URL": test_database_url(), "DEBUG": "false"}
+    environment = {**os.environ, "DATABASE_URL": live_database_url(), "DEBUG": "false"}
     environment.update(env or {})
     server = subprocess.Popen(
         [python, "-m", "gunicorn", "benchhub.wsgi:application", "--bind", f"127.0.0.1:{port}",

@@ -18,6 +18,7 @@ from django.test import Client, override_settings
 from benchhub.lib import health
 from benchhub.lib.env import envbool, envint, secret_key_problem
 from benchhub.lib.logs import JsonFormatter
+from tests.deploy import servers as deploy_servers
 from tests.live import ROOT
 
 STRONG_KEY = secrets.token_urlsafe(50)
@@ -30,16 +31,7 @@ PRODUCTION = {
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, **env}
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return deploy_servers.manage({**os.environ, **env}, *args)
 
 
 def test_check_deploy_has_no_warning_behind_an_https_proxy():
