@@ -1,4 +1,5 @@
-"""Container health check of the web service: exit 0 when gunicorn answers on its port.
+"""Container health check of the web service: exit 0 when gunicorn answers /healthz with 200
+(PostgreSQL and Redis answer, no migration pending; benchhub/lib/health.py).
 
 Reads the port from GUNICORN_BIND (as gunicorn.conf.py does) and sends the first name of
 ALLOWED_HOSTS as the Host header, so the check passes whatever host names the site serves.
@@ -10,7 +11,7 @@ import sys
 import urllib.error
 import urllib.request
 
-PATH = "/api/v1/benchmarks/"
+PATH = "/healthz"
 
 
 def main() -> int:

@@ -256,6 +256,8 @@ def wait_until(condition, limit: float, what: str) -> None:
 def test_the_stack_serves_an_agent_upload_and_keeps_a_refresh_queued_across_a_worker_restart(
     stack: Stack, token: str, tmp_path: Path
 ):
+    status, health = stack.get("/healthz")
+    assert (status, health["status"]) == (200, "ok"), health
     status, benchmarks = stack.get("/api/v1/benchmarks/")
     assert status == 200 and benchmarks, "migrate did not sync the catalog"
 
