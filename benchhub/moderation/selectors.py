@@ -127,7 +127,9 @@ def moderation_queue(
     return _queue_items(rows), has_next
 
 
-def _queue_items(submissions: list[Submission]) -> list[QueueItem]:
+def _most_unusual(submissions: list[Submission]) -> dict[int, list[Measurement]]:
+    """Each submission's EVIDENCE_PER_SUBMISSION most unusual measurements
+    (by outlier score; unscored ones after, in document order)."""
     measurements = (
         Measurement.objects.filter(run__submission__in=submissions)
         .select_related("metric", "run")
@@ -136,13 +138,21 @@ def _queue_items(submissions: list[Submission]) -> list[QueueItem]:
     per_submission: dict[int, list[Measurement]] = defaultdict(list)
     for m in measurements:
         per_submission[m.run.submission_id].append(m)
-    # The most unusual first; unscored ones after, in document order.
-    chosen = {
+    return {
         pk: sorted(ms, key=lambda m: -abs(m.outlier_score) if m.outlier_score is not None else 0)[
             :EVIDENCE_PER_SUBMISSION
         ]
         for pk, ms in per_submission.items()
     }
+
+
+def submission_evidence(submission: Submission) -> list[Evidence]:
+    """The evidence the queue shows for one submission."""
+    return evidence_for(_most_unusual([submission]).get(submission.pk, []))
+
+
+def _queue_items(submissions: list[Submission]) -> list[QueueItem]:
+    chosen = _most_unusual(submissions)
     evidence = evidence_for([m for ms in chosen.values() for m in ms])
     by_submission: dict[int, list[Evidence]] = defaultdict(list)
     run_submission = {run.pk: s.pk for s in submissions for run in s.runs.all()}

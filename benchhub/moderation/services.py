@@ -113,6 +113,12 @@ def submission_moderate(
         after = target or locked.status_before_hidden or Status.PENDING
         locked.status = after
         locked.status_before_hidden = before if action == Action.HIDE else ""
+        if evidence is None and action in (Action.FLAG, Action.REPORT):
+            # What a moderator saw when flagging: the most unusual results
+            # against their baselines, as the queue shows them.
+            from benchhub.moderation.selectors import submission_evidence
+
+            evidence = [e.as_dict() for e in submission_evidence(locked)]
         if action != Action.UNHIDE:
             locked.status_reason = reason
         locked.save(update_fields=["status", "status_reason", "status_before_hidden"])

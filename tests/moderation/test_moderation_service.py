@@ -170,3 +170,17 @@ def test_a_submitter_sees_the_history_of_their_own_but_not_who_reported_it(alice
     ]
     assert [h.actor_label for h in moderators] == ["maud", "bob"]
     assert submission_history(submission, bob) == []
+
+
+def test_a_moderators_flag_keeps_the_evidence_they_saw(bob, alice, maud):
+    for value in (1000.0, 1050.0, 1100.0, 1150.0, 1200.0):
+        upload(bob, value, status=Status.APPROVED)
+    submission = upload(alice, 4000.0)
+    baselines_refresh()
+
+    submission_moderate(submission=submission, actor=maud, action="flag", reason="too fast")
+
+    evidence = AuditEntry.objects.get(action="flag").evidence
+    worst = evidence[0]
+    assert (worst["value"], worst["median"], worst["n"]) == (4000.0, 1100.0, 5)
+    assert worst["score"] > 3.5
