@@ -7,10 +7,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.db import connection
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connection
 from rest_framework.test import APIClient
 
 from benchhub.accounts.services import api_token_create
@@ -81,3 +84,15 @@ def bob_api(bob) -> APIClient:
 @pytest.fixture
 def anonymous_api() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def wsgi_in_the_test_transaction() -> Iterator[None]:
+    """For tests that call the WSGI application itself (not Django's test
+    client): Django closes the connection when each request starts and ends,
+    which would end the test's transaction too."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)

@@ -17,13 +17,10 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 import schemathesis
 from benchhub_agent.schema import metric_catalog, time_problem
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
@@ -52,17 +49,6 @@ def in_the_error_shape(response) -> None:
     assert isinstance(error["code"], str) and isinstance(error["message"], str), error
     for detail in error.get("details", []):
         assert set(detail) == {"path", "message"}, detail
-
-
-@pytest.fixture
-def wsgi_in_the_test_transaction() -> Iterator[None]:
-    """Django closes the connection at the end of each request; called outside
-    its test client, that would end the test's transaction too."""
-    for signal in (request_started, request_finished):
-        signal.disconnect(close_old_connections)
-    yield
-    for signal in (request_started, request_finished):
-        signal.connect(close_old_connections)
 
 
 @pytest.fixture
@@ -137,11 +123,11 @@ def fuzzer(operation, mode, headers, calls, statuses):
 def test_no_request_the_openapi_document_allows_or_breaks_gets_a_5xx(
     alice, published, wsgi_in_the_test_transaction
 ):
-    from django.core.wsgi import get_wsgi_application
+    from benchhub.wsgi import application
 
     _, token = api_token_create(user=alice, name="fuzz")
     headers = {"Authorization": f"Token {token}"}
-    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
     calls: Counter[tuple[str, str]] = Counter()
     statuses: Counter[int] = Counter()
     started = time.monotonic()
