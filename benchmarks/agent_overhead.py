@@ -16,6 +16,11 @@ built-in tpcb-like script on the same tables (the benchmark's own schema, at
 the small tables and a CHECKPOINT, each counted over the same window after a
 warm-up. Target >= 0.9 at every client count.
 
+With ``--mysql-dsn``, tpcb on MariaDB/MySQL too: the agent's engine (a process
+per client through PyMySQL) against sysbench 1.0 running the same transaction
+from a Lua script (text protocol, as PyMySQL; ``--warmup-time`` then the
+window), on the same tables. Target >= 0.9.
+
 Every figure line ends with the 1-minute load average: the machine may be
 shared, and a figure measured beside other work is not a quiet machine's.
 
@@ -190,6 +195,90 @@ def compare(args: argparse.Namespace, target: Target) -> bool:
     return met
 
 
+# pgbench's built-in tpcb-like transaction for sysbench 1.0, over the text protocol.
+SYSBENCH_TPCB = """\
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function thread_done()
+  con:disconnect()
+end
+function event()
+  local scale = tonumber(os.getenv("TPCB_SCALE"))
+  local aid = sysbench.rand.uniform(1, 100000 * scale)
+  local bid = sysbench.rand.uniform(1, scale)
+  local tid = sysbench.rand.uniform(1, 10 * scale)
+  local delta = sysbench.rand.uniform(0, 10000) - 5000  -- uniform() takes unsigned bounds
+  con:query("BEGIN")
+  con:query("UPDATE pgbench_accounts SET abalance = abalance + " .. delta .. " WHERE aid = " .. aid)
+  con:query("SELECT abalance FROM pgbench_accounts WHERE aid = " .. aid)
+  con:query("UPDATE pgbench_tellers SET tbalance = tbalance + " .. delta .. " WHERE tid = " .. tid)
+  con:query("UPDATE pgbench_branches SET bbalance = bbalance + " .. delta .. " WHERE bid = " .. bid)
+  con:query("INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (" ..
+            tid .. ", " .. bid .. ", " .. aid .. ", " .. delta .. ", CURRENT_TIMESTAMP)")
+  con:query("COMMIT")
+end
+"""
+
+
+def sysbench_tps(target: Target, script: Path, clients: int, scale: int, args) -> float:
+    command = [
+        "sysbench", str(script), f"--threads={clients}", f"--time={int(args.duration)}",
+        f"--warmup-time={int(args.warmup)}", "--db-driver=mysql",
+        f"--mysql-host={target.host or 'localhost'}", f"--mysql-port={target.port or 3306}",
+        f"--mysql-user={target.user or 'root'}", f"--mysql-db={target.database}",
+        "--rand-type=uniform", "run",
+    ]  # fmt: skip
+    environment = {**os.environ, "TPCB_SCALE": str(scale)}
+    if target.password:
+        command.insert(-1, f"--mysql-password={target.password}")
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    found = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", done.stdout)
+    if done.returncode != 0 or not found:
+        raise RuntimeError(f"sysbench failed: {done.stderr.strip() or done.stdout[-500:]}")
+    # sysbench counts Lua events; one event is one transaction here.
+    return float(found.group(1))
+
+
+def compare_tpcb_mysql(args: argparse.Namespace, target: Target) -> bool:
+    """The agent's MariaDB/MySQL tpcb engine against sysbench running the same transaction."""
+    script = Path(tempfile.mkdtemp()) / "tpcb.lua"
+    script.write_text(SYSBENCH_TPCB)
+    tpcb.initialize(target, args.tpcb_scale)
+    print(f"tpcb on {target.engine} at scale {args.tpcb_scale}: agent against sysbench")
+    print(f"{'clients':>7} {'agent tps':>10} {'sysbench tps':>13} {'ratio':>6} {'target':>7}")
+    met = True
+    try:
+        for clients in args.clients:
+            agent, other, ratios = [], [], []
+            for round_ in range(args.rounds):
+                tpcb._prepare_repetition(target)
+                histogram, _ = tpcb.run_agent_load(
+                    target, clients, args.tpcb_scale, args.warmup, args.duration, round_
+                )
+                a = histogram.count / args.duration
+                tpcb._prepare_repetition(target)
+                o = sysbench_tps(target, script, clients, args.tpcb_scale, args)
+                agent.append(a)
+                other.append(o)
+                ratios.append(a / o)
+            ratio = statistics.median(ratios)
+            met = met and ratio >= TPCB_TARGET
+            verdict = "ok" if ratio >= TPCB_TARGET else "MISSED"
+            print(
+                f"{clients:>7} {statistics.median(agent):>10.0f} "
+                f"{statistics.median(other):>13.0f} {ratio:>6.2f} {TPCB_TARGET:>5.2f} "
+                f"{verdict}   rounds: "
+                + " ".join(f"{r:.2f}" for r in ratios)
+                + f"   {load_average()}",
+                flush=True,
+            )
+    finally:
+        dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
+    return met
+
+
 def compare_tpcb(args: argparse.Namespace, target: Target) -> bool:
     """The agent's tpcb engine against pgbench's built-in tpcb-like, same tables."""
     workspace = dbc.in_own_schema(target, tpcb.NAME)
@@ -312,6 +401,7 @@ def main() -> int:
     parser.add_argument("--skip-select-update", action="store_true")
     parser.add_argument("--skip-tpcb", action="store_true")
     parser.add_argument("--tpcb-scale", type=int, default=10)
+    parser.add_argument("--mysql-dsn", help="also tpcb on MariaDB/MySQL against sysbench")
     parser.add_argument(
         "--client-loop",
         choices=select_update.CLIENT_LOOPS,
@@ -328,6 +418,8 @@ def main() -> int:
         met = compare(args, target)
     if not args.skip_tpcb:
         met = compare_tpcb(args, target) and met
+    if args.mysql_dsn:
+        met = compare_tpcb_mysql(args, Target.parse(args.mysql_dsn)) and met
     if not args.skip_memory:
         clients = sweep_clients(target)
         rss, pss, seconds = peak_memory(args, clients)
