@@ -404,6 +404,12 @@ def main() -> None:
         fill(args.measurements)
         log("computing baselines")
         refresh_baselines()
+    # Fresh statistics, as autovacuum keeps them on a live site: without
+    # them the planner takes "approved" for a rare status.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
     log(
         f"{Measurement.objects.count():,} measurements in {Run.objects.count():,} runs; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (shared machine)"

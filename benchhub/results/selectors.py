@@ -261,10 +261,18 @@ SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def run_search(runs: QuerySet[Run], text: str) -> QuerySet[Run]:
+    """Every word in one of the SEARCHED fields. Matched in the small
+    dimension tables first (``hardware_id IN (SELECT …)``): an OR across
+    joined tables would be tested on every run instead."""
     for word in text.split()[:10]:
         condition = Q()
+        by_relation: dict[str, Q] = defaultdict(Q)
         for path in SEARCHED:
-            condition |= Q(**{f"{path}__icontains": word})
+            relation, field = path.split("__", 1)
+            by_relation[relation] |= Q(**{f"{field}__icontains": word})
+        for relation, matches in by_relation.items():
+            model = Run._meta.get_field(relation).related_model
+            condition |= Q(**{f"{relation}__in": model.objects.filter(matches).values("pk")})
         runs = runs.filter(condition)
     return runs
 
