@@ -192,7 +192,7 @@ RECENT_RUNS = 25
 # The summary tables of a dimension or benchmark page read the measurements
 # of its latest runs only: a request never aggregates a whole table (with a
 # million measurements, "ext4" alone is hundreds of thousands of rows).
-SUMMARY_RUNS = 400
+SUMMARY_RUNS = 200
 _SPREAD_GROUPS = ("run__benchmark__name", "run__server__engine", "run__server__version_major")
 
 
@@ -314,6 +314,7 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
             "metrics": metrics,
             "table": tables[0] if tables else None,
             "summarized": len(summarized),
+            "summary_limit": SUMMARY_RUNS,
             "parameters": selectors.run_parameter_counts(runs)[:12] if latest else [],
             "citations": selectors.curated_citations(user=request.user, benchmark=benchmark),
             "latest": latest,
