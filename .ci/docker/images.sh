@@ -70,4 +70,6 @@ if [ ! -f "$wheels/.complete" ]; then
             --disable-pip-version-check --cert /ca.crt -r /wheels/requirements.txt -d /wheels'
     touch "$wheels/.complete"
 fi
+# Wheelhouses of older requirements or base images are of no further use.
+find "$CACHE" -maxdepth 1 -name 'wheels-*' ! -path "$wheels" -exec rm -rf {} +
 echo "$wheels"
