@@ -51,6 +51,8 @@ class Answer:
     status: int | None = None
     url: str | None = None
     message: str = ""
+    # The submission's page, for people; ``url`` is its API address.
+    html_url: str | None = None
     details: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -60,8 +62,8 @@ class Answer:
     def describe(self) -> str:
         status = f"HTTP {self.status}" if self.status else "no answer"
         text = {
-            CREATED: f"stored: {self.url or ''}",
-            STORED: f"already stored: {self.url or ''}",
+            CREATED: f"stored: {self.html_url or self.url or ''}",
+            STORED: f"already stored: {self.html_url or self.url or ''}",
             REJECTED: f"rejected by the server ({status}): {self.message}",
             UNAUTHORIZED: f"the server refused the token ({status}): {self.message}",
             UNREACHABLE: f"server not reachable ({status}): {self.message}",
@@ -175,10 +177,11 @@ def submit(
 
 def _answer(status: int, payload: Any) -> Answer:
     url = payload.get("url") if isinstance(payload, dict) else None
+    html_url = payload.get("html_url") if isinstance(payload, dict) else None
     if status == 201:
-        return Answer(CREATED, status, url)
+        return Answer(CREATED, status, url, html_url=html_url)
     if status == 200:
-        return Answer(STORED, status, url)
+        return Answer(STORED, status, url, html_url=html_url)
     message, details = _error_message(payload)
     if status in (401, 403):
         return Answer(UNAUTHORIZED, status, message=message)

@@ -125,6 +125,23 @@ def dimension_url(kind: str, row: Any) -> str:
     return ""
 
 
+# What to put after --dsn: the agent's own examples (agents/README.md), so that
+# a copied command names the database it needs instead of failing on a missing
+# option.
+_EXAMPLE_DSNS = {
+    "postgresql": "postgresql://postgres@127.0.0.1:5432/bench",
+    "mysql": "mysql://root@127.0.0.1:3306/bench",
+    "mariadb": "mysql://root@127.0.0.1:3306/bench",
+    "firebird": "firebird://SYSDBA:PASSWORD@localhost:3050//var/lib/firebird/3.0/data/bench.fdb",
+}
+
+
+def reproduce_command(run_api_url: str, engine: str) -> str:
+    """The agent command that repeats a run; ``run --like`` needs a database."""
+    dsn = _EXAMPLE_DSNS.get(engine, "YOUR_DATABASE_URL")
+    return f"benchhub-agent run --like {run_api_url} --dsn {dsn}"
+
+
 def parameters_text(parameters: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{key}={value}" for key, value in (parameters or {}).items())
 

@@ -62,7 +62,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "api_url": api_url,
             "csv_url": reverse("api:measurement-csv") + f"?run={run.pk}",
-            "reproduce": f"benchhub-agent run --like {api_url}",
+            "reproduce": presentation.reproduce_command(api_url, run.server.engine),
             "parameters": presentation.parameters_text(run.parameters),
         },
     )
@@ -306,6 +306,8 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
         ),
     )
     run_url = request.build_absolute_uri(reverse("api:run-detail", args=[latest])) if latest else ""
+    # The engine of the latest run is not read here; the DSN forms are above it.
+    like_command = presentation.reproduce_command(run_url, engine="") if latest else ""
     return render(
         request,
         "results/benchmark.html",
@@ -318,7 +320,7 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
             "parameters": selectors.run_parameter_counts(runs)[:12] if latest else [],
             "citations": selectors.curated_citations(user=request.user, benchmark=benchmark),
             "latest": latest,
-            "run_url": run_url,
+            "like_command": like_command,
             "browser_url": reverse("results:browser") + "?" + urlencode({"benchmark": name}),
             "server_url": request.build_absolute_uri("/").rstrip("/"),
         },

@@ -61,12 +61,14 @@ def test_a_run_kept_while_the_server_was_down_is_stored_exactly_once(live_server
     pushed = agent("push", "--server", live_server.url, "--token", token, outbox=outbox)
     assert pushed.returncode == 0, pushed.stderr + pushed.stdout
     assert "stored" in pushed.stdout
+    # A person reads the submission's page, not its JSON address.
+    assert f"{live_server.url}/submissions/{document_uuid}/" in pushed.stdout
     assert list(outbox.glob("*.json")) == []
     assert Submission.objects.filter(uuid=document_uuid).count() == 1
 
     again = agent(*upload, "--server", live_server.url, outbox=outbox)
     assert again.returncode == 0, again.stderr
-    assert "already stored" in again.stderr
+    assert f"already stored: {live_server.url}/submissions/{document_uuid}/" in again.stderr
     assert Submission.objects.filter(uuid=document_uuid).count() == 1
     assert Submission.objects.count() == 1
 

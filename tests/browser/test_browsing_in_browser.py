@@ -183,7 +183,7 @@ def test_the_run_page_draws_its_sweep_and_says_where_it_stands(live_server, page
         ".includes('latency_mean')"
     )
     expect(page.locator("#reproduce-command")).to_have_text(
-        re.compile(r"^benchhub-agent run --like http://.+/api/v1/runs/\d+/$")
+        re.compile(r"^benchhub-agent run --like http://.+/api/v1/runs/\d+/ --dsn \S+$")
     )
     compare = page.locator("#compare-like")
     compare.click()

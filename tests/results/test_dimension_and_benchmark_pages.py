@@ -102,7 +102,10 @@ def test_the_benchmark_page_says_what_it_measures_where_from_its_spread_and_how_
     assert cells["postgresql 15"] == ["305", "1525"]  # 4 runs: 100, 300, 310, 900
     assert cells["postgresql 16"] == ["500", "2500"]
     assert "pip install './agents[postgresql,mysql]'" in page
-    assert re.search(r"benchhub-agent run --like http://testserver/api/v1/runs/\d+/", page)
+    assert re.search(
+        r"benchhub-agent run --like http://testserver/api/v1/runs/\d+/ --dsn YOUR_DATABASE_URL",
+        page,
+    )
     assert client.get("/benchmarks/no-such-thing/").status_code == 404
 
 

@@ -141,7 +141,11 @@ def test_the_run_page_links_a_comparison_the_reproduce_command_json_and_csv(clie
     # the comparison it links answers, with this run in it
     answer = client.get("/api/v1/comparisons/", query).json()
     assert answer["series"] and answer["x_values"][0] == 1
-    assert f"benchhub-agent run --like http://testserver/api/v1/runs/{run.pk}/" in page
+    # run --like needs a database: the command names one of the run's engine
+    assert (
+        f"benchhub-agent run --like http://testserver/api/v1/runs/{run.pk}/"
+        " --dsn postgresql://postgres@127.0.0.1:5432/bench"
+    ) in page
     assert f'href="http://testserver/api/v1/runs/{run.pk}/" id="run-json"' in page
     assert f'href="/api/v1/measurements/export.csv?run={run.pk}"' in page
     response = client.get(f"/api/v1/measurements/export.csv?run={run.pk}")
