@@ -29,6 +29,7 @@ from django.db import connection
 from django.db.models import Count, F, Func, Max, Min, Q, QuerySet
 from django.db.models.aggregates import Aggregate
 from django.db.models.fields import CharField, FloatField
+from django.db.models.functions import MD5, Cast, Left
 
 from benchhub.comparisons import aggregation
 from benchhub.comparisons.aggregation import Cells, CellStats, RunCell, _axis_value, _label
@@ -166,6 +167,11 @@ def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
     runs = keyed
     if query.quiet_verdicts:
         runs = runs.filter(run__noise="")
+    threshold = aggregation.run_sample_threshold(cells.stats)
+    if threshold is not None:
+        runs = runs.alias(_sample=Left(MD5(Cast("run_id", output_field=CharField())), 8)).filter(
+            _sample__lt=threshold
+        )
     per_run = runs.values("_s", "_x", "run_id").annotate(
         run_value=Median("value"), measurements=Count("id"), first_id=Min("id")
     )
@@ -186,4 +192,6 @@ def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
             cells.runs.setdefault((label, x), {})[run_id] = RunCell(
                 value, first_id if measurements == 1 else None
             )
+    for key in cells.stats:  # a cell whose runs were all left out has none
+        cells.runs.setdefault(key, {})
     return cells

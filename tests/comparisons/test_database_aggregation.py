@@ -166,3 +166,17 @@ def test_the_embedded_default_still_refuses_more_rows_than_it_holds(varied, monk
 
     with pytest.raises(selectors.InvalidComparison, match="more than 10 measurements"):
         selectors._rows(AnonymousUser(), query)
+
+
+def test_when_every_cell_is_large_both_paths_read_the_same_sample_of_runs(varied, monkeypatch):
+    monkeypatch.setattr(aggregation, "VERDICT_RUNS", 2)  # cells of 150+ measurements are large
+    params = {"benchmark": "select-update", "metric": "throughput", "x": "run_param.rows"}
+    query = comparison_query_parse({key: [value] for key, value in params.items()})
+    user = AnonymousUser()
+
+    in_sql = cells_in_postgresql(selectors._measurements(user, query), query)
+    in_python = cells_from_rows(query, selectors._rows(user, query))
+
+    assert aggregation.run_sample_threshold(in_sql.stats) is not None
+    assert_same_cells(in_sql, in_python)
+    assert sum(len(runs) for runs in in_sql.runs.values()) < 18  # a sample, not every run
