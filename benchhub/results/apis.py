@@ -360,9 +360,16 @@ def invalid_document_error(exc: InvalidDocument) -> ApiError:
 
 
 def conflict_error(exc: SubmissionConflict) -> ApiError:
+    if exc.other_submitter:
+        # Somebody else's document replayed: do not reveal it.
+        message = f"uuid {exc.existing.uuid} is already used by another submitter"
+    else:
+        message = (
+            f"uuid {exc.existing.uuid} is already used by a submission with different "
+            "content; a new upload needs a new uuid"
+        )
     return ApiError(
-        f"uuid {exc.existing.uuid} is already used by a submission with different "
-        "content; a new upload needs a new uuid",
+        message,
         status_code=status.HTTP_409_CONFLICT,
         code="conflict",
     )
@@ -371,13 +378,6 @@ def conflict_error(exc: SubmissionConflict) -> ApiError:
 def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> Response:
     """201 for a new submission, 200 for a retry of a stored one."""
     submission = outcome.submission
-    if submission.submitter_id != request.user.pk:
-        # Somebody else's document replayed: do not reveal it.
-        raise ApiError(
-            f"uuid {submission.uuid} is already used by another submitter",
-            status_code=status.HTTP_409_CONFLICT,
-            code="conflict",
-        )
     context: dict[str, Any] = {"request": request, "runs": outcome.runs}
     if not outcome.created:
         submission = (

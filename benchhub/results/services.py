@@ -52,11 +52,14 @@ class InvalidDocument(Exception):
 
 
 class SubmissionConflict(Exception):
-    """The uuid is taken by a submission with other content."""
+    """The uuid is taken: by a submission with other content, or by another
+    submitter's (``other_submitter``), whose upload is never handed out."""
 
-    def __init__(self, existing: Submission) -> None:
-        super().__init__(f"submission {existing.uuid} exists with different content")
+    def __init__(self, existing: Submission, *, other_submitter: bool = False) -> None:
+        why = "another submitter" if other_submitter else "different content"
+        super().__init__(f"submission {existing.uuid} exists with {why}")
         self.existing = existing
+        self.other_submitter = other_submitter
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,9 @@ def submission_create(
 ) -> SubmissionOutcome:
     """Store an uploaded document, once.
 
-    The same uuid with the same content returns the stored submission
-    (created=False); with other content it raises SubmissionConflict. All
+    The same uuid with the same content from the same submitter returns
+    the stored submission (created=False); with other content, or from
+    another submitter, it raises SubmissionConflict. All
     of a document is stored in one transaction or nothing is.
     """
     errors = document_errors(document)
@@ -111,7 +115,7 @@ def submission_create(
 
     existing = Submission.objects.filter(uuid=submission_uuid).first()
     if existing is not None:
-        return _same_or_conflict(existing, digest)
+        return _same_or_conflict(existing, digest, submitter)
     try:
         with transaction.atomic():
             submission, runs = _store(submitter, document, submission_uuid, digest, status)
@@ -124,11 +128,18 @@ def submission_create(
         existing = Submission.objects.filter(uuid=submission_uuid).first()
         if existing is None:
             raise
-        return _same_or_conflict(existing, digest)
+        return _same_or_conflict(existing, digest, submitter)
     return SubmissionOutcome(submission, created=True, runs=runs)
 
 
-def _same_or_conflict(existing: Submission, digest: str) -> SubmissionOutcome:
+def _same_or_conflict(
+    existing: Submission, digest: str, submitter: AbstractBaseUser
+) -> SubmissionOutcome:
+    """A retry is the same submitter's same content; anyone else's upload
+    under that uuid is a conflict, even with the same content, so that a
+    replayed document never hands out somebody else's submission."""
+    if existing.submitter_id != submitter.pk:
+        raise SubmissionConflict(existing, other_submitter=True)
     if existing.content_digest != digest:
         raise SubmissionConflict(existing)
     return SubmissionOutcome(existing, created=False)
