@@ -6,8 +6,10 @@ take the shape of benchhub.lib.api.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from django.db.models import QuerySet
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -467,50 +469,52 @@ class MeasurementCsvApi(generics.GenericAPIView):
 # --- dimensions and catalog ----------------------------------------------------------
 
 
-def _dimension_api(name: str, output: type[serializers.ModelSerializer], selector, fields):
-    view = type(
-        name,
-        (generics.ListAPIView,),
-        {
-            "serializer_class": output,
-            "pagination_class": IdCursorPagination,
-            "filterset_fields": fields,
-            "get_queryset": lambda self: selector(user=self.request.user),
-        },
-    )
-    return view
+class DimensionListApi(generics.ListAPIView):
+    """One normalized dimension's rows that visible runs use; a subclass
+    names its output, its selector and the fields it filters on."""
+
+    pagination_class = IdCursorPagination
+    selector: Callable[..., QuerySet]
+
+    def get_queryset(self) -> QuerySet:
+        return type(self).selector(user=self.request.user)
 
 
-HardwareListApi = _dimension_api(
-    "HardwareListApi",
-    HardwareOutput,
-    selectors.hardware_list,
-    ["cpu_vendor", "cpu_model", "cores", "threads", "virtualization"],
-)
-StorageListApi = _dimension_api(
-    "StorageListApi",
-    StorageOutput,
-    selectors.storage_list,
-    ["kind", "filesystem", "mount_options", "io_scheduler", "raid", "device_model"],
-)
-OperatingSystemListApi = _dimension_api(
-    "OperatingSystemListApi",
-    OperatingSystemOutput,
-    selectors.os_list,
-    ["family", "distribution", "version", "kernel"],
-)
-DatabaseServerListApi = _dimension_api(
-    "DatabaseServerListApi",
-    DatabaseServerOutput,
-    selectors.server_list,
-    ["engine", "version", "version_major", "architecture", "config_profile"],
-)
-ClientListApi = _dimension_api(
-    "ClientListApi",
-    ClientOutput,
-    selectors.client_list,
-    ["protocol", "driver", "cpu_placement", "load_engine"],
-)
+class HardwareListApi(DimensionListApi):
+    serializer_class = HardwareOutput
+    selector = staticmethod(selectors.hardware_list)
+    filterset_fields = ["cpu_vendor", "cpu_model", "cores", "threads", "virtualization"]
+
+
+class StorageListApi(DimensionListApi):
+    serializer_class = StorageOutput
+    selector = staticmethod(selectors.storage_list)
+    filterset_fields = [
+        "kind",
+        "filesystem",
+        "mount_options",
+        "io_scheduler",
+        "raid",
+        "device_model",
+    ]
+
+
+class OperatingSystemListApi(DimensionListApi):
+    serializer_class = OperatingSystemOutput
+    selector = staticmethod(selectors.os_list)
+    filterset_fields = ["family", "distribution", "version", "kernel"]
+
+
+class DatabaseServerListApi(DimensionListApi):
+    serializer_class = DatabaseServerOutput
+    selector = staticmethod(selectors.server_list)
+    filterset_fields = ["engine", "version", "version_major", "architecture", "config_profile"]
+
+
+class ClientListApi(DimensionListApi):
+    serializer_class = ClientOutput
+    selector = staticmethod(selectors.client_list)
+    filterset_fields = ["protocol", "driver", "cpu_placement", "load_engine"]
 
 
 class BenchmarkListApi(generics.ListAPIView):
