@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1:8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/benchhub
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint format vendor worker clean
+.PHONY: run test lint format vendor worker clean mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,5 +55,13 @@ vendor:
 worker: $(VENV)/.installed
 	$(BIN)/celery -A benchhub worker --beat --loglevel=info
 
+# Mutation testing of the modules that decide what users see ([tool.mutmut]
+# in pyproject.toml; survivors in docs/testing.md). Minutes, not in CI.
+mutation: $(VENV)/.installed-dev
+	bash .ci/ensure-services.sh
+	rm -rf mutants
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results
+
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants
