@@ -15,8 +15,11 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
     # In-process (the embedded default runs tasks eagerly, inside the
     # upload's request) one bounded batch is all: the next upload takes
     # the next one, and a request never loops.
-    if remaining and not baselines_refresh_task.request.is_eager:
-        baselines_refresh_task.delay(batch=batch)
+    request = baselines_refresh_task.request
+    if remaining and not request.is_eager:
+        # On the queue this one came from (a deployment may route it).
+        queue = (request.delivery_info or {}).get("routing_key")
+        baselines_refresh_task.apply_async(kwargs={"batch": batch}, queue=queue)
 
 
 @shared_task
@@ -30,5 +33,7 @@ def baselines_recompute_all_task() -> None:
 def _pick_up_abandoned_claims(sender, **kwargs) -> None:
     """A worker that starts takes over what a dead one left (marks and
     claims older than CLAIM_EXPIRY), without waiting for beat's sweep or
-    for the next upload to queue a refresh."""
-    baselines_refresh_task.delay()
+    for the next upload to queue a refresh. Queued to the first queue
+    this worker consumes, so that it is this worker's to do."""
+    queues = getattr(getattr(sender, "task_consumer", None), "queues", None) or []
+    baselines_refresh_task.apply_async(queue=queues[0].name if queues else None)

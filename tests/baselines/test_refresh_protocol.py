@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -147,9 +148,10 @@ def test_rank_finds_a_point_however_its_number_is_spelled(anonymous_api, bob):
         assert rank.json()["n"] == 4
 
 
-def real_worker(name: str) -> subprocess.Popen:
+def real_worker(name: str, queue: str) -> subprocess.Popen:
     """A `celery worker` process, as `make worker` starts one, on this test's
-    database and Redis."""
+    database and Redis, consuming ``queue`` (its own: a parallel test's
+    workers use other databases and must not take these tasks)."""
     database = connection.settings_dict
     url = (
         f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
@@ -197,7 +199,7 @@ def test_a_starting_worker_takes_over_an_abandoned_claim_without_beat_or_upload(
     DirtyKey.objects.update(claimed_at=timezone.now() - services.CLAIM_EXPIRY * 2)
     app.control.purge()  # no task is waiting: only the new worker can notice
 
-    worker = real_worker("pickup")
+    worker = real_worker("pickup", f"pickup-{uuid.uuid4()}")
     try:
         deadline = time.monotonic() + 60
         while DirtyKey.objects.exists() and time.monotonic() < deadline:
@@ -218,17 +220,18 @@ def test_two_real_workers_on_one_redis_never_recompute_one_key_at_once(bob):
         for value in (1000.0, 1100.0):
             publish(bob, value, database={"version_string": f"PostgreSQL {major}.1"})
     app.control.purge()
+    queue = f"two-workers-{uuid.uuid4()}"
     for _ in range(20):
-        baselines_refresh_task.delay(batch=1)
+        baselines_refresh_task.apply_async(kwargs={"batch": 1}, queue=queue)
 
-    workers = [real_worker("one"), real_worker("two")]
+    workers = [real_worker("one", queue), real_worker("two", queue)]
     try:
         # Uploads keep coming while the workers run: keys are marked again
         # and recomputed again, by whichever worker claims them.
         for round_ in range(40):
             major = 8 + round_ % 8
             publish(bob, 1000.0 + round_, database={"version_string": f"PostgreSQL {major}.1"})
-            baselines_refresh_task.delay(batch=1)
+            baselines_refresh_task.apply_async(kwargs={"batch": 1}, queue=queue)
             time.sleep(0.1)
         deadline = time.monotonic() + 90
         while DirtyKey.objects.exists() and time.monotonic() < deadline:
