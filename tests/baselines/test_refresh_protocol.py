@@ -16,13 +16,11 @@ import uuid
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from celery.signals import worker_ready
 from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
 
 from benchhub.baselines import refresh as services
-from benchhub.baselines import tasks
 from benchhub.baselines.models import Baseline, DirtyKey
 from benchhub.baselines.refresh import baselines_mark_all
 from benchhub.baselines.services import baselines_mark_dirty, baselines_refresh
@@ -63,21 +61,21 @@ def test_a_key_recomputed_after_an_approval_replaces_its_baselines(bob):
 @pytest.mark.django_db(transaction=True)
 def test_more_dirty_keys_than_one_batch_are_all_refreshed_by_the_task(bob):
     """Three keys (three major versions), one task with a batch of one: it
-    queues itself again until no mark is left."""
+    queues itself again until no mark is left. On a queue of its own, which
+    only this test's worker consumes (parallel tests share the Redis)."""
     for major in ("13", "14", "15"):
         publish(bob, 1000.0, database={"version_string": f"PostgreSQL {major}.2"})
     assert DirtyKey.objects.count() == 3
-    app.control.purge()  # only the one task below
-    # Not the refresh a starting worker queues itself: that one takes a whole batch.
-    worker_ready.disconnect(tasks._pick_up_abandoned_claims)
+    queue = f"batches-{uuid.uuid4()}"
 
-    baselines_refresh_task.delay(batch=1)
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+    baselines_refresh_task.apply_async(kwargs={"batch": 1}, queue=queue)
+    with start_worker(
+        app, pool="solo", perform_ping_check=False, shutdown_timeout=10, queues=[queue]
+    ):
         deadline = time.monotonic() + 20
         while DirtyKey.objects.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
 
-    worker_ready.connect(tasks._pick_up_abandoned_claims)
     assert DirtyKey.objects.count() == 0
     assert Baseline.objects.values("fingerprint").distinct().count() == 3
 
@@ -197,7 +195,7 @@ def test_a_starting_worker_takes_over_an_abandoned_claim_without_beat_or_upload(
     publish(bob, 1000.0)
     services._claim(limit=10)  # a worker claimed the key, then died
     DirtyKey.objects.update(claimed_at=timezone.now() - services.CLAIM_EXPIRY * 2)
-    app.control.purge()  # no task is waiting: only the new worker can notice
+    # No task waits on the worker's own queue: only its start can notice.
 
     worker = real_worker("pickup", f"pickup-{uuid.uuid4()}")
     try:
@@ -219,7 +217,6 @@ def test_two_real_workers_on_one_redis_never_recompute_one_key_at_once(bob):
     for major in range(8, 16):
         for value in (1000.0, 1100.0):
             publish(bob, value, database={"version_string": f"PostgreSQL {major}.1"})
-    app.control.purge()
     queue = f"two-workers-{uuid.uuid4()}"
     for _ in range(20):
         baselines_refresh_task.apply_async(kwargs={"batch": 1}, queue=queue)
