@@ -80,12 +80,6 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def _attr(obj: Any, path: str) -> Any:
-    for name in path.split("."):
-        obj = getattr(obj, name)
-    return obj
-
-
 class _Echo:
     def write(self, value: str) -> str:
         return value
@@ -112,13 +106,15 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
     """
     writer = csv.writer(_Echo())
     yield writer.writerow([name for name, _ in COLUMNS])
+    # Plain tuples of the printed columns: no model instances (seven per row
+    # with their joins), which cost most of an export's time.
+    lookups = [path.replace(".", "__") for _, path in COLUMNS]
+    values = queryset.values_list(*lookups)
     rows, block = 0, []
     try:
         with transaction.atomic(using=queryset.db):
-            for measurement in queryset.iterator(chunk_size=_CHUNK_ROWS):
-                block.append(
-                    writer.writerow([csv_cell(_attr(measurement, path)) for _, path in COLUMNS])
-                )
+            for row in values.iterator(chunk_size=_CHUNK_ROWS):
+                block.append(writer.writerow([csv_cell(value) for value in row]))
                 rows += 1
                 if len(block) == _BLOCK_ROWS:  # one write per block, not per row
                     yield "".join(block)
