@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from benchhub.baselines.selectors import baseline_point
 from benchhub.results.models import Measurement, Run
 from benchhub.results.noise import NOISY_CV  # the run's own flag uses the same cut
 
@@ -207,10 +208,8 @@ def measurement_rows(
 ) -> list[MeasurementRow]:
     """Every measurement with its repetitions' spread, its noise flags and,
     when its key has a baseline, where it stands. ``baselines`` maps
-    (metric name, canonical point) to a baseline row; ``rank`` is the
+    (metric name, baseline point) to a baseline row; ``rank`` is the
     baselines app's percentile function."""
-    from benchhub.results.comparability import canonical_json
-
     rows = []
     for m in measurements:
         samples = [float(s) for s in m.samples or [] if isinstance(s, (int, float))]
@@ -226,7 +225,7 @@ def measurement_rows(
             flags.append(f"outlier among comparable runs (score {m.outlier_score:+.1f})")
         if m.approximate:
             flags.append("approximate")
-        baseline = baselines.get((m.metric.name, canonical_json(m.parameters or {})))
+        baseline = baselines.get((m.metric.name, baseline_point(m.parameters or {})))
         standing = (
             standing_of(m.value, baseline, m.metric.direction, rank)
             if baseline is not None and baseline.n

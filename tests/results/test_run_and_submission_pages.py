@@ -117,6 +117,22 @@ def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ra
     assert 'class="distribution"' in page
 
 
+def test_a_point_spelt_as_a_float_is_ranked_among_the_same_point(client, bob):
+    # the baselines pool clients=20 and clients=20.0 as one point; the page must find it
+    others = [with_throughput_at_20(v) for v in (1200, 1000, 1400, 1100)]
+    for document in others:
+        store(bob, document)
+    spelt_as_float = with_throughput_at_20(1300)
+    spelt_as_float["runs"][0]["measurements"][1]["parameters"] = {"clients": 20.0}
+    run = run_of(store(bob, spelt_as_float))
+    baselines_refresh()
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    assert '<strong id="headline-percentile">70%</strong>' in page
+    assert "n=5" in page
+
+
 def test_a_run_alone_in_its_key_is_not_ranked(client, bob):
     run = run_of(store(bob, small_document()))
     baselines_refresh()
