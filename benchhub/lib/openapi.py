@@ -47,8 +47,11 @@ ERROR_SCHEMA: dict[str, Any] = {
 # status → when, for every operation; writes add their own.
 COMMON_ERRORS = {
     "400": "invalid query parameter (unknown filter, bad value, made-up cursor)",
+    "401": "a wrong or revoked API token (reading needs none)",
+    "403": "not allowed to you (moderation), or a session request without its CSRF token",
     "404": "nothing there that you may see",
     "405": "method not allowed on this path",
+    "429": "too many requests: wait the Retry-After header's seconds",
     "500": "a bug: nothing was stored; the message carries an id that is in the log",
 }
 WRITE_ERRORS = {
