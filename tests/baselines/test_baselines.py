@@ -1,7 +1,6 @@
 import time
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from django.utils import timezone
 
 from benchhub.baselines import refresh as services
@@ -11,6 +10,7 @@ from benchhub.celery import app
 from benchhub.results.models import Measurement, Submission
 from benchhub.results.services import submission_create
 from tests.factories import small_document
+from tests.workers import in_process_worker
 
 
 def publish(user, throughput_at_20: float, status=Submission.Status.APPROVED) -> Submission:
@@ -129,7 +129,7 @@ def test_a_real_worker_on_redis_computes_baselines_after_upload(bob):
         publish(bob, value)
     assert Baseline.objects.count() == 0  # nothing computed in the request
 
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+    with in_process_worker():
         deadline = time.monotonic() + 30
         while DirtyKey.objects.exists() and time.monotonic() < deadline:
             time.sleep(0.2)

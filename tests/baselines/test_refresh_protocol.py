@@ -15,7 +15,6 @@ import time
 import uuid
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
@@ -25,10 +24,10 @@ from benchhub.baselines.models import Baseline, DirtyKey
 from benchhub.baselines.refresh import baselines_mark_all
 from benchhub.baselines.services import baselines_mark_dirty, baselines_refresh
 from benchhub.baselines.tasks import baselines_refresh_task
-from benchhub.celery import app
 from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.services import submission_create
 from tests.factories import small_document
+from tests.workers import in_process_worker
 
 
 def publish(user, throughput_at_20: float, status=Submission.Status.APPROVED, **environment):
@@ -69,9 +68,7 @@ def test_more_dirty_keys_than_one_batch_are_all_refreshed_by_the_task(bob):
     queue = f"batches-{uuid.uuid4()}"
 
     baselines_refresh_task.apply_async(kwargs={"batch": 1}, queue=queue)
-    with start_worker(
-        app, pool="solo", perform_ping_check=False, shutdown_timeout=10, queues=[queue]
-    ):
+    with in_process_worker(queue):
         deadline = time.monotonic() + 20
         while DirtyKey.objects.exists() and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -40,16 +40,32 @@ def port_answers(port: int) -> bool:
     return True
 
 
+# Set for this test process only (the browser tests' Playwright event loop);
+# a production-like process must not inherit it: check --deploy refuses it.
+_TEST_PROCESS_ONLY = ("DJANGO_ALLOW_ASYNC_UNSAFE",)
+
+
+def inherited_environment() -> dict[str, str]:
+    """This process's environment, less what only the test process may have."""
+    return {k: v for k, v in os.environ.items() if k not in _TEST_PROCESS_ONLY}
+
+
 def server_environment(database_url: str, redis_url: str | None, **extra: str) -> dict[str, str]:
     """The environment of a production-like BenchHub process (DEBUG off)."""
     environment = {
-        **os.environ,
+        **inherited_environment(),
         "DATABASE_URL": database_url,
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "WARNING",
         "PYTHONWARNINGS": "ignore:No directory at",
+        # These tests drive hundreds of requests a minute from one address and
+        # one token; throttling has tests of its own (tests/accounts). An
+        # empty rate means no limit.
+        "BENCHHUB_THROTTLE_ANON": "",
+        "BENCHHUB_THROTTLE_USER": "",
+        "BENCHHUB_THROTTLE_TOKEN": "",
         **extra,
     }
     environment.pop("REDIS_URL", None)

@@ -31,7 +31,7 @@ PRODUCTION = {
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return deploy_servers.manage({**os.environ, **env}, *args)
+    return deploy_servers.manage({**deploy_servers.inherited_environment(), **env}, *args)
 
 
 def test_check_deploy_has_no_warning_behind_an_https_proxy():

@@ -7,12 +7,12 @@ import time
 from collections.abc import Callable
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 
 from benchhub.baselines.models import Baseline, DirtyKey
 from benchhub.celery import app
 from benchhub.results.models import Hardware, Submission
 from tests.moderation.conftest import upload, web
+from tests.workers import in_process_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +23,7 @@ XEON_OTHER_SPELLING = {"cpu": "Intel Xeon E5-2680v4", "cores": 14}
 @pytest.fixture
 def worker():
     app.control.purge()
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+    with in_process_worker():
         yield
 
 
