@@ -188,7 +188,11 @@ def test_the_run_page_draws_its_sweep_and_says_where_it_stands(live_server, page
     compare = page.locator("#compare-like")
     compare.click()
     expect(page).to_have_url(re.compile(r"/compare/\?benchmark=select-update"))
-    page.wait_for_function("() => Chart.getChart(document.getElementById('comparison-chart'))")
+    # the new page's deferred scripts may not have run yet: wait for Chart.js too,
+    # a predicate that throws fails the wait instead of retrying it
+    page.wait_for_function(
+        "() => window.Chart && Chart.getChart(document.getElementById('comparison-chart'))"
+    )
 
 
 def test_the_japanese_title_of_seed_004_carries_its_language(live_server, page: Page, published):
