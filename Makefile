@@ -21,6 +21,7 @@ $(VENV)/.installed: requirements.txt agents/pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	bash .ci/ensure-build-deps.sh
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $@
 
@@ -29,6 +30,15 @@ run: $(VENV)/.installed
 	DEBUG=true $(BIN)/python manage.py load_demo_data
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST)
 
+# The suite runs in one process. pytest-xdist was measured on this project's
+# two shared cores (docs/testing.md): 541 s and 630 s with two workers, green
+# both times, against 529 s serially, so parallel is not the default. With
+# more cores: make test PYTEST_ARGS="-n auto --dist loadgroup". Each worker then
+# has its own test database, cache key prefix and Celery queue (tests/conftest.py)
+# and agent databases (agents/tests/_databases.py); the browser tests run on every
+# worker (a Chromium and a live server each); --dist loadgroup keeps the Docker
+# Compose and fault tests, which start, kill and restart servers, on one worker,
+# one at a time (their xdist_group).
 test: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
 	bash .ci/ensure-firebird.sh
@@ -56,12 +66,16 @@ worker: $(VENV)/.installed
 	$(BIN)/celery -A benchhub worker --beat --loglevel=info
 
 # Mutation testing of the modules that decide what users see ([tool.mutmut]
-# in pyproject.toml; survivors in docs/testing.md). Minutes, not in CI.
+# in pyproject.toml and agents/pyproject.toml; survivors in docs/testing.md).
+# Minutes per module, not in CI. MUTANTS narrows the server's run to some
+# mutants, e.g. make mutation MUTANTS='benchhub.results.normalization*'.
 mutation: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
-	rm -rf mutants
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/mutmut run --max-children 2
+	rm -rf mutants agents/mutants
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+		$(BIN)/mutmut run --max-children 2 $(MUTANTS)
 	$(BIN)/mutmut results
+	cd agents && ../$(BIN)/mutmut run --max-children 2 && ../$(BIN)/mutmut results
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants
+	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants agents/mutants

@@ -16,13 +16,19 @@ built-in tpcb-like script on the same tables (the benchmark's own schema, at
 the small tables and a CHECKPOINT, each counted over the same window after a
 warm-up. Target >= 0.9 at every client count.
 
-With ``--mysql-dsn``, tpcb on MariaDB/MySQL too: the agent's engine (a process
-per client through PyMySQL) against sysbench 1.0 running the same transaction
-from a Lua script (text protocol, as PyMySQL; ``--warmup-time`` then the
-window), on the same tables. Target >= 0.9.
+With ``--mysql-dsn``, tpcb on MariaDB/MySQL too: the agent's engine (threads
+over min(clients, CPUs, 8) processes through mysqlclient, or PyMySQL with
+``--mysql-driver pymysql``) against sysbench 1.0 (Debian's package) running the
+same transaction from a Lua script (text protocol, BEGIN … COMMIT, seven round
+trips, as the agent; ``--warmup-time`` then the window), on the same tables.
+Target >= 0.9.
 
-Every figure line ends with the 1-minute load average: the machine may be
-shared, and a figure measured beside other work is not a quiet machine's.
+Every tpcb line ends with the CPU share of the agent's busiest worker process
+(what the run would report as ``load_engine_cpu``) and the 1-minute load
+average: the machine may be shared, and a figure measured beside other work is
+not a quiet machine's. ``--clients`` picks the client counts, so a quiet run
+can be split into chunks of a few minutes; ``--keep-tables`` reuses tpcb's
+tables (fill them once with ``--rounds 0`` under the busy lock).
 
 Then the agent's peak memory during a full 1…100-client sweep (its largest
 point capped at the connections the server has free), run as the
@@ -32,6 +38,8 @@ RSS counts pages shared between forked workers once per process, so the
 proportional (PSS) sum is printed beside it.
 
     .venv/bin/python benchmarks/agent_overhead.py [--dsn URL] [--duration 10] [--rounds 7]
+        [--clients 1,8,32] [--skip-select-update] [--skip-tpcb] [--skip-memory]
+        [--mysql-dsn URL] [--mysql-driver mysqlclient|pymysql] [--keep-tables]
 """
 
 from __future__ import annotations
@@ -167,6 +175,9 @@ def pgbench_environment(target: Target) -> dict[str, str]:
 def compare(args: argparse.Namespace, target: Target) -> bool:
     script = Path(tempfile.mkdtemp()) / "select_update.sql"
     script.write_text(PGBENCH_SCRIPT)
+    # Each table names its benchmark: the select-update and tpcb tables have the same
+    # columns, and without a title the second read as the first printed twice.
+    print("select-update: agent against pgbench -M prepared -f (the same transaction)")
     print(f"{'clients':>7} {'agent tps':>10} {'pgbench tps':>12} {'ratio':>6} {'target':>7}")
     met = True
     for clients in args.clients:
@@ -241,22 +252,54 @@ def sysbench_tps(target: Target, script: Path, clients: int, scale: int, args) -
     return float(found.group(1))
 
 
+def tpcb_tables(args: argparse.Namespace, target: Target) -> None:
+    """Build tpcb's tables at --tpcb-scale, unless --keep-tables finds them built already
+    (so that a fill under the busy lock and the timing under the quiet one can be two runs)."""
+    if args.keep_tables and built_scale(target) == args.tpcb_scale:
+        print(f"tpcb: reusing the tables at scale {args.tpcb_scale} (--keep-tables)")
+        return
+    tpcb.initialize(target, args.tpcb_scale)
+
+
+def built_scale(target: Target) -> int | None:
+    try:
+        return tpcb.measured_scale(target)
+    except Exception:  # no tables yet (each driver raises its own error)
+        return None
+
+
+def drop_tpcb_tables(args: argparse.Namespace, target: Target) -> None:
+    if not args.keep_tables:
+        dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
+
+
 def compare_tpcb_mysql(args: argparse.Namespace, target: Target) -> bool:
     """The agent's MariaDB/MySQL tpcb engine against sysbench running the same transaction."""
     script = Path(tempfile.mkdtemp()) / "tpcb.lua"
     script.write_text(SYSBENCH_TPCB)
-    tpcb.initialize(target, args.tpcb_scale)
-    print(f"tpcb on {target.engine} at scale {args.tpcb_scale}: agent against sysbench")
+    tpcb_tables(args, target)
+    if args.rounds == 0:
+        return True
+    driver = tpcb.mysql_driver(args.mysql_driver)
+    print(f"tpcb on {target.engine} at scale {args.tpcb_scale}: agent ({driver}) against sysbench")
     print(f"{'clients':>7} {'agent tps':>10} {'sysbench tps':>13} {'ratio':>6} {'target':>7}")
     met = True
     try:
         for clients in args.clients:
             agent, other, ratios = [], [], []
+            busiest = 0.0
             for round_ in range(args.rounds):
                 tpcb._prepare_repetition(target)
-                histogram, _ = tpcb.run_agent_load(
-                    target, clients, args.tpcb_scale, args.warmup, args.duration, round_
+                histogram, _, cpu = tpcb.run_agent_load(
+                    target,
+                    clients,
+                    args.tpcb_scale,
+                    args.warmup,
+                    args.duration,
+                    round_,
+                    args.mysql_driver,
                 )
+                busiest = max(busiest, cpu)
                 a = histogram.count / args.duration
                 tpcb._prepare_repetition(target)
                 o = sysbench_tps(target, script, clients, args.tpcb_scale, args)
@@ -271,30 +314,34 @@ def compare_tpcb_mysql(args: argparse.Namespace, target: Target) -> bool:
                 f"{statistics.median(other):>13.0f} {ratio:>6.2f} {TPCB_TARGET:>5.2f} "
                 f"{verdict}   rounds: "
                 + " ".join(f"{r:.2f}" for r in ratios)
-                + f"   {load_average()}",
+                + f"   agent's busiest worker {busiest:.0f} % CPU   {load_average()}",
                 flush=True,
             )
     finally:
-        dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
+        drop_tpcb_tables(args, target)
     return met
 
 
 def compare_tpcb(args: argparse.Namespace, target: Target) -> bool:
     """The agent's tpcb engine against pgbench's built-in tpcb-like, same tables."""
     workspace = dbc.in_own_schema(target, tpcb.NAME)
-    tpcb.initialize(workspace, args.tpcb_scale)
-    print(f"tpcb at scale {args.tpcb_scale}")
+    tpcb_tables(args, workspace)
+    if args.rounds == 0:
+        return True
+    print(f"tpcb on postgresql at scale {args.tpcb_scale}: agent against pgbench -b tpcb-like")
     print(f"{'clients':>7} {'agent tps':>10} {'pgbench tps':>12} {'ratio':>6} {'target':>7}")
     met = True
     try:
         for clients in args.clients:
             agent, pgbench, ratios = [], [], []
+            busiest = 0.0
             for round_ in range(args.rounds):
                 tpcb._prepare_repetition(workspace)
                 checkpoint(target)
-                histogram, _ = _tpcb_event_loop.run_load(
+                histogram, _, cpu = _tpcb_event_loop.run_load(
                     workspace, clients, args.tpcb_scale, args.warmup, args.duration, round_
                 )
+                busiest = max(busiest, cpu)
                 a = histogram.count / args.duration
                 tpcb._prepare_repetition(workspace)
                 checkpoint(target)
@@ -310,11 +357,11 @@ def compare_tpcb(args: argparse.Namespace, target: Target) -> bool:
                 f"{statistics.median(pgbench):>12.0f} {ratio:>6.2f} {TPCB_TARGET:>5.2f} "
                 f"{verdict}   rounds: "
                 + " ".join(f"{r:.2f}" for r in ratios)
-                + f"   {load_average()}",
+                + f"   agent's busiest worker {busiest:.0f} % CPU   {load_average()}",
                 flush=True,
             )
     finally:
-        dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
+        drop_tpcb_tables(args, target)
     return met
 
 
@@ -402,6 +449,17 @@ def main() -> int:
     parser.add_argument("--skip-tpcb", action="store_true")
     parser.add_argument("--tpcb-scale", type=int, default=10)
     parser.add_argument("--mysql-dsn", help="also tpcb on MariaDB/MySQL against sysbench")
+    parser.add_argument(
+        "--mysql-driver",
+        choices=tpcb.MYSQL_DRIVERS,
+        help="the agent's MySQL/MariaDB driver (default: mysqlclient when installed)",
+    )
+    parser.add_argument(
+        "--keep-tables",
+        action="store_true",
+        help="reuse tpcb's tables when they are at --tpcb-scale and keep them afterwards: "
+        "fill once (--rounds 0, under the busy lock), then time in short runs",
+    )
     parser.add_argument(
         "--client-loop",
         choices=select_update.CLIENT_LOOPS,

@@ -64,3 +64,76 @@ def test_standard_deviation_is_exact_and_survives_merging():
 
     assert merged.stddev_ms() == pytest.approx(statistics.stdev(values) / 1000)
     assert Histogram.from_dict(merged.to_dict()).stddev_ms() == merged.stddev_ms()
+
+
+# --- exact figures (each of these failed against a one-line change that the tests
+# above let through; docs/testing.md, mutation testing) ---------------------------
+
+
+def histogram_of(*values: int) -> Histogram:
+    histogram = Histogram()
+    for value in values:
+        histogram.record(value)
+    return histogram
+
+
+@pytest.mark.parametrize(
+    ("percent", "expected_ms"),
+    [(0, 0.003), (10, 0.003), (50, 0.011), (70, 0.012), (95, 0.090), (100, 0.090)],
+)
+def test_percentiles_of_exact_buckets_are_the_nth_value(percent, expected_ms):
+    # below 128 µs every value has its own bucket: the percentile is the value
+    # of rank ceil(n·p/100), at least the first; skewed, repeated, unordered
+    histogram = histogram_of(90, 3, 12, 11, 11, 7, 40, 3, 11, 12)
+    assert histogram.percentile_ms(percent) == pytest.approx(expected_ms, abs=1e-12)
+
+
+def test_a_percentile_in_a_wide_bucket_is_clamped_to_the_exact_minimum_and_maximum():
+    # 1007 µs lies in the bucket [1000, 1008) whose middle, 1003.5, is below it
+    assert bucket_bounds(bucket_of(1007)) == (1000, 1008)
+    histogram = histogram_of(1007, 1007)
+    assert [histogram.percentile_ms(p) for p in (1, 50, 100)] == [1.007, 1.007, 1.007]
+    # and 1001 µs: the middle is above it, clamped down to the maximum
+    assert histogram_of(1001).percentile_ms(50) == 1.001
+
+
+def test_an_empty_histogram_reads_zero_everywhere():
+    empty = Histogram()
+    assert (empty.mean_ms(), empty.stddev_ms(), empty.percentile_ms(99), empty.max_ms()) == (
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    )
+
+
+def test_standard_deviation_of_two_values_and_of_equal_values():
+    # sample standard deviation of 1000 and 3000 µs: √((1000² + 1000²) / 1) = 1414.2 µs
+    assert histogram_of(1000, 3000).stddev_ms() == pytest.approx(2**0.5, rel=1e-12)
+    assert histogram_of(1000).stddev_ms() == 0.0
+    assert histogram_of(500, 500, 500).stddev_ms() == 0.0
+
+
+def test_min_and_max_are_exact_after_recording_and_merging():
+    first, second = histogram_of(5000, 700, 900), histogram_of(40, 10_000)
+    assert (first.min_micros, first.max_micros) == (700, 5000)
+
+    first.merge(second)
+
+    assert (first.min_micros, first.max_micros, first.count) == (40, 10_000, 5)
+    assert first.mean_ms() == pytest.approx((5000 + 700 + 900 + 40 + 10_000) / 5 / 1000)
+    first.merge(Histogram())  # an empty one changes nothing
+    assert (first.min_micros, first.max_micros, first.count) == (40, 10_000, 5)
+
+
+def test_merging_adds_the_counts_of_buckets_both_sides_have():
+    first, second = histogram_of(11, 11, 2000), histogram_of(11, 2000, 2001)
+
+    first.merge(second)
+
+    assert first.counts == {11: 3, bucket_of(2000): 3}  # 2000 and 2001 share a bucket
+    assert first.percentile_ms(50) == 0.011
+
+
+def test_the_zeroth_percentile_is_the_first_value():
+    assert histogram_of(9, 5).percentile_ms(0) == 0.005

@@ -62,11 +62,64 @@ def test_windows_hardware_of_a_laptop_without_memory_figures():
     assert section == {"cpu": "Intel(R) Core(TM) i7-4710MQ CPU @ 2.50GHz", "cores": 4, "threads": 8}
 
 
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "windows-get-physicaldisk-sata-ssd.txt",
+            {"kind": "ssd", "device_model": "SAMSUNG MZHPV512HDGL-000H1"},
+        ),
+        (
+            "windows-get-physicaldisk-nvme-surface.txt",
+            {"kind": "nvme", "device_model": "SAMSUNG MZFLV256HCHP-000MV"},
+        ),
+    ],
+)
+def test_windows_disk_kind_from_get_physicaldisk(name, expected):
+    (disk,) = windows.parse_format_list(fixture(name))
+    assert windows.storage_from_physical_disk(disk) == expected
+    # The wrapped ObjectId is one value; nothing of it became a field of its own.
+    assert disk["ObjectId"].endswith('}"') and "PhysicalLocation" in disk
+
+
+def test_windows_an_hdd_a_hyper_v_disk_and_raw_codes():
+    hdd = "MediaType    : HDD\r\nBusType      : SATA\r\nModel        : WDC WD20EZRZ-00Z5HB0\r\n"
+    assert windows.storage_from_physical_disk(windows.parse_format_list(hdd)[0]) == {
+        "kind": "hdd",
+        "device_model": "WDC WD20EZRZ-00Z5HB0",
+    }
+    # Hyper-V's disks say HDD (Microsoft's Storage Spaces documentation shows them so).
+    hyper_v = "FriendlyName : Msft Virtual Disk\nMediaType : HDD\nBusType : SAS\n"
+    assert windows.storage_from_physical_disk(windows.parse_format_list(hyper_v)[0]) == {
+        "kind": "virtual",
+        "device_model": "Msft Virtual Disk",
+    }
+    # Get-CimInstance MSFT_PhysicalDisk shows the codes: 4 = SSD, 17 = NVMe; 3 = HDD.
+    assert windows.storage_from_physical_disk({"MediaType": "4", "BusType": "17"}) == {
+        "kind": "nvme"
+    }
+    assert windows.storage_from_physical_disk({"MediaType": "3", "BusType": "11"}) == {
+        "kind": "hdd"
+    }
+    assert windows.storage_from_physical_disk({"MediaType": "Unspecified"}) == {"kind": "unknown"}
+
+
+def test_windows_two_disks_are_two_blocks():
+    text = (
+        fixture("windows-get-physicaldisk-sata-ssd.txt")
+        + "\n\n"
+        + fixture("windows-get-physicaldisk-nvme-surface.txt")
+    )
+    blocks = windows.parse_format_list(text)
+    assert [b["BusType"] for b in blocks] == ["SATA", "NVMe"]
+
+
 @pytest.mark.parametrize("text", ["", "\r\n\r\n", "malformedkey=\r\n\r\nName=\r\n"])
 def test_empty_or_broken_outputs_give_no_fields_rather_than_wrong_ones(text):
     assert windows.hardware_from_wmic(text, text) == {}
     assert macos.hardware_from_sysctl(macos.parse_sysctl(text)) == {}
     assert macos.parse_diskutil_info(text) == {}
+    assert windows.parse_format_list(text) == []
 
 
 def test_what_the_platforms_report_is_a_valid_document_environment():
@@ -77,6 +130,11 @@ def test_what_the_platforms_report_is_a_valid_document_environment():
     doc["environment"]["os"] = macos.parse_sw_vers(fixture("macos-sw_vers-10.11.txt"))
     doc["environment"]["storage"] = macos.parse_diskutil_info(
         fixture("macos-diskutil-info-root.txt")
+    )
+    document.validate(doc)
+    (disk,) = windows.parse_format_list(fixture("windows-get-physicaldisk-nvme-surface.txt"))
+    doc["environment"]["storage"] = {"filesystem": "ntfs"} | windows.storage_from_physical_disk(
+        disk
     )
     document.validate(doc)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import threading
 import time
 
@@ -55,6 +56,14 @@ def test_every_committed_increment_is_in_the_table_under_for_update(dsn):
     # The last point's table is still there: 200 commits, so the sum is 200.
     assert select_update.table_total(workspace(target)) == 200
     assert result.parameters == {"rows": 100, "locking": "for_update", "transactions": 200}
+    # Each point's busiest worker process in the note, the busiest point as the run's field
+    # (threads on MariaDB, the event loop or the direct path on PostgreSQL).
+    (note,) = [n for n in result.notes if n.startswith("load engine CPU")]
+    per_point = dict(re.findall(r"(\d+) clients (\d+) %", note))
+    assert set(per_point) == {"1", "4"}
+    assert 0 < result.load_engine_cpu <= 100
+    assert round(result.load_engine_cpu) == max(int(v) for v in per_point.values())
+    assert result.run_document()["load_engine_cpu"] == result.load_engine_cpu
 
 
 def test_latencies_are_ordered_and_use_catalog_units(dsn):

@@ -68,6 +68,13 @@ def test_every_operation_is_timed_and_totals_add_up(engine):
     assert result.client["protocol"] == "tcp_loopback"
     assert result.database["version_string"]
     assert dbs.document_errors(result) == []
+    # The agent is the client: each operation's share of it noted, the busiest on the run.
+    (note,) = [n for n in result.notes if n.startswith("load engine CPU")]
+    listed = note.split(": ", 1)[1].split("; ")
+    shares = dict(item.removesuffix(" %").rsplit(" ", 1) for item in listed)
+    assert set(shares) == set(sql_bench.OPERATION_NAMES)
+    assert 0 < result.load_engine_cpu <= 100
+    assert round(result.load_engine_cpu) == max(int(v) for v in shares.values())
     # The suite leaves nothing behind in the user's database.
     assert not table_exists(target, "bench1")
     assert not table_exists(target, "bench_many0")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from importlib import metadata
+
 import _databases as dbs
 import pytest
 from benchhub_agent.benchmarks import _connections as dbc
+from benchhub_agent.benchmarks import _tpcb_event_loop as event_loop
 from benchhub_agent.benchmarks import tpcb
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 
@@ -89,20 +93,43 @@ def test_agent_engine_on_postgresql_keeps_the_tpcb_invariant():
     }
     assert result.client["load_engine"] == "benchhub-agent"
     assert result.client["driver"] == "psycopg"
+    assert_engine_cpu_recorded(result, [1, 2])
     assert result.client["protocol"] == "tcp_loopback"
     assert result.database["version_string"].startswith("PostgreSQL")
     assert result.storage_path and result.storage_path.startswith("/")
 
 
-def test_agent_engine_on_mariadb_keeps_the_tpcb_invariant():
-    target = dbs.mariadb("tpcb_maria_agent")
+def assert_engine_cpu_recorded(result: tpcb.BenchmarkResult, clients: list[int]) -> None:
+    """Each point's busiest worker in the note, the busiest point in the run's field."""
+    (note,) = [n for n in result.notes if n.startswith("load engine CPU")]
+    per_point = dict(re.findall(r"(\d+) clients (\d+) %", note))
+    assert sorted(int(n) for n in per_point) == sorted(clients)
+    assert 0 < result.load_engine_cpu <= 100
+    assert round(result.load_engine_cpu) == max(int(v) for v in per_point.values())
+    assert result.run_document()["load_engine_cpu"] == result.load_engine_cpu
 
-    result = run_tpcb(target, clients=[2])
 
-    assert_sensible(result, target, [2])
-    assert result.client["driver"] == "PyMySQL"
+@pytest.mark.parametrize(
+    ("driver", "recorded"), [("mysqlclient", "mysqlclient"), ("pymysql", "PyMySQL")]
+)
+def test_agent_engine_on_mariadb_keeps_the_tpcb_invariant(driver, recorded):
+    target = dbs.mariadb(f"tpcb_maria_agent_{driver}")
+
+    result = run_tpcb(target, clients=[1, 3], mysql_driver=driver)
+
+    assert_sensible(result, target, [1, 3])
+    # The driver that carried the load, not the one that built the tables.
+    assert result.client["driver"] == recorded
+    assert result.client["driver_version"] == metadata.version(recorded)
+    assert result.parameters["query_mode"] == "simple"
     assert result.database["engine"] == "mariadb"
     assert "innodb_flush_log_at_trx_commit" in result.database["settings"]
+    assert_engine_cpu_recorded(result, [1, 3])
+
+
+def test_mysqlclient_is_the_default_driver_when_installed():
+    assert tpcb.mysql_driver(None) == "mysqlclient"
+    assert tpcb.mysql_driver("pymysql") == "pymysql"
 
 
 def test_pgbench_engine_drives_the_installed_pgbench():
@@ -114,6 +141,7 @@ def test_pgbench_engine_drives_the_installed_pgbench():
     assert result.client["load_engine"] == "pgbench"
     assert result.client["driver_version"].startswith("pgbench (PostgreSQL)")
     assert any("-M prepared -c 2 -j 2 -T 1" in note for note in result.notes)
+    assert_engine_cpu_recorded(result, [2])
 
 
 def test_the_scale_sets_the_accounts():
@@ -132,3 +160,17 @@ def test_the_scale_sets_the_accounts():
 def test_pgbench_engine_refuses_mariadb():
     with pytest.raises(ValueError, match="postgresql"):
         run_tpcb(Target.parse(f"{dbs.MYSQL_SERVER}/test"), load_engine="pgbench")
+
+
+def test_the_event_loops_parameters_follow_its_script():
+    flow = object.__new__(event_loop.TpcbFlow)  # no connection: only start()'s bookkeeping
+    flow.deadline, flow.began, flow.sent = float("inf"), 0.0, []
+    drawn = iter([7, 2, 13, -40])  # aid, bid, tid, delta, in the order start() draws them
+    flow.randint = lambda low, high: next(drawn)
+    flow.accounts, flow.tellers, flow.scale = 10, 10, 2
+    flow.send = lambda name, parameters: flow.sent.append((name, parameters))
+    assert flow.start()
+    named = {"aid": b"7", "bid": b"2", "tid": b"13", "delta": b"-40"}
+    for step, (name, _, takes) in enumerate(event_loop.SCRIPT):
+        assert flow.parameters[step] == ([named[k] for k in takes] or None), name
+    assert flow.sent == [(b"tb_begin", None)]

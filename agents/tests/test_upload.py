@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
-from benchhub_agent import upload
+from benchhub_agent import __version__, upload
 from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
 
-EXAMPLE = (
-    Path(__file__).resolve().parents[2] / "docs" / "examples" / "select-update-submission.json"
+# The repository's docs/, found upwards: two levels up in the repository, three in
+# the copy `make mutation` tests (agents/mutants/tests).
+EXAMPLE = next(
+    found
+    for parent in Path(__file__).resolve().parents
+    if (found := parent / "docs" / "examples" / "select-update-submission.json").exists()
 )
 NO_WAIT = (0.0, 0.0)
 
@@ -112,3 +119,154 @@ def test_outbox_location_follows_the_environment(monkeypatch, tmp_path):
 def test_client_errors_are_rejections(status):
     answer = upload._answer(status, {"error": {"code": "x", "message": "too big"}})
     assert answer.outcome == upload.REJECTED and answer.message == "too big"
+
+
+# --- found by mutation testing (docs/testing.md): each failed against a one-line
+# change of upload.py that the tests above let through ------------------------------
+
+LONG_PAGE = "<html>" + "x" * 600
+
+
+@pytest.mark.parametrize(
+    ("status", "payload", "expected"),
+    [
+        (201, {"url": "/api/s/1/", "html_url": "/s/1/"}, upload.Answer(
+            upload.CREATED, 201, "/api/s/1/", html_url="/s/1/")),
+        (200, {"url": "/api/s/1/", "html_url": "/s/1/"}, upload.Answer(
+            upload.STORED, 200, "/api/s/1/", html_url="/s/1/")),
+        (403, {"detail": "not yours"}, upload.Answer(
+            upload.UNAUTHORIZED, 403, message="not yours")),
+        (404, {"error": {"code": "not_found", "message": ""}}, upload.Answer(
+            upload.REJECTED, 404, message="not_found")),
+        (429, {"error": {"code": "throttled", "message": "slow down"}}, upload.Answer(
+            upload.UNREACHABLE, 429, message="slow down")),
+        (500, LONG_PAGE, upload.Answer(upload.UNREACHABLE, 500, message=LONG_PAGE[:500])),
+        (409, {"error": {}}, upload.Answer(
+            upload.REJECTED, 409, message="this uuid is already stored with different content")),
+        (400, {"error": {"message": "bad", "details": [{"path": "$.x", "message": "m"}, "?"]}},
+         upload.Answer(upload.REJECTED, 400, message="bad",
+                       details=[{"path": "$.x", "message": "m"}])),
+    ],
+)  # fmt: skip
+def test_each_kind_of_answer_is_read_whole(status, payload, expected):
+    assert upload._answer(status, payload) == expected
+
+
+def test_a_body_that_is_not_utf8_is_read_with_replacement_characters():
+    assert upload._decode(b"\xff\xfeoops") == "\ufffd\ufffdoops"
+
+
+def test_an_unreachable_server_is_named_by_the_systems_reason(outbox_dir):
+    answer = upload.submit(dead_server(), TOKEN, example(), backoff=())
+    assert (answer.outcome, answer.status) == (upload.UNREACHABLE, None)
+    assert answer.message == str(ConnectionRefusedError(111, "Connection refused"))
+
+
+def test_a_server_that_never_answers_times_out_and_says_so(outbox_dir):
+    with socket.socket() as silent:  # accepts connections (the backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        answer = upload.submit(url, TOKEN, example(), backoff=(), timeout=0.3)
+    assert (answer.outcome, answer.message) == (upload.UNREACHABLE, "timed out")
+
+
+def test_a_server_address_with_a_trailing_slash_is_the_same_server(outbox_dir):
+    with ContractServer() as server:
+        answer = upload.submit(server.url + "/", TOKEN, example(), backoff=NO_WAIT)
+        assert (answer.outcome, list(server.stored)) == (upload.CREATED, [example()["uuid"]])
+
+
+def test_waits_between_attempts_are_the_backoff_in_order(monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    with ContractServer() as server:
+        server.fail_next = 1000
+        upload.submit(server.url, TOKEN, example(), backoff=(0.01, 0.02, 0.03))
+    assert waits == [0.01, 0.02, 0.03]
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """Answers 201 to anything and keeps what it was sent."""
+
+    seen: ClassVar[list[tuple[str, dict[str, str], bytes]]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Recorder.seen.append((self.command, dict(self.headers), body))
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"url": "/api/v1/submissions/x/"}')
+
+
+def test_an_upload_says_who_sends_what_and_keeps_the_text_as_written():
+    Recorder.seen.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    document = example()
+    document["runs"][0]["note"] = "ünïcode"
+    try:
+        status, payload = upload.request_json(
+            "POST", f"http://127.0.0.1:{server.server_address[1]}/x/", token="t0k", body=document
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (status, payload) == (201, {"url": "/api/v1/submissions/x/"})
+    ((method, headers, body),) = Recorder.seen
+    assert method == "POST"
+    assert headers["Authorization"] == "Token t0k"
+    assert headers["Accept"] == headers["Content-Type"] == "application/json"
+    assert headers["User-Agent"] == f"benchhub-agent/{__version__}"
+    assert "ünïcode".encode() in body  # UTF-8, not \\u-escaped
+    assert json.loads(body) == document
+
+
+def test_only_http_addresses_are_spoken_to():
+    with pytest.raises(ValueError, match=r"^not an http\(s\) URL: ftp://example\.org/$"):
+        upload.request_json("GET", "ftp://example.org/")
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [({}, (1.0, 2.0, 4.0)), ({"BENCHHUB_BACKOFF": "0.5, 3,"}, (0.5, 3.0))],
+)
+def test_the_waits_come_from_the_environment_when_set(env, expected):
+    assert upload.default_backoff(env) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "text"),
+    [
+        (upload.Answer(upload.CREATED, 201, "/api/s/1/", html_url="/s/1/"), "stored: /s/1/"),
+        (upload.Answer(upload.STORED, 200, "/api/s/1/"), "already stored: /api/s/1/"),
+        (upload.Answer(upload.STORED, 200), "already stored"),
+        (upload.Answer(upload.REJECTED, 413, message="too big"),
+         "rejected by the server (HTTP 413): too big"),
+        (upload.Answer(upload.UNAUTHORIZED, 401, message="bad token"),
+         "the server refused the token (HTTP 401): bad token"),
+        (upload.Answer(upload.UNREACHABLE, message="timed out"),
+         "server not reachable (no answer): timed out"),
+        (upload.Answer(upload.REJECTED, 400, message="invalid", details=[
+            {"path": "$.a", "message": "x"}, {"message": "y"}]),
+         "rejected by the server (HTTP 400): invalid\n  $.a: x\n  : y"),
+    ],
+)  # fmt: skip
+def test_each_answer_is_described_in_one_line_and_its_details_below(answer, text):
+    assert answer.describe() == text
+
+
+def test_a_refused_documents_note_keeps_the_servers_whole_answer(outbox_dir):
+    invalid = example()
+    invalid["runs"][0]["measurements"][0]["value"] = "fast"
+    outbox = Outbox(outbox_dir)
+    with ContractServer() as server:
+        upload.send_and_keep(server.url, TOKEN, invalid, outbox, backoff=NO_WAIT)
+    note = json.loads(outbox.rejection_path(invalid["uuid"]).read_text("utf-8"))
+    assert {k: note[k] for k in ("outcome", "status")} == {"outcome": "rejected", "status": 400}
+    assert note["message"]
+    assert note["details"][0]["path"] == "$.runs[0].measurements[0].value"

@@ -11,6 +11,7 @@ counts it as failed, as pgbench counts its failures.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import queue
@@ -20,6 +21,7 @@ from typing import Any
 
 from .. import db
 from ..histogram import Histogram
+from ._engine_cpu import ThreadMeter, share
 from ._pg_event_loop import Flow, drive
 from .base import Target
 
@@ -55,6 +57,7 @@ SCRIPT: tuple[tuple[bytes, bytes, tuple[str, ...]], ...] = (
     (b"tb_end", b"END", ()),
 )
 ROLLBACK = len(SCRIPT)  # the step that means "rolling back a failed transaction"
+NAMES = tuple(name for name, _, _ in SCRIPT)
 
 
 class TpcbFlow(Flow):
@@ -71,8 +74,9 @@ class TpcbFlow(Flow):
             result = self.pgconn.prepare(name, sql)
             if result.status != pq.ExecStatus.COMMAND_OK:
                 raise RuntimeError(result.get_error_message())
-        self.ok = int(pq.ExecStatus.COMMAND_OK)
-        self.tuples = int(pq.ExecStatus.TUPLES_OK)
+        ok, tuples = int(pq.ExecStatus.COMMAND_OK), int(pq.ExecStatus.TUPLES_OK)
+        # The status each step's result must have: rows for the SELECT, OK for the rest.
+        self.expected = tuple(tuples if name == b"tb_select" else ok for name in NAMES)
         self.bad_connection = pq.ConnStatus.BAD
         self.send = self.pgconn.send_query_prepared
         self.randint = rng.randint
@@ -83,7 +87,7 @@ class TpcbFlow(Flow):
         self.failed = 0
         self.step = 0
         self.began = 0.0
-        self.values: dict[str, bytes] = {}
+        self.parameters: tuple[list[bytes] | None, ...] = ()
         self.result: Any = None
 
     def start(self) -> bool:
@@ -93,13 +97,15 @@ class TpcbFlow(Flow):
             return False
         self.began = began
         randint = self.randint
-        # The same random choices as pgbench's built-in tpcb-like script.
-        self.values = {
-            "aid": b"%d" % randint(1, self.accounts),
-            "bid": b"%d" % randint(1, self.scale),
-            "tid": b"%d" % randint(1, self.tellers),
-            "delta": b"%d" % randint(-5000, 5000),
-        }
+        # The same random choices as pgbench's built-in tpcb-like script, and each step's
+        # parameters made once per transaction (this loop's CPU is the engine's overhead).
+        aid = b"%d" % randint(1, self.accounts)
+        bid = b"%d" % randint(1, self.scale)
+        tid = b"%d" % randint(1, self.tellers)
+        delta = b"%d" % randint(-5000, 5000)
+        # In SCRIPT's order, each with the parameters it takes (test_tpcb checks the two agree).
+        self.parameters = (None, [delta, aid], [aid], [delta, tid], [delta, bid],
+                           [tid, bid, aid, delta], None)  # fmt: skip
         self.step = 0
         self.send(b"tb_begin", None)
         return True
@@ -108,8 +114,7 @@ class TpcbFlow(Flow):
         step = self.step
         if step == ROLLBACK:
             return self.start()
-        expected = self.tuples if SCRIPT[step][0] == b"tb_select" else self.ok
-        if result.status != expected:
+        if result.status != self.expected[step]:
             if self.pgconn.status == self.bad_connection:
                 raise ConnectionError(result.get_error_message().strip() or "connection lost")
             if self.began >= self.measure_from:
@@ -124,9 +129,7 @@ class TpcbFlow(Flow):
                 self.histogram.record(int((ended - self.began) * 1_000_000))
             return self.start()
         self.step = step
-        name, _, takes = SCRIPT[step]
-        values = self.values
-        self.send(name, [values[k] for k in takes] if takes else None)
+        self.send(NAMES[step], self.parameters[step])
         return True
 
     def close(self) -> None:
@@ -156,6 +159,10 @@ def _worker(
     measure_from = start.value + warmup_s
     for flow in flows:
         flow.measure_from, flow.deadline = measure_from, measure_from + duration_s
+    meter = ThreadMeter()
+    # The loop allocates a few small objects per round trip and frees them at once
+    # (reference counting); the cyclic collector would only walk them again.
+    gc.disable()
     try:
         drive(flows)
     except Exception as exc:  # reported to the parent
@@ -164,8 +171,9 @@ def _worker(
     finally:
         for flow in flows:
             flow.close()
+    busy = share(*meter.stop())
     merged = Histogram.merged([flow.histogram for flow in flows])
-    results.put(("done", (merged.to_dict(), sum(flow.failed for flow in flows))))
+    results.put(("done", (merged.to_dict(), sum(flow.failed for flow in flows), busy)))
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -175,8 +183,9 @@ def split(total: int, parts: int) -> list[int]:
 
 def run_load(
     target: Target, clients: int, scale: int, warmup_s: float, duration_s: float, seed: int
-) -> tuple[Histogram, int]:
-    """``clients`` connections over up to min(clients, CPUs, 8) worker processes."""
+) -> tuple[Histogram, int, float]:
+    """``clients`` connections over up to min(clients, CPUs, 8) worker processes: the merged
+    histogram, the failed transactions and the busiest worker's CPU share (%)."""
     processes = max(1, min(clients, os.cpu_count() or 1, 8))
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     go, start, results = context.Event(), context.Value("d", 0.0), context.Queue()
@@ -200,8 +209,8 @@ def run_load(
             if worker.is_alive():
                 worker.terminate()
             worker.join(timeout=5)
-    histogram = Histogram.merged([Histogram.from_dict(h) for h, _ in reports])
-    return histogram, sum(failed for _, failed in reports)
+    histogram = Histogram.merged([Histogram.from_dict(h) for h, _, _ in reports])
+    return histogram, sum(failed for _, failed, _ in reports), max(cpu for _, _, cpu in reports)
 
 
 def _expect(results: Any, workers: list[Any], kind: str, timeout: float) -> list[Any]:

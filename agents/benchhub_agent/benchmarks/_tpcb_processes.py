@@ -1,9 +1,16 @@
-"""tpcb's MySQL/MariaDB load: threads in a few processes, through PyMySQL.
+"""tpcb's MySQL/MariaDB load: threads in a few processes, through mysqlclient or PyMySQL.
 
-PyMySQL has no non-blocking API, so the event loop PostgreSQL gets
-(:mod:`._tpcb_event_loop`) is not open to it: the clients are threads spread
-over up to min(clients, CPUs, 8) processes, each running pgbench's built-in
-tpcb-like transaction, and the parent merges their histograms.
+The clients are threads spread over up to min(clients, CPUs, 8) processes, each running
+pgbench's built-in tpcb-like transaction in a loop as sysbench runs it (BEGIN, the three
+UPDATEs, the SELECT, the INSERT, COMMIT: seven round trips over the text protocol), and
+the parent merges their histograms.
+
+The driver decides how much of a core each round trip costs the engine:
+``mysqlclient`` (MySQLdb, MariaDB's C client library: C parsing, the GIL released for the
+whole round trip) when it is installed, as sysbench's C client; PyMySQL, pure Python,
+otherwise (0.74 x sysbench at 32 clients on 2 vCPUs: its protocol code, under the GIL,
+cost more than the database). ``mysql_driver`` names the one used; ``--mysql-driver``
+chooses.
 """
 
 from __future__ import annotations
@@ -16,143 +23,205 @@ import threading
 import time
 from typing import Any
 
+from .. import db
 from ..histogram import Histogram
-from . import _connections as dbc
+from ._engine_cpu import ThreadMeter, process_share
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
 from .base import Target
 
 WORKER_START_TIMEOUT_S = 60.0
+MYSQL_DRIVERS = ("mysqlclient", "pymysql")
 
-
-TPCB_STATEMENTS = (
-    "UPDATE pgbench_accounts SET abalance = abalance + %(delta)s WHERE aid = %(aid)s",
-    "SELECT abalance FROM pgbench_accounts WHERE aid = %(aid)s",
-    "UPDATE pgbench_tellers SET tbalance = tbalance + %(delta)s WHERE tid = %(tid)s",
-    "UPDATE pgbench_branches SET bbalance = bbalance + %(delta)s WHERE bid = %(bid)s",
-    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
-    " VALUES (%(tid)s, %(bid)s, %(aid)s, %(delta)s, CURRENT_TIMESTAMP)",
+# The statements of one transaction, filled in with %-formatting of integers only.
+BEGIN, COMMIT, ROLLBACK = b"BEGIN", b"COMMIT", b"ROLLBACK"
+ACCOUNTS = b"UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d"
+SELECT = b"SELECT abalance FROM pgbench_accounts WHERE aid = %d"
+TELLERS = b"UPDATE pgbench_tellers SET tbalance = tbalance + %d WHERE tid = %d"
+BRANCHES = b"UPDATE pgbench_branches SET bbalance = bbalance + %d WHERE bid = %d"
+HISTORY = (
+    b"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
+    b" VALUES (%d, %d, %d, %d, CURRENT_TIMESTAMP)"
 )
 
 
-def _transaction_parameters(rng: random.Random, scale: int) -> dict[str, int]:
-    # The same random choices as pgbench's built-in tpcb-like script.
-    return {
-        "aid": rng.randint(1, ACCOUNTS_PER_BRANCH * scale),
-        "bid": rng.randint(1, scale),
-        "tid": rng.randint(1, TELLERS_PER_BRANCH * scale),
-        "delta": rng.randint(-5000, 5000),
-    }
+def mysql_driver(requested: str | None = None) -> str:
+    """The driver the load runs on: ``requested``, or mysqlclient when it imports."""
+    if requested == "pymysql":
+        return "pymysql"
+    try:
+        import MySQLdb  # noqa: F401
+    except ImportError as exc:
+        if requested == "mysqlclient":
+            raise db.DriverMissing(
+                "--mysql-driver mysqlclient: not installed; pip install "
+                "'benchhub-agent[mysqlclient]' (needs libmariadb-dev and pkg-config)"
+            ) from exc
+        return "pymysql"
+    return "mysqlclient"
 
 
-def _run_transaction(conn: Any, engine: str, params: dict[str, int]) -> None:
-    with conn.cursor() as cur:
-        for statement in TPCB_STATEMENTS:
-            if engine == "postgresql":
-                # Server-side prepared statements, as pgbench -M prepared.
-                cur.execute(statement, params, prepare=True)
-            else:
-                cur.execute(statement, params)
-            if statement.startswith("SELECT"):
-                cur.fetchall()
-    conn.commit()
+def driver_description(driver: str) -> dict[str, str]:
+    """The document's client.driver and driver_version for the load's driver."""
+    from importlib import metadata
+
+    name = "mysqlclient" if driver == "mysqlclient" else "PyMySQL"
+    return {"driver": name, "driver_version": metadata.version(name)}
+
+
+class Client:
+    """One connection running the transaction; ``run`` raises on a failed statement."""
+
+    def __init__(self, target: Target, driver: str) -> None:
+        args = db.mysql_connect_args(target)
+        if driver == "mysqlclient":
+            import MySQLdb
+
+            self.conn = MySQLdb.connect(**args, autocommit=True)
+            self.query = self.conn.query
+            self.rows = lambda: self.conn.store_result().fetch_row()
+        else:
+            self.conn = db.mysql_module().connect(**args, autocommit=True)
+            # PyMySQL's own round trip; the result set is read with the answer.
+            self.query = self.conn.query
+            self.rows = lambda: None
+
+    def run(self, aid: int, bid: int, tid: int, delta: int) -> None:
+        query = self.query
+        query(BEGIN)
+        query(ACCOUNTS % (delta, aid))
+        query(SELECT % aid)
+        self.rows()
+        query(TELLERS % (delta, tid))
+        query(BRANCHES % (delta, bid))
+        query(HISTORY % (tid, bid, aid, delta))
+        query(COMMIT)
+
+    def rollback(self) -> None:
+        self.query(ROLLBACK)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def _client(
     target: Target,
+    driver: str,
     scale: int,
     timing: tuple[float, float],
     seed: int,
     barrier: Any,
-    reports: list[tuple[Histogram, int, str | None]],
+    reports: list[tuple[Histogram, int, str | None, tuple[float, float]]],
 ) -> None:
     """One client: connect, wait for the others, loop until the deadline, report."""
     warmup_s, duration_s = timing
     histogram = Histogram()
     failed = 0
     error: str | None = None
+    reading = (0.0, 0.0)
     try:
-        conn = dbc.connect(target, autocommit=False)
-        rng = random.Random(seed)  # noqa: S311 - load, not secrets
+        client = Client(target, driver)
+        randint = random.Random(seed).randint  # noqa: S311 - load, not secrets
+        accounts, tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
         barrier.wait(WORKER_START_TIMEOUT_S)
+        meter = ThreadMeter()
         measure_from = time.perf_counter() + warmup_s
         deadline = measure_from + duration_s
         while True:
             started = time.perf_counter()
             if started >= deadline:
                 break
+            # The same random choices as pgbench's built-in tpcb-like script.
+            aid, bid = randint(1, accounts), randint(1, scale)
+            tid, delta = randint(1, tellers), randint(-5000, 5000)
             try:
-                _run_transaction(conn, target.engine, _transaction_parameters(rng, scale))
+                client.run(aid, bid, tid, delta)
             except Exception:  # a failed transaction is counted, not fatal
-                conn.rollback()
+                client.rollback()
                 if started >= measure_from:
                     failed += 1
                 continue
             if started >= measure_from:
                 histogram.record(int((time.perf_counter() - started) * 1_000_000))
-        conn.close()
+        reading = meter.stop()
+        client.close()
     except Exception as exc:  # reported to the parent, which raises
         error = f"{type(exc).__name__}: {exc}"
-    reports.append((histogram, failed, error))
+    reports.append((histogram, failed, error, reading))
 
 
 def _worker(
     target: Target,
+    driver: str,
     scale: int,
     timing: tuple[float, float],
     seeds: list[int],
     barrier: Any,
     results: Any,
 ) -> None:
-    """One process: a thread per client (PyMySQL releases the GIL while it waits on its
-    socket), their histograms merged into one report."""
-    reports: list[tuple[Histogram, int, str | None]] = []
+    """One process: a thread per client (both drivers release the GIL while they wait on
+    the socket), their histograms merged into one report."""
+    reports: list[tuple[Histogram, int, str | None, tuple[float, float]]] = []
     threads = [
-        threading.Thread(target=_client, args=(target, scale, timing, seed, barrier, reports))
+        threading.Thread(
+            target=_client, args=(target, driver, scale, timing, seed, barrier, reports)
+        )
         for seed in seeds
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    errors = [error for _, _, error in reports if error]
-    merged = Histogram.merged([histogram for histogram, _, _ in reports])
-    results.put((merged, sum(failed for _, failed, _ in reports), errors[0] if errors else None))
+    errors = [error for _, _, error, _ in reports if error]
+    merged = Histogram.merged([histogram for histogram, _, _, _ in reports])
+    cpu = process_share(reading for _, _, _, reading in reports)
+    failed = sum(failed for _, failed, _, _ in reports)
+    results.put((merged, failed, errors[0] if errors else None, cpu))
 
 
 def run_agent_load(
-    target: Target, clients: int, scale: int, warmup_s: float, duration_s: float, seed: int
-) -> tuple[Histogram, int]:
-    """``clients`` connections over min(clients, CPUs, 8) processes; merged histogram and
-    failure count. One process per client cost more than the database on a small machine
-    (0.17 x sysbench at 32 clients on 2 vCPUs)."""
+    target: Target,
+    clients: int,
+    scale: int,
+    warmup_s: float,
+    duration_s: float,
+    seed: int,
+    driver: str | None = None,
+) -> tuple[Histogram, int, float]:
+    """``clients`` connections over min(clients, CPUs, 8) processes: the merged histogram,
+    the failed transactions and the busiest process's CPU share (%). One process per client
+    cost more than the database on a small machine (0.17 x sysbench at 32 clients on 2
+    vCPUs)."""
+    driver = mysql_driver(driver)
     processes = max(1, min(clients, os.cpu_count() or 1, 8))
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(clients)
     results = context.Queue()
     seeds = [seed * 1000 + i for i in range(clients)]
+    timing = (warmup_s, duration_s)
     workers = [
         context.Process(
             target=_worker,
-            args=(target, scale, (warmup_s, duration_s), seeds[i::processes], barrier, results),
+            args=(target, driver, scale, timing, seeds[i::processes], barrier, results),
             daemon=True,
         )
         for i in range(processes)
     ]
     for worker in workers:
         worker.start()
-    merged, failed, errors = Histogram(), 0, []
+    merged, failed, errors, busiest = Histogram(), 0, [], 0.0
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
     for _ in workers:
-        histogram, worker_failed, error = _next_result(results, workers, deadline)
+        histogram, worker_failed, error, cpu = _next_result(results, workers, deadline)
         merged.merge(histogram)
         failed += worker_failed
+        busiest = max(busiest, cpu)
         if error:
             errors.append(error)
     for worker in workers:
         worker.join(10)
     if errors:
         raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
-    return merged, failed
+    return merged, failed, busiest
 
 
 def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:

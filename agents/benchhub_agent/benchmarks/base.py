@@ -61,6 +61,9 @@ class BenchmarkResult:
     database: dict[str, Any] = field(default_factory=dict)
     storage_path: str | None = None  # the server's data directory, for storage detection
     notes: list[str] = field(default_factory=list)
+    # The load engine's busiest worker at its busiest point (%), when the agent drove the
+    # load: the server flags the run client-bound at 95 or more.
+    load_engine_cpu: float | None = None
 
     def run_document(self, command: str | None = None) -> dict[str, Any]:
         run: dict[str, Any] = {
@@ -72,6 +75,8 @@ class BenchmarkResult:
             "ended_at": self.ended_at.isoformat(),
             "measurements": [m.as_document() for m in self.measurements],
         }
+        if self.load_engine_cpu is not None:
+            run["load_engine_cpu"] = self.load_engine_cpu
         if self.notes:
             run["note"] = "\n".join(self.notes)
         return run

@@ -46,6 +46,7 @@ from typing import Any
 from .. import db, placement
 from ..histogram import Histogram
 from . import _connections as dbc
+from ._engine_cpu import ThreadMeter, point_note, process_share
 from ._pg_event_loop import (
     MAX_ATTEMPTS,
     MAX_CONSECUTIVE_ERRORS,
@@ -198,18 +199,22 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
 
     # A lone client gains nothing from the loop (libpq's blocking call is a loop over one
     # socket) and would pay an epoll call per round trip: it runs the direct path below.
+    readings: list[tuple[float, float]] = []  # each driving thread's (busy, wall)
     if plan.client_loop == "events" and len(clients) > 1:
         go.wait()
+        meter = ThreadMeter()
         try:
             tallies[:] = event_loop(clients, plan, start, progress)  # type: ignore[arg-type]
         except Exception as exc:  # reported to the parent
             failures.append(f"{type(exc).__name__}: {exc}")
-        _close_and_report(clients, tallies, failures, results)
+        readings.append(meter.stop())
+        _close_and_report(clients, tallies, failures, results, process_share(readings))
         return
 
     def drive(index: int) -> None:
         rng = random.Random(plan.seed * 1000 + index)  # noqa: S311 — a workload, not a secret
         go.wait()
+        meter = ThreadMeter()
         try:
             tallies[index] = _client_loop(
                 clients[index],
@@ -224,6 +229,7 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
         except Exception as exc:  # reported to the parent
             failures.append(f"{type(exc).__name__}: {exc}")
             stop.set()
+        readings.append(meter.stop())
 
     if len(clients) == 1:
         drive(0)
@@ -233,11 +239,15 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
             thread.start()
         for thread in threads:
             thread.join()
-    _close_and_report(clients, tallies, failures, results)
+    _close_and_report(clients, tallies, failures, results, process_share(readings))
 
 
 def _close_and_report(
-    clients: list[Any], tallies: list[ClientTally | None], failures: list[str], results: Any
+    clients: list[Any],
+    tallies: list[ClientTally | None],
+    failures: list[str],
+    results: Any,
+    engine_cpu: float,
 ) -> None:
     for client in clients:
         with contextlib.suppress(Exception):  # a connection already lost is closed enough
@@ -245,11 +255,12 @@ def _close_and_report(
     if failures:
         results.put(("error", failures[0]))
         return
-    results.put(("done", [_tally_dict(t) for t in tallies if t is not None]))
+    results.put(("done", [_tally_dict(t, engine_cpu) for t in tallies if t is not None]))
 
 
-def _tally_dict(tally: ClientTally) -> dict[str, Any]:
+def _tally_dict(tally: ClientTally, engine_cpu: float) -> dict[str, Any]:
     return {
+        "engine_cpu": engine_cpu,  # the client's worker process's share (%)
         "histogram": tally.histogram.to_dict(),
         "committed": tally.committed,
         "errors": tally.errors,
@@ -267,6 +278,7 @@ class PointResult:
     errors: int
     retries: int
     lost_updates: int
+    engine_cpu: float = 0.0  # the busiest worker process's CPU share (%)
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -363,6 +375,7 @@ def run_point(
         errors=sum(t["errors"] for t in tallies),
         retries=sum(t["retries"] for t in tallies),
         lost_updates=lost,
+        engine_cpu=max(t["engine_cpu"] for t in tallies),
     )
 
 
@@ -461,6 +474,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         parameters["transactions"] = transactions
     client = info.client_section()
     client["cpu_placement"] = pin.mode
+    engine_cpu = {n: max(r.engine_cpu for r in reps) for n, reps in points.items()}
     return BenchmarkResult(
         benchmark=NAME,
         benchmark_version=VERSION,
@@ -472,7 +486,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         client=client,
         database=info.database_section(),
         storage_path=info.data_directory if info.is_local else None,
-        notes=[checkpoints.note(), invariant_note(points, locking)],
+        notes=[checkpoints.note(), invariant_note(points, locking), point_note(engine_cpu)],
+        load_engine_cpu=max(engine_cpu.values()),
     )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _connections as dbc
+from ._engine_cpu import ThreadMeter, share
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "sql-bench"
@@ -432,16 +433,25 @@ def chosen_operations(spec: str | None) -> list[Operation]:
     return [op for op in OPERATIONS if op.name in wanted]
 
 
-def run_suite(ctx: Context, operations: list[Operation], counts: dict[str, int]) -> list[float]:
-    """Build fresh tables, then time each operation; its seconds, in ``operations`` order."""
+def run_suite(
+    ctx: Context,
+    operations: list[Operation],
+    counts: dict[str, int],
+    busy: dict[str, float] | None = None,
+) -> list[float]:
+    """Build fresh tables, then time each operation; its seconds, in ``operations`` order.
+    ``busy`` gains each operation's CPU share of the agent (the client), the highest seen."""
     build_tables(ctx)
     seconds = []
     for op in operations:
         if op.prepare:
             op.prepare(ctx, counts[op.name])
+        meter = ThreadMeter()
         started = time.perf_counter()
         op.body(ctx, counts[op.name])
         seconds.append(time.perf_counter() - started)
+        if busy is not None:
+            busy[op.name] = max(busy.get(op.name, 0.0), share(*meter.stop()))
     return seconds
 
 
@@ -469,9 +479,10 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         run_suite(ctx, operations, {name: max(1, n // 10) for name, n in counts.items()})
         progress.advance()
         per_repetition = []
+        busy: dict[str, float] = {}
         for _ in range(repeat):
             checkpoints.before_point()
-            per_repetition.append(run_suite(ctx, operations, counts))
+            per_repetition.append(run_suite(ctx, operations, counts, busy))
             progress.advance()
         _clean_up(ctx)
     finally:
@@ -495,7 +506,10 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         notes=[
             "TOTALS: per repetition the sum of the operations' seconds; value = median.",
             checkpoints.note(),
+            "load engine CPU (the agent's one client, on a CPU or waiting for one): "
+            + "; ".join(f"{name} {cpu:.0f} %" for name, cpu in busy.items()),
         ],
+        load_engine_cpu=max(busy.values()),
         **dbc.environment(target, ("default_storage_engine", "autocommit")),
     )
 

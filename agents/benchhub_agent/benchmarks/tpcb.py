@@ -2,10 +2,12 @@
 
 Two load engines:
 
-* ``--engine agent`` (default, PostgreSQL and MySQL/MariaDB): one worker *process* per
-  client, each running pgbench's built-in "TPC-B (sort of)" transaction in a loop; processes
-  rather than threads because Python threads serialize on the GIL and would measure the
-  agent instead of the database.
+* ``--engine agent`` (default, PostgreSQL and MySQL/MariaDB): pgbench's built-in "TPC-B
+  (sort of)" transaction in a loop per client, spread over min(clients, CPUs, 8) worker
+  processes: on PostgreSQL one non-blocking libpq loop per process
+  (:mod:`._tpcb_event_loop`), on MySQL/MariaDB threads through mysqlclient or PyMySQL
+  (:mod:`._tpcb_processes`). Each point records how busy the busiest worker was
+  (:mod:`._engine_cpu`); the run's ``load_engine_cpu`` is its busiest point.
 * ``--engine pgbench`` (PostgreSQL only): drives the installed ``pgbench`` (initialize + run)
   with ``-M prepared`` and a per-transaction log, from which the percentiles are computed.
 
@@ -20,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +30,10 @@ from ..histogram import Histogram
 from ..importers import pgbench as pgbench_report
 from ..progress import working
 from . import _connections as dbc
+from . import _engine_cpu
 from . import _tpcb_event_loop as event_loop
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
-from ._tpcb_processes import run_agent_load
+from ._tpcb_processes import MYSQL_DRIVERS, driver_description, mysql_driver, run_agent_load
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcb"
@@ -52,6 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="agent",
         dest="load_engine",
         help="who generates the load: the agent's worker processes or the installed pgbench",
+    )
+    parser.add_argument(
+        "--mysql-driver",
+        choices=MYSQL_DRIVERS,
+        default=None,
+        help="MySQL/MariaDB load through mysqlclient (C, the default when installed) "
+        "or PyMySQL (pure Python, slower per round trip)",
     )
     parser.add_argument(
         "--no-init",
@@ -196,8 +207,9 @@ def pgbench_version() -> str:
 
 def run_pgbench_load(
     target: Target, clients: int, duration_s: float, log_dir: Path
-) -> tuple[float, Histogram, int, str]:
-    """One pgbench run: its tps line, the histogram of its transaction log, failures."""
+) -> tuple[float, Histogram, int, str, float | None]:
+    """One pgbench run: its tps line, the histogram of its transaction log, failures, the
+    command, and pgbench's CPU share (%) of the ``-j`` threads it ran (on-CPU time only)."""
     for old in log_dir.glob("tpcb*"):
         old.unlink()
     threads = max(1, min(clients, os.cpu_count() or 1))
@@ -214,16 +226,21 @@ def run_pgbench_load(
         "-l",
         f"--log-prefix={log_dir / 'tpcb'}",
     ]
+    cpu_before, wall_before = _engine_cpu.children_cpu_s(), time.perf_counter()
     completed = subprocess.run(  # noqa: S603 - pgbench from PATH, arguments are ours
         command, env=pgbench_environment(target), capture_output=True, text=True, cwd=log_dir
     )
+    cpu_after, wall = _engine_cpu.children_cpu_s(), time.perf_counter() - wall_before
+    cpu = None
+    if cpu_before is not None and cpu_after is not None:
+        cpu = _engine_cpu.share((cpu_after - cpu_before) / threads, wall)
     if completed.returncode not in (0, 2):  # 2: finished, but some transactions failed
         raise RuntimeError(f"pgbench failed ({completed.returncode}): {completed.stderr.strip()}")
     summary = _pgbench_summary(completed.stdout)
     histogram = read_pgbench_log(log_dir)
     # The note shows how pgbench ran, without the throw-away log directory.
     shown = " ".join(command[1:-2])
-    return summary["tps"], histogram, int(summary.get("failed_transactions", 0)), shown
+    return summary["tps"], histogram, int(summary.get("failed_transactions", 0)), shown, cpu
 
 
 def _pgbench_summary(stdout: str) -> dict[str, float]:
@@ -301,6 +318,9 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     duration = float(dbc.option(options, "duration", 10))
     warmup = float(dbc.option(options, "warmup", 2))
     repeat = int(dbc.option(options, "repeat", 3))
+    driver = None
+    if load_engine == "agent" and target.engine in dbc.MYSQL_FAMILY:
+        driver = mysql_driver(dbc.option(options, "mysql_driver", None))
     if load_engine == "pgbench":
         # pgbench -T takes whole seconds; record what it was really asked to do.
         duration = float(max(1, round(duration)))
@@ -320,12 +340,13 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     measurements: list[Measurement] = []
     notes: list[str] = []
     checkpoints = dbc.Checkpoints(target)
+    engine_cpu: dict[int, float] = {}  # clients -> the busiest worker over the repetitions
     with tempfile.TemporaryDirectory(prefix="benchhub-pgbench-") as log_dir:
         for clients in clients_list:
             samples: dict[str, list[float]] = {}
             for repetition in range(repeat):
                 checkpoints.before_point()
-                figures, note = _one_repetition(
+                figures, note, cpu = _one_repetition(
                     target,
                     load_engine,
                     clients,
@@ -334,7 +355,10 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
                     duration,
                     repetition,
                     Path(log_dir),
+                    driver,
                 )
+                if cpu is not None:
+                    engine_cpu[clients] = max(engine_cpu.get(clients, 0.0), cpu)
                 for metric, value in figures.items():
                     samples.setdefault(metric, []).append(value)
                 if note and note not in notes:
@@ -343,6 +367,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
             measurements.extend(_measurements_for(clients, samples))
     progress.finish()
     notes.append(checkpoints.note())
+    if engine_cpu:
+        notes.append(_engine_cpu.point_note(engine_cpu))
 
     return BenchmarkResult(
         benchmark=NAME,
@@ -360,7 +386,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         ended_at=dt.datetime.now(dt.UTC),
         measurements=measurements,
         notes=notes,
-        **_environment(target, load_engine),
+        load_engine_cpu=max(engine_cpu.values()) if engine_cpu else None,
+        **_environment(target, load_engine, driver),
     )
 
 
@@ -373,25 +400,32 @@ def _one_repetition(
     duration: float,
     repetition: int,
     log_dir: Path,
-) -> tuple[dict[str, float], str | None]:
+    driver: str | None = None,
+) -> tuple[dict[str, float], str | None, float | None]:
+    """One measured repetition: its figures, a note, and the load engine's CPU share."""
     if load_engine == "pgbench":
         if warmup >= 1:
             run_pgbench_load(target, clients, warmup, log_dir)
-        tps, histogram, failed, command = run_pgbench_load(target, clients, duration, log_dir)
-        return _figures(tps, histogram, failed), f"pgbench {command}"
+        tps, histogram, failed, command, cpu = run_pgbench_load(target, clients, duration, log_dir)
+        return _figures(tps, histogram, failed), f"pgbench {command}", cpu
     _prepare_repetition(target)
     if target.engine == "postgresql":  # non-blocking libpq, as select-update's engine
-        histogram, failed = event_loop.run_load(
+        histogram, failed, cpu = event_loop.run_load(
             target, clients, scale, warmup, duration, repetition
         )
-    else:  # PyMySQL has no non-blocking API: a process per client
-        histogram, failed = run_agent_load(target, clients, scale, warmup, duration, repetition)
-    return _figures(histogram.count / duration, histogram, failed), None
+    else:  # threads over a few processes, through mysqlclient or PyMySQL
+        histogram, failed, cpu = run_agent_load(
+            target, clients, scale, warmup, duration, repetition, driver
+        )
+    return _figures(histogram.count / duration, histogram, failed), None, cpu
 
 
-def _environment(target: Target, load_engine: str) -> dict[str, Any]:
+def _environment(target: Target, load_engine: str, driver: str | None = None) -> dict[str, Any]:
     if load_engine != "pgbench":
-        return dbc.environment(target)
+        found = dbc.environment(target)
+        if driver is not None:  # the load's driver, not the one that set the tables up
+            found["client"].update(driver_description(driver))
+        return found
     found = dbc.environment(target, load_engine="pgbench")
     # pgbench talks to the server through libpq, not through the agent's Python driver.
     found["client"].update(driver="libpq (pgbench)", driver_version=pgbench_version())

@@ -1,4 +1,5 @@
-"""Windows: WMI (through wmic) for the CPU and memory, the Windows API for the storage."""
+"""Windows: WMI (through wmic) for the CPU and memory; the Windows API for the filesystem
+and PowerShell's storage module (Get-Partition, Get-PhysicalDisk) for the kind of disk."""
 
 from __future__ import annotations
 
@@ -58,12 +59,85 @@ def operating_system() -> dict[str, Any]:
     return {k: v for k, v in section.items() if v}
 
 
+def parse_format_list(text: str) -> list[dict[str, str]]:
+    """PowerShell's ``Format-List``: ``Name : value`` lines, one blank-separated block per
+    object; a long value wraps onto indented lines (or, in a narrow console, unindented
+    ones without a separator), which belong to the value above."""
+    blocks: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    last = ""
+    for line in text.replace("\r", "").split("\n"):
+        if not line.strip():
+            if current:
+                blocks.append(current)
+                current, last = {}, ""
+            continue
+        name, sep, value = line.partition(" : ")
+        if not sep and line.rstrip().endswith(" :"):  # an empty value
+            name, sep, value = line.rstrip()[:-2], " :", ""
+        if sep and name.strip() and not line[0].isspace() and " " not in name.strip():
+            last = name.strip()
+            current[last] = value.strip()
+        elif last:
+            current[last] += line.strip()
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+# MSFT_PhysicalDisk's numeric codes, for output that shows them raw (Get-CimInstance).
+MEDIA_TYPES = {"0": "Unspecified", "3": "HDD", "4": "SSD", "5": "SCM"}
+BUS_TYPES = {"14": "Virtual", "15": "File Backed Virtual", "17": "NVMe"}
+VIRTUAL_BUSES = {"Virtual", "File Backed Virtual"}
+
+
+def storage_from_physical_disk(fields: dict[str, str]) -> dict[str, Any]:
+    """The storage section's disk fields from one MSFT_PhysicalDisk (Get-PhysicalDisk):
+    ``kind`` from MediaType and BusType, and the model. A hypervisor's disk (virtual bus,
+    or Hyper-V's "Msft Virtual Disk", which may call itself an HDD) is ``virtual``."""
+    media = MEDIA_TYPES.get(fields.get("MediaType", ""), fields.get("MediaType", ""))
+    bus = BUS_TYPES.get(fields.get("BusType", ""), fields.get("BusType", ""))
+    model = fields.get("Model") or fields.get("FriendlyName") or ""
+    section: dict[str, Any] = {}
+    if bus in VIRTUAL_BUSES or "virtual disk" in model.lower():
+        section["kind"] = "virtual"
+    elif media in ("SSD", "SCM"):
+        section["kind"] = "nvme" if bus == "NVMe" else "ssd"
+    elif media == "HDD":
+        section["kind"] = "hdd"
+    elif bus == "NVMe":  # no media type reported, but NVMe is solid state
+        section["kind"] = "nvme"
+    elif fields:
+        section["kind"] = "unknown"
+    if model.strip():
+        section["device_model"] = " ".join(model.split())[:500]
+    return section
+
+
+def physical_disk_command(drive_letter: str) -> list[str]:
+    """The disk holding a drive letter's partition, all its MSFT_PhysicalDisk fields."""
+    script = (
+        f"$n = (Get-Partition -DriveLetter {drive_letter}).DiskNumber; "
+        "Get-PhysicalDisk | Where-Object DeviceId -eq $n | Format-List *"
+    )
+    return ["powershell", "-NoProfile", "-NonInteractive", "-Command", script]
+
+
 def storage(path: str) -> dict[str, Any]:
-    """The filesystem of the volume ``path`` is on (NTFS, ReFS, …) from GetVolumeInformationW."""
+    """The filesystem of the volume ``path`` is on (NTFS, ReFS, …) from GetVolumeInformationW,
+    and the kind of disk under it from Get-PhysicalDisk."""
     import ctypes
 
-    root = os.path.splitdrive(os.path.realpath(path))[0] + "\\"
+    drive = os.path.splitdrive(os.path.realpath(path))[0]
+    section: dict[str, Any] = {}
     name = ctypes.create_unicode_buffer(64)
     kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-    ok = kernel32.GetVolumeInformationW(root, None, 0, None, None, None, name, len(name))
-    return {"filesystem": name.value.lower()} if ok and name.value else {}
+    found = kernel32.GetVolumeInformationW(drive + "\\", None, 0, None, None, None, name, len(name))
+    if found and name.value:
+        section["filesystem"] = name.value.lower()
+    letter = drive.rstrip(":")
+    if len(letter) == 1 and letter.isalpha():  # not a UNC share: no disk of ours
+        disks = parse_format_list(output(physical_disk_command(letter)))
+        if disks:
+            section.update(storage_from_physical_disk(disks[0]))
+    return section
