@@ -134,6 +134,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
         OperatingSystem,
         Storage,
     )
+    from benchhub.results.points import parameter_keys
 
     call_command("migrate", verbosity=0)
     rng = random.Random(seed)
@@ -261,6 +262,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
                         "" if samples_count >= 3 else "unrepeated",
                         "\\N",
                         "\\N",
+                        "{}",
                     ],
                 )
             )
@@ -292,7 +294,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
             samples = [round(value * rng.gauss(1, 0.02), 4) for _ in range(samples_count)]
             rows.write(
                 f"{run_id}\t{metrics[benchmark, metric]}\t{json.dumps(parameters)}\t{value:.6g}\t"
-                f"{json.dumps(samples)}\tf\t\t\\N\n"
+                f"{json.dumps(samples)}\tf\t\t\\N\t{json.dumps(parameter_keys(parameters))}\n"
             )
     with psycopg.connect(url) as connection, connection.cursor() as cursor:
         present = {
@@ -322,12 +324,13 @@ def fill(url: str, measurements: int, seed: int) -> None:
                 "id, submission_id, position, benchmark_id, benchmark_version, parameters, "
                 "repetitions, started_at, ended_at, note, hardware_id, storage_id, os_id, "
                 "server_id, client_id, fingerprint, fingerprint_version, noise, "
-                "repetition_cv, load_engine_cpu",
+                "repetition_cv, load_engine_cpu, parameter_keys",
                 runs,
             ),
             (
                 "results_measurement",
-                "run_id, metric_id, parameters, value, samples, approximate, note, outlier_score",
+                "run_id, metric_id, parameters, value, samples, approximate, note, outlier_score, "
+                "parameter_keys",
                 rows,
             ),
         ):
@@ -385,21 +388,17 @@ def percentile(ordered: list[float], q: float) -> float:
 
 def plan(query: dict) -> str:
     from django.contrib.auth.models import AnonymousUser
-    from django.db import connection
+    from django.db import connection, transaction
 
     from benchhub.comparisons import selectors
-    from benchhub.comparisons.in_database import Median, _key_expression
+    from benchhub.comparisons.in_database import WORK_MEM, cells_statement
     from benchhub.comparisons.query import comparison_query_parse
 
     parsed = comparison_query_parse({k: [v] for k, v in query.items()})
-    keyed = (
-        selectors._measurements(AnonymousUser(), parsed)
-        .order_by()
-        .annotate(_x=_key_expression(parsed.x), _s=_key_expression(parsed.series))
-    )
-    sql, params = keyed.values("_s", "_x").annotate(m=Median("value")).query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS OFF, TIMING OFF) " + sql, params)
+    sql, params = cells_statement(selectors._measurements(AnonymousUser(), parsed), parsed)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS OFF) " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 
 

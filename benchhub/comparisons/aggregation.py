@@ -12,7 +12,6 @@ series, when there is one, comes first.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -31,6 +30,9 @@ Row = tuple[Any, Any, float, bool, int, int, str]
 # The most runs of one cell a verdict reads: a fixed sample (run_sample_key)
 # beyond that, so that a verdict's work is bounded at any number of results.
 VERDICT_RUNS = 200
+# run_sample_key: 2**31 / the golden ratio, odd; products stay below 2**62.
+SAMPLE_MODULUS = 2**31
+SAMPLE_MULTIPLIER = 1327217885
 
 
 class RunCell(NamedTuple):
@@ -172,25 +174,13 @@ class Cells:
     approximate: int = 0
 
 
-def run_sample_threshold(stats: Mapping[tuple[str, Any], CellStats]) -> str | None:
-    """When every cell is large, only runs whose sample key starts below this
-    are read for verdicts (a fraction expected to hold about 4 x VERDICT_RUNS
-    measurements of the smallest cell), so that the database groups a tenth
-    of the rows instead of all; None reads every run. A function of the
-    cells alone, so both paths sample the same runs."""
-    if not stats:
-        return None
-    smallest = min(cell.n for cell in stats.values())
-    if smallest <= 4 * VERDICT_RUNS * 2:
-        return None
-    fraction = 4 * VERDICT_RUNS / smallest
-    return f"{int(fraction * 16**8):08x}"
-
-
-def run_sample_key(run_id: int) -> str:
-    """The order runs are sampled in for verdicts (the SQL path orders by
-    md5 of the id's text too): a fixed, arbitrary, reproducible sample."""
-    return hashlib.md5(str(run_id).encode(), usedforsecurity=False).hexdigest()
+def run_sample_key(run_id: int) -> tuple[int, int]:
+    """The order runs are sampled in for verdicts: a fixed, arbitrary,
+    reproducible order that both paths compute (the SQL path with the same
+    integer arithmetic). Multiplying by an odd number modulo 2**31 shuffles
+    run ids without collisions below 2**31, and picks runs spread over the
+    whole history rather than the oldest or newest; the id breaks a tie."""
+    return (run_id % SAMPLE_MODULUS) * SAMPLE_MULTIPLIER % SAMPLE_MODULUS, run_id
 
 
 def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
@@ -225,15 +215,9 @@ def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
             statistics.quantiles(cell, n=4, method="inclusive") if len(cell) > 1 else cell * 3
         )
         cells.stats[key] = CellStats(len(cell), median, min(cell), max(cell), q1, q3)
-    threshold = run_sample_threshold(cells.stats)
     for key, runs in per_run.items():
         kept = sorted(
-            (
-                run_id
-                for run_id in runs
-                if not (query.quiet_verdicts and run_id in noisy)
-                and (threshold is None or run_sample_key(run_id)[:8] < threshold)
-            ),
+            (run_id for run_id in runs if not (query.quiet_verdicts and run_id in noisy)),
             key=run_sample_key,
         )[:VERDICT_RUNS]
         cells.runs[key] = {

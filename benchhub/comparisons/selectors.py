@@ -30,12 +30,13 @@ from benchhub.comparisons.aggregation import (
     order_key,
     samples_wanted,
 )
-from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql
+from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql, key_expression
 from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
 from benchhub.comparisons.scores import combined_scores
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import PARAM_NAME, MeasurementFilter
 from benchhub.results.models import Measurement, Metric
+from benchhub.results.points import point_from_key
 from benchhub.results.selectors import User
 
 # The most measurements one comparison reads (≈ 300 bytes each in memory).
@@ -112,11 +113,13 @@ def comparison_parameter_names(*, user: User, metric: Metric) -> tuple[list[str]
     """The measurement and run parameter names the metric's visible results
     use, for the page's x and series choices. One query, over a sample of
     distinct parameter sets (a sweep repeats the same few keys)."""
+    # The stored keys, not the parameters: they are in the index a
+    # comparison reads (measurement_metric_covering), the parameters are not.
     pairs = (
         results_selectors.measurement_list(user=user)
         .filter(metric=metric)
         .order_by()
-        .values_list("parameters", "run__parameters")
+        .values_list("parameter_keys", "run__parameter_keys")
         .distinct()[:_PARAMETER_SAMPLE]
     )
     point: dict[str, None] = {}
@@ -142,15 +145,14 @@ class PooledParameter:
 def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledParameter]:
     """For the page: which unfixed parameters vary within a cell. One
     query over the distinct (series, x, parameters, run parameters)."""
-    columns = [query.x.path, "parameters", "run__parameters"]
+    # Keys, not the parameters: a cell is then what the comparison groups,
+    # and every column is in the index the comparison reads.
+    columns = ["_x", "parameter_keys", "run__parameter_keys"]
+    keyed = _measurements(user, query).order_by().annotate(_x=key_expression(query.x))
     if query.series is not None:
-        columns.insert(0, query.series.path)
-    rows = (
-        _measurements(user, query)
-        .order_by()
-        .values_list(*columns)
-        .annotate(n=Count("id"))[:_PARAMETER_SAMPLE]
-    )
+        keyed = keyed.annotate(_s=key_expression(query.series))
+        columns.insert(0, "_s")
+    rows = keyed.values_list(*columns).annotate(n=Count("id"))[:_PARAMETER_SAMPLE]
     taken = {query.x.name, query.series.name if query.series else ""}
     taken.update(key for key in query.filters if key.startswith(("param.", "run_param.")))
     seen: dict[tuple[str, str], dict[Any, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -161,7 +163,7 @@ def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledPara
             for name, value in (values or {}).items():
                 if f"{scope}.{name}" in taken or not PARAM_NAME.match(name):
                     continue
-                text = parameter_text(value)
+                text = parameter_text(point_from_key(value))
                 seen[scope, name][key].add(text)
                 counts[scope, name][text] += n
     pooled = []

@@ -160,11 +160,63 @@ def closed_value(name: str, value: str, benchmark: str = "") -> str:
     return canonical
 
 
+# Filters on a field a moderator's alias rule can rewrite (the dimension
+# and field of benchhub.moderation.aliases.ALIASABLE): a spelling mapped
+# away by a rule finds the value it was mapped to.
+ALIASED_FILTERS: dict[str, tuple[str, str]] = {
+    "cpu_vendor": ("hardware", "cpu_vendor"),
+    "cpu_model": ("hardware", "cpu_model"),
+    "virtualization": ("hardware", "virtualization"),
+    "filesystem": ("storage", "filesystem"),
+    "io_scheduler": ("storage", "io_scheduler"),
+    "os_distribution": ("os", "distribution"),
+}
+
+
+def alias_targets(name: str, value: str, lookup: str = "exact") -> list[str]:
+    """The canonical values that alias rules map ``value`` of filter
+    ``name`` to (compared case-insensitively, as the filters are; for a
+    substring filter, every rule whose spelling contains ``value``). Stored
+    rows are rewritten to the canonical value when a rule is added, so a
+    filter on the old spelling would otherwise find nothing. Read from the
+    cached rule map: no query on most requests."""
+    if name not in ALIASED_FILTERS:
+        return []
+    from benchhub.moderation.aliases import alias_map
+
+    wanted = value.strip().casefold()
+    if not wanted:
+        return []
+    mapping = alias_map().get(ALIASED_FILTERS[name], {})
+    if lookup == "icontains":
+        found = [to for source, to in mapping.items() if wanted in source.casefold()]
+    else:
+        found = [to for source, to in mapping.items() if source.casefold() == wanted]
+    return sorted(set(found) - {value})
+
+
+def alias_q(name: str, path: str, lookup: str, value: str) -> Q:
+    """``path__lookup=value``, or the canonical value of an alias spelling
+    (matched exactly: the rule names one whole value)."""
+    condition = Q(**{f"{path}__{lookup}": value})
+    exact = "iexact" if lookup.startswith("i") else "exact"
+    for target in alias_targets(name, value, lookup):
+        condition |= Q(**{f"{path}__{exact}": target})
+    return condition
+
+
 def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
     cls = django_filters.NumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
     if name == "submission":
         cls = django_filters.UUIDFilter  # not-a-uuid is a 400, not a database error
     normalize = NORMALIZERS.get(name)
+    if name in ALIASED_FILTERS:
+        normalize_first = normalize or (lambda value: value)
+
+        def aliased(queryset: QuerySet, field: str, value: str) -> QuerySet:
+            return queryset.filter(alias_q(name, path, lookup, normalize_first(value)))
+
+        return cls(method=aliased)
     if normalize is None and known_values(name) is not None:
 
         def normalize(value: str) -> str:

@@ -226,6 +226,9 @@ class Run(models.Model):
 
     fingerprint = models.CharField(max_length=64, db_index=True)
     fingerprint_version = models.PositiveSmallIntegerField()
+    # Each parameter's grouping key (benchhub/results/points.py), worked
+    # out at upload so that a comparison over run_param.<name> groups by text.
+    parameter_keys = models.JSONField(default=dict, blank=True, editable=False)
 
     # Noise flags (benchhub/results/noise.py), comma-joined in order, ""
     # for a quiet run; the median coefficient of variation behind "noisy";
@@ -245,8 +248,15 @@ class Run(models.Model):
 
 class Measurement(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="measurements")
-    metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="measurements")
+    # Indexed by measurement_metric_covering (its first column).
+    metric = models.ForeignKey(
+        Metric, on_delete=models.PROTECT, related_name="measurements", db_index=False
+    )
     parameters = models.JSONField(default=dict, blank=True)
+    # Each parameter's grouping key (benchhub/results/points.py): "n:20" for
+    # 20, 20.0 and "20" alike, worked out once at upload instead of by every
+    # comparison for every row.
+    parameter_keys = models.JSONField(default=dict, blank=True, editable=False)
     value = models.FloatField()
     samples = models.JSONField(default=list, blank=True)
     approximate = models.BooleanField(default=False)
@@ -255,6 +265,19 @@ class Measurement(models.Model):
     # (|score| > 3.5 is the usual outlier cut); set by the baselines task,
     # None until there are enough approved results to judge.
     outlier_score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # A comparison reads one metric's measurements: everything it
+            # needs is in the index (an index-only scan of that metric's
+            # slice, not a visit to every page of the table), in run order
+            # for the join to runs.
+            models.Index(
+                fields=["metric", "run"],
+                include=["id", "value", "approximate", "parameter_keys"],
+                name="measurement_metric_covering",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.metric.name}={self.value}"

@@ -355,9 +355,9 @@ def test_one_query_reads_every_cell(anonymous_api, bob, django_assert_max_num_qu
                 ),
             )
 
-    # The metric with its benchmark, the cells, the runs of each cell, then
-    # the repetition samples of cells too small for a U test: never a query
-    # per cell.
+    # The metric with its benchmark, the statement's work memory, the cells
+    # with their runs (one statement), then the repetition samples of cells
+    # too small for a U test: never a query per cell.
     with django_assert_max_num_queries(4):
         response = anonymous_api.get(URL, {**THROUGHPUT, "series": "filesystem"})
 

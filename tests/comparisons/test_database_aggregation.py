@@ -5,14 +5,18 @@ SQLite), run on the same rows of the same database."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from benchhub.comparisons import aggregation, selectors
+from benchhub.comparisons import aggregation, in_database, selectors
 from benchhub.comparisons.aggregation import cells_from_rows
-from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql
+from benchhub.comparisons.apis import comparison_as_data
+from benchhub.comparisons.in_database import cells_in_postgresql
 from benchhub.comparisons.query import comparison_query_parse
-from benchhub.results.models import Submission
+from benchhub.comparisons.scores import combined_scores
+from benchhub.results.models import Measurement, Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
 
@@ -100,14 +104,19 @@ def assert_same_cells(sql, python) -> None:
         assert (other.q1, other.q3) == pytest.approx((cell.q1, cell.q3), rel=1e-12), key
     assert sql.runs.keys() == python.runs.keys()
     for key, runs in python.runs.items():
-        assert sql.runs[key].keys() == runs.keys(), key
+        # In the same order: a bootstrap resamples the runs as listed.
+        assert list(sql.runs[key]) == list(runs), key
         for run_id, run in runs.items():
             assert sql.runs[key][run_id].measurement_id == run.measurement_id
             assert sql.runs[key][run_id].value == pytest.approx(run.value, rel=1e-12)
 
 
+@pytest.mark.parametrize("sampled_rows", [1, 4, 10**6], ids=lambda n: f"cut at {n}")
 @pytest.mark.parametrize("given", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
-def test_postgresql_and_python_compute_the_same_cells(varied, given):
+def test_postgresql_and_python_compute_the_same_cells(varied, given, sampled_rows, monkeypatch):
+    """Whether the database groups all of a cell's runs or only those below
+    a cutoff (and again, uncut, when that kept too few), the same runs."""
+    monkeypatch.setattr(in_database, "SAMPLED_ROWS", sampled_rows)
     params = {"benchmark": "select-update", "metric": "throughput", **given}
     query = comparison_query_parse({key: [value] for key, value in params.items()})
     user = AnonymousUser()
@@ -135,9 +144,9 @@ def test_the_spellings_group_as_the_filters_find_them(varied, anonymous_api):
     assert counts[-3] == 2 * runs and counts["-0"] == runs and counts["007"] == runs
 
 
-def test_a_long_spelling_beside_its_json_number_is_aggregated_in_python(bob, anonymous_api):
-    """SQL keeps the text "0.1234567890123457" apart from the number; by the
-    filters' rule they are one point, so that comparison takes the Python path."""
+def test_a_long_spelling_beside_its_json_number_is_one_point_in_the_database(bob, anonymous_api):
+    """The text "0.1234567890123457" is Python's spelling of the number: by
+    the filters' rule they are one point, and the stored keys say so."""
     for point in (0.1234567890123457, "0.1234567890123457"):
         submission_create(
             submitter=bob,
@@ -147,15 +156,12 @@ def test_a_long_spelling_beside_its_json_number_is_aggregated_in_python(bob, ano
     query = comparison_query_parse(
         {"benchmark": ["select-update"], "metric": ["throughput"], "x": ["param.point"]}
     )
-    with pytest.raises(SplitGroups):
-        cells_in_postgresql(selectors._measurements(AnonymousUser(), query), query)
+    user = AnonymousUser()
 
-    body = anonymous_api.get(
-        "/api/v1/comparisons/",
-        {"benchmark": "select-update", "metric": "throughput", "x": "param.point"},
-    ).json()
+    in_sql = cells_in_postgresql(selectors._measurements(user, query), query)
 
-    assert [(p["x"], p["n"]) for p in body["series"][0]["points"]] == [(0.1234567890123457, 2)]
+    assert_same_cells(in_sql, cells_from_rows(query, selectors._rows(user, query)))
+    assert [(x, cell.n) for (_, x), cell in in_sql.stats.items()] == [(0.1234567890123457, 2)]
 
 
 def test_the_embedded_default_still_refuses_more_rows_than_it_holds(varied, monkeypatch):
@@ -168,8 +174,8 @@ def test_the_embedded_default_still_refuses_more_rows_than_it_holds(varied, monk
         selectors._rows(AnonymousUser(), query)
 
 
-def test_when_every_cell_is_large_both_paths_read_the_same_sample_of_runs(varied, monkeypatch):
-    monkeypatch.setattr(aggregation, "VERDICT_RUNS", 2)  # cells of 150+ measurements are large
+def test_a_cell_with_more_runs_than_a_verdict_reads_keeps_the_same_first_runs(varied, monkeypatch):
+    monkeypatch.setattr(aggregation, "VERDICT_RUNS", 2)
     params = {"benchmark": "select-update", "metric": "throughput", "x": "run_param.rows"}
     query = comparison_query_parse({key: [value] for key, value in params.items()})
     user = AnonymousUser()
@@ -177,6 +183,55 @@ def test_when_every_cell_is_large_both_paths_read_the_same_sample_of_runs(varied
     in_sql = cells_in_postgresql(selectors._measurements(user, query), query)
     in_python = cells_from_rows(query, selectors._rows(user, query))
 
-    assert aggregation.run_sample_threshold(in_sql.stats) is not None
     assert_same_cells(in_sql, in_python)
-    assert sum(len(runs) for runs in in_sql.runs.values()) < 18  # a sample, not every run
+    every_run = selectors._measurements(user, query).values_list("run_id", flat=True)
+    for runs in in_sql.runs.values():
+        assert len(runs) == 2  # of 6 to 12 runs per cell
+    # The first two of all runs in sample order are in the one cell they share.
+    first = sorted(set(every_run), key=aggregation.run_sample_key)[:2]
+    assert any(list(runs) == first for runs in in_sql.runs.values())
+
+
+def test_run_sample_key_shuffles_ids_without_collisions():
+    keys = [aggregation.run_sample_key(run_id) for run_id in range(1, 20_001)]
+
+    assert len({key for key, _ in keys}) == 20_000
+    order = sorted(range(1, 20_001), key=aggregation.run_sample_key)
+    assert order[:200] != sorted(order[:200])  # not the oldest runs first
+    assert min(order[:200]) < 2_000 and max(order[:200]) > 18_000  # spread over the history
+
+
+@pytest.mark.parametrize("given", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
+def test_both_paths_give_the_same_comparison_with_verdicts(varied, given):
+    params = {"benchmark": "select-update", "metric": "throughput", **given}
+    query = comparison_query_parse({key: [value] for key, value in params.items()})
+    user = AnonymousUser()
+    answers = []
+    for cells in (
+        cells_in_postgresql(selectors._measurements(user, query), query),
+        cells_from_rows(query, selectors._rows(user, query)),
+    ):
+        comparison = aggregation.comparison_aggregate(query=query, cells=cells)
+        wanted = aggregation.samples_wanted(comparison)
+        samples = dict(Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples"))
+        comparison = aggregation.comparison_with_verdicts(comparison, samples)
+        comparison.summary = combined_scores(comparison)
+        answers.append(json.loads(json.dumps(comparison_as_data(comparison))))
+
+    in_sql, in_python = answers
+    reference_x = {point["x"] for point in in_sql["series"][0]["points"]}
+    judged = [p for s in in_sql["series"][1:] for p in s["points"] if p["x"] in reference_x]
+    assert all(point["verdict"] for point in judged)  # verdicts are compared too
+    assert _close(in_sql, in_python)
+
+
+def _close(a, b) -> bool:
+    """Equal, floats to 12 significant digits (percentile_cont interpolates
+    in another order of operations than statistics.quantiles)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    return a == b

@@ -1,0 +1,239 @@
+"""The verdicts' arithmetic against values worked out by hand: the interval
+of the ratio of medians, the bootstrap's percentiles, the ranks with ties,
+the exact/normal switch of the U test and its edges. Skewed and repeated
+data, so that a formula that is only nearly right gives another number.
+(tests/comparisons/test_verdicts.py has the verdicts themselves.)"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from benchhub.comparisons.verdicts import (
+    BOOTSTRAP_ROUNDS,
+    SEED,
+    RunValues,
+    UTest,
+    Verdict,
+    _bootstrap_ratios,
+    _order_statistic_interval,
+    _quantile,
+    _ranks,
+    _samples,
+    mann_whitney_u,
+    verdict,
+)
+
+
+def runs(*values: float) -> list[RunValues]:
+    return [RunValues(v) for v in values]
+
+
+# --- the ratio's interval from order statistics ----------------------------------------
+
+
+def test_the_interval_of_the_ratio_of_medians_is_the_hand_computed_one():
+    # x (n = 9): half width 1.96·√9/2 = 2.94, so the order statistics
+    # floor(4.5 - 2.94) = 1 and ceil(4.5 + 2.94) = 8: 2 and 256, a spread of
+    # ln(256/2) / 3.92 = 7·ln 2 / 3.92 for the log of the median 16.
+    x = [256.0, 1.0, 64.0, 2.0, 32.0, 4.0, 128.0, 8.0, 16.0]
+    # y (n = 4): half width 1.96, so floor(0.04) = 0 and ceil(3.96) = 4, cut to
+    # the last index 3: 1 and 4, a spread of 2·ln 2 / 3.92 around the median 2.5.
+    y = [4.0, 1.0, 3.0, 2.0]
+    # margin = 1.96·√(spread_x² + spread_y²) = ln 2 · √53 / 2
+    margin = math.log(2) * math.sqrt(53) / 2
+
+    low, high = _order_statistic_interval(x, y)
+
+    assert low == pytest.approx(6.4 * math.exp(-margin), rel=1e-12)
+    assert high == pytest.approx(6.4 * math.exp(margin), rel=1e-12)
+
+
+def test_the_interval_of_two_values_uses_both_of_them():
+    # n = 2: floor(1 - 1.386) = -1 and ceil(1 + 1.386) = 3, both cut to the ends.
+    low, high = _order_statistic_interval([1.0, 4.0], [1.0, 4.0])
+    margin = 1.96 * math.sqrt(2) * math.log(4) / 3.92
+    assert (low, high) == (pytest.approx(math.exp(-margin)), pytest.approx(math.exp(margin)))
+
+
+@pytest.mark.parametrize(
+    ("x", "y"),
+    [([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]), ([1.0, 2.0, 3.0, 4.0], [2.0, 0.0, 3.0, 4.0])],
+)
+def test_no_interval_when_a_side_has_a_value_that_has_no_logarithm(x, y):
+    assert _order_statistic_interval(x, y) == (None, None)
+
+
+# --- the bootstrap -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        (0.0, 1.0),
+        (0.025, 1.1),  # position 0.1: 1 + 0.1·(2 - 1)
+        (0.5, 4.0),
+        (0.975, 90.8),  # position 3.9: 8 + 0.9·(100 - 8)
+        (1.0, 100.0),
+    ],
+)
+def test_bootstrap_percentiles_interpolate_between_the_closest_ranks(q, expected):
+    # numpy.quantile([1, 2, 4, 8, 100], q) gives the same
+    assert _quantile([1.0, 2.0, 4.0, 8.0, 100.0], q) == pytest.approx(expected, rel=1e-12)
+
+
+def test_resamples_whose_reference_median_is_zero_are_left_out():
+    ratios = _bootstrap_ratios([2.0, 2.0], [0.0, 0.0, 1.0], random.Random(7))
+
+    # the reference resample's median is 0 (left out) or 1 (ratio 2)
+    assert 0 < len(ratios) < BOOTSTRAP_ROUNDS
+    assert set(ratios) == {2.0}
+
+
+def test_bootstrap_ratios_are_sorted_and_come_from_both_sides():
+    ratios = _bootstrap_ratios([30.0, 10.0, 20.0], [5.0, 1.0, 2.0], random.Random(7))
+
+    assert len(ratios) == BOOTSTRAP_ROUNDS
+    assert ratios == sorted(ratios)
+    # medians of resamples of each side: 10..30 over 1..5
+    assert min(ratios) >= 10 / 5 and max(ratios) <= 30 / 1
+    assert len(set(ratios)) > 3
+
+
+def test_a_run_without_samples_counts_as_its_one_value_beside_runs_with_samples():
+    side = [RunValues(7.0), RunValues(1.0, (2.0, 3.0, 2.0)), RunValues(5.0)]
+    assert _samples(side) == [7.0, 2.0, 3.0, 2.0, 5.0]
+
+
+def test_a_bootstrap_mixing_runs_with_and_without_samples_judges_all_of_them():
+    # The unrepeated runs are far above the repeated one: dropping them (or
+    # taking the repeated run's value instead of its samples) changes the ratio.
+    candidate = [RunValues(300.0), RunValues(100.0, (99.0, 100.0, 101.0)), RunValues(310.0)]
+    reference = [RunValues(100.0, (98.0, 100.0, 102.0))]
+
+    result = verdict(candidate, reference, direction="higher")
+
+    assert result.test == "bootstrap"
+    assert result.ratio == pytest.approx(3.0)
+    assert result.ratio_high > 2.9  # the 300s are in the resamples
+
+
+# --- ranks and the U test -------------------------------------------------------------
+
+
+def test_tied_values_share_their_mean_rank_at_both_ends():
+    assert _ranks([3.0, 1.0, 3.0, 1.0, 2.0]) == [4.5, 1.5, 4.5, 1.5, 3.0]
+    assert _ranks([5.0, 5.0, 5.0]) == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize(("x", "y"), [([], [1.0, 2.0]), ([1.0, 2.0], [])])
+def test_the_u_test_refuses_an_empty_side(x, y):
+    with pytest.raises(ValueError, match=r"^both samples need at least one value$"):
+        mann_whitney_u(x, y)
+
+
+def test_eight_values_without_ties_get_the_exact_distribution():
+    # all 8 x below all 9 y: U = 0, p = 2 / C(17, 8)
+    result = mann_whitney_u([float(v) for v in range(8)], [float(v) for v in range(8, 17)])
+    assert (result.u, result.exact) == (0, True)
+    assert result.p_value == pytest.approx(2 / math.comb(17, 8), rel=1e-12)
+
+
+def test_nine_values_a_side_get_the_normal_approximation():
+    # U = 0: z = (81 - 40.5 - 0.5) / √(81·19/12) → p = 2·sf(z)
+    result = mann_whitney_u([float(v) for v in range(9)], [float(v) for v in range(9, 18)])
+    z = 40 / math.sqrt(81 * 19 / 12)
+    assert (result.u, result.exact) == (0, False)
+    assert result.p_value == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-12)
+
+
+def test_u_in_the_middle_of_its_distribution_has_p_one_not_more():
+    # x ranks 1 and 4: U = 2 = n1·n2/2; twice the upper tail is 2·4/6, capped at 1
+    result = mann_whitney_u([1.0, 4.0], [2.0, 3.0])
+    assert (result.u, result.exact, result.p_value) == (2, True, 1.0)
+
+
+# --- the verdict's branches at their edges ------------------------------------------
+
+
+def test_all_equal_values_are_no_difference_at_all():
+    assert mann_whitney_u([5.0] * 9, [5.0] * 9) == UTest(40.5, 1.0, exact=False)
+
+
+def test_the_normal_approximation_caps_a_centred_u_at_p_one():
+    # identical samples with ties: U at the centre, z below 0, twice the tail above 1
+    assert mann_whitney_u(list(range(1, 10)), list(range(1, 10))).p_value == 1.0
+
+
+def test_the_interval_does_not_depend_on_values_beyond_its_order_statistics():
+    # n = 25: the upper order statistic is the 18th value, not the largest
+    y = [float(v) for v in range(10, 35)]
+    spread = [float(v) for v in range(1, 26)]
+    outlying = [*spread[:-1], 1000.0]
+    assert _order_statistic_interval(spread, y) == _order_statistic_interval(outlying, y)
+
+
+def test_a_lower_candidate_is_better_when_lower_is_better():
+    faster, slower = runs(120, 125, 118, 122), runs(100, 101, 99, 102)
+    assert verdict(slower, faster, direction="lower").verdict == "better"
+
+
+def test_a_difference_of_exactly_the_minimum_effect_counts():
+    result = verdict(
+        runs(149, 150, 150, 151), runs(99, 100, 100, 101), direction="higher", minimum_effect=0.5
+    )
+    assert result.ratio == 1.5
+    assert (result.verdict, result.test) == ("better", "mann-whitney-u")
+
+
+def test_a_reference_median_of_one_is_a_reference_and_of_zero_is_none():
+    assert verdict(runs(2, 2.1, 1.9, 2.05), runs(1, 0.99, 1.01, 1), direction="higher").verdict == (
+        "better"
+    )
+    nothing = verdict(runs(2, 2.1, 1.9, 2.05), runs(0, 0, 0, 0), direction="higher")
+    assert (nothing.verdict, nothing.ratio) == ("insufficient data", None)
+
+
+def test_four_runs_against_two_repeated_ones_are_bootstrapped():
+    candidate = runs(120, 125, 118, 122)
+    reference = [RunValues(100, (99, 100, 101)), RunValues(101, (100, 102, 101))]
+    assert verdict(candidate, reference, direction="higher").test == "bootstrap"
+
+
+def test_a_bootstrap_without_a_usable_resample_keeps_the_ratio_and_the_minimum_effect():
+    # the reference's median value is 5, but its samples are zeros: no resample counts
+    result = verdict(
+        [RunValues(10.0, (9.0, 11.0))],
+        [RunValues(5.0, (0.0, 0.0))],
+        direction="higher",
+        minimum_effect=0.1,
+    )
+    assert result == Verdict("insufficient data", None, None, 2.0, None, None, 0.1)
+
+
+def test_the_bootstrap_p_value_is_twice_the_far_side_share_ties_on_both_sides():
+    # identical repetitions: many resampled ratios are exactly 1 and count on both sides
+    side = [RunValues(2.0, (1.0, 2.0, 3.0))]
+    ratios = _bootstrap_ratios(_samples(side), _samples(side), random.Random(SEED))
+    at_most_one = sum(1 for r in ratios if r <= 1)
+    at_least_one = sum(1 for r in ratios if r >= 1)
+    assert sum(1 for r in ratios if r == 1) > 100  # the case this test is about
+    expected = min(1.0, (2 * min(at_most_one, at_least_one) + 1) / (len(ratios) + 1))
+
+    assert verdict(side, side, direction="higher").p_value == expected
+    # far apart: no resample on the other side, p = 1 / (2000 + 1)
+    far = verdict(
+        [RunValues(300.0, (299.0, 300.0, 301.0))],
+        [RunValues(100.0, (99.0, 100.0, 101.0))],
+        direction="higher",
+    )
+    assert far.p_value == 1 / (BOOTSTRAP_ROUNDS + 1)
+
+
+def test_each_resample_is_as_large_as_its_side():
+    # two values resampled two at a time have three medians (1, 2, 3), one at a
+    # time only two (1, 3): the 2 shows the resample's size on each side
+    assert 3.0 in _bootstrap_ratios([6.0, 6.0], [1.0, 3.0], random.Random(7))
+    assert 2.0 in _bootstrap_ratios([1.0, 3.0], [1.0, 1.0], random.Random(7))
