@@ -17,6 +17,11 @@ Self-contained and bounded in time. One run:
 
     .venv/bin/python benchmarks/ingest.py --duration 30
     .venv/bin/python benchmarks/ingest.py --worker-class sync --workers 4 --tasks worker
+    .venv/bin/python benchmarks/ingest.py --server runserver --database sqlite --tasks eager \
+        --clients 8      # the embedded default (`make run`): no request may take over 1 s
+
+Every upload is the same select-update sweep on the same engine and major version: one
+comparability key, the hot key whose baselines every upload marks.
 
 Exit status 0 when the run was correct (stored == 201 answers, no 5xx or transport
 errors); the speed targets are reported, not enforced.
@@ -34,6 +39,7 @@ import random
 import resource
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -274,20 +280,45 @@ def backend_pids(admin_url: str, name: str) -> list[int]:
     return [row[0] for row in rows]
 
 
-def stored_counts(url: str) -> dict[str, int]:
-    with psycopg.connect(url) as conn:
+def connect(url: str):
+    if url.startswith("sqlite:///"):
+        return contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///")))
+    return psycopg.connect(url)
+
+
+def count_rows(url: str, tables: tuple[str, ...]) -> dict[str, int]:
+    with connect(url) as conn:
         return {
-            table: conn.execute(f"SELECT count(*) FROM results_{table}").fetchone()[0]  # noqa: S608
-            for table in ("submission", "run", "measurement")
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
+            for table in tables
         }
+
+
+def stored_counts(url: str) -> dict[str, int]:
+    counts = count_rows(url, ("results_submission", "results_run", "results_measurement"))
+    return {table.removeprefix("results_"): n for table, n in counts.items()}
 
 
 def dimension_counts(url: str) -> dict[str, int]:
-    with psycopg.connect(url) as conn:
-        return {
-            table: conn.execute(f"SELECT count(*) FROM results_{table}").fetchone()[0]  # noqa: S608
-            for table in ("hardware", "storage", "operatingsystem", "databaseserver", "client")
-        }
+    tables = ("hardware", "storage", "operatingsystem", "databaseserver", "client")
+    counts = count_rows(url, tuple(f"results_{t}" for t in tables))
+    return {table.removeprefix("results_"): n for table, n in counts.items()}
+
+
+def baseline_state(url: str) -> str:
+    """How far the baselines got: keys, runs counted, runs still marked, and
+    the baselines' n summed (every approved measured value, once caught up)."""
+    with connect(url) as conn:
+        keys, runs = conn.execute(
+            "SELECT count(DISTINCT fingerprint), count(*) FROM results_run"
+        ).fetchone()
+        counted = conn.execute("SELECT count(*) FROM baselines_countedrun").fetchone()[0]
+        dirty = conn.execute("SELECT count(*) FROM baselines_dirtyrun").fetchone()[0]
+        n = conn.execute("SELECT coalesce(sum(n), 0) FROM baselines_baseline").fetchone()[0]
+    return (
+        f"{keys} key(s) over {runs} runs; {counted} runs counted in the baselines, "
+        f"{dirty} still marked; baselines hold {n} values"
+    )
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -330,6 +361,14 @@ def start_gunicorn(args: argparse.Namespace, env: dict[str, str], port: int) -> 
     return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
 
 
+def start_runserver(env: dict[str, str], port: int) -> subprocess.Popen:
+    """`manage.py runserver` as `make run` starts it (threaded, one process)."""
+    command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
+    )
+
+
 def wait_ready(server: subprocess.Popen, port: int, workers: int, limit: float = 60) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -338,7 +377,9 @@ def wait_ready(server: subprocess.Popen, port: int, workers: int, limit: float =
         with contextlib.suppress(OSError, http.client.HTTPException):
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", "/api/v1/benchmarks/")
-            if conn.getresponse().status == 200 and len(children_of(server.pid)) >= workers:
+            if conn.getresponse().status == 200 and (
+                not workers or len(children_of(server.pid)) >= workers
+            ):
                 return
         time.sleep(0.2)
     sys.exit("gunicorn did not answer in time")
@@ -402,7 +443,11 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    url = database_url(args.admin_url, args.db_name)
+    sqlite_path = Path(f"/tmp/{args.db_name}.sqlite3")  # noqa: S108 -- a scratch file
+    if args.database == "sqlite":
+        url = f"sqlite:///{sqlite_path}"
+    else:
+        url = database_url(args.admin_url, args.db_name)
     env = {
         **os.environ,
         "DATABASE_URL": url,
@@ -426,7 +471,10 @@ def run(args: argparse.Namespace) -> int:
     load1 = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} CPUs, {cpu_model()}; load average before: {load1:.2f}")
     print(f"database: {url} (dropped and created)")
-    recreate_database(args.admin_url, args.db_name)
+    if args.database == "sqlite":
+        sqlite_path.unlink(missing_ok=True)
+    else:
+        recreate_database(args.admin_url, args.db_name)
     server = celery = None
     try:
         manage(env, "migrate", "--noinput")
@@ -434,14 +482,20 @@ def run(args: argparse.Namespace) -> int:
         port = free_port()
         if args.tasks == "worker":
             celery = start_celery(env)
-        server = start_gunicorn(args, env, port)
-        wait_ready(server, port, args.workers)
-        workers = children_of(server.pid)
-        threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
-        print(
-            f"gunicorn: 127.0.0.1:{port}, {args.workers} {args.worker_class} workers{threads} "
-            f"(pids {', '.join(map(str, workers))})"
-        )
+        if args.server == "runserver":
+            server = start_runserver(env, port)
+            wait_ready(server, port, 0)
+            workers = [server.pid]
+            print(f"runserver: 127.0.0.1:{port}, one threaded process (pid {server.pid})")
+        else:
+            server = start_gunicorn(args, env, port)
+            wait_ready(server, port, args.workers)
+            workers = children_of(server.pid)
+            threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
+            print(
+                f"gunicorn: 127.0.0.1:{port}, {args.workers} {args.worker_class} workers"
+                f"{threads} (pids {', '.join(map(str, workers))})"
+            )
         print(f"tasks: {TASK_MODES[args.tasks]}")
         celery_pids = [celery.pid, *children_of(celery.pid)] if celery else []
 
@@ -469,7 +523,9 @@ def run(args: argparse.Namespace) -> int:
         time.sleep(max(0.0, window_start - time.perf_counter()))
         # Connections persist (CONN_MAX_AGE), so the backends of the warm-up are those of
         # the window.
-        backends = backend_pids(args.admin_url, args.db_name)
+        backends = (
+            backend_pids(args.admin_url, args.db_name) if args.database == "postgresql" else []
+        )
         cpu_at_start = (
             own_cpu_seconds(),
             sum(cpu_seconds(p) for p in workers),
@@ -488,21 +544,28 @@ def run(args: argparse.Namespace) -> int:
         load_after = os.getloadavg()[0]
         for t in clients:
             t.join(timeout=args.timeout + 5)
-        rss = {p: rss_mb(p) for p in children_of(server.pid)}
+        rss = {p: rss_mb(p) for p in workers}
         queued = queue_length(args.redis_url) if args.tasks != "eager" else 0
     finally:
         if server is not None:
             stop_process(server)
         if celery is not None:
+            # What the worker reached by the end of the window, then a few
+            # seconds to catch up.
+            print(f"baselines at the end of the window: {baseline_state(url)}")
+            time.sleep(5)
             stop_process(celery)
         if args.tasks != "eager":
             drop_queue(args.redis_url)
     try:
         counts = stored_counts(url)
         dimensions = dimension_counts(url)
+        baselines = baseline_state(url)
     finally:
         if args.keep_db:
             print(f"database kept: {url}")
+        elif args.database == "sqlite":
+            sqlite_path.unlink(missing_ok=True)
         else:
             drop_database(args.admin_url, args.db_name)
 
@@ -546,6 +609,10 @@ def run(args: argparse.Namespace) -> int:
         + "   (after the load)"
     )
     print(f"dimension rows {dimensions}")
+    print(f"baselines      {baselines}")
+    if args.server == "runserver":
+        slow = sum(1 for ms in latencies if ms > 1000)
+        print(f"over 1 s       {slow} of {len(latencies)} requests in the window")
     if args.tasks != "eager":
         print(f"task queue     {queued} messages waiting at the end (dropped)")
 
@@ -604,6 +671,18 @@ def build_parser(description: str = __doc__.split("\n\n")[0]) -> argparse.Argume
         "--redis-url",
         default="redis://127.0.0.1:6379/13",
         help="Redis database for the task queue; its 'celery' list is deleted before and after",
+    )
+    parser.add_argument(
+        "--server",
+        choices=["gunicorn", "runserver"],
+        default="gunicorn",
+        help="runserver: the embedded default's `make run` (one threaded process)",
+    )
+    parser.add_argument(
+        "--database",
+        choices=["postgresql", "sqlite"],
+        default="postgresql",
+        help="sqlite: a scratch file /tmp/<db-name>.sqlite3 (the embedded default)",
     )
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database")
     parser.add_argument(

@@ -3,6 +3,7 @@ beside your figures."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -14,7 +15,6 @@ from rest_framework.views import APIView
 
 from benchhub.baselines import selectors
 from benchhub.baselines.models import Baseline
-from benchhub.baselines.statistics import percentile_rank
 from benchhub.lib.api import ApiError
 from benchhub.results.filters import parameter_query_value
 
@@ -89,7 +89,10 @@ class BaselineRankApi(APIView):
         description=(
             "Where a value stands among the approved results of a key, metric and point: "
             "'percentile' is the share (in %) of results it does better than, by the metric's "
-            "direction, ties counting half."
+            "direction, ties counting half. Computed from the baseline's histogram "
+            "(values counted at 4 significant digits): exact but for the results within "
+            "0.05 % of the value, which count half like ties, so it is within 50 times their "
+            "share of the exact rank."
         ),
         responses=inline_serializer(
             "BaselineRank",
@@ -108,10 +111,12 @@ class BaselineRankApi(APIView):
         try:
             value = float(request.query_params.get("value", ""))
         except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
             raise ApiError(
-                "value: required, a number",
-                details=[{"path": "$.value", "message": "required: a number"}],
-            ) from None
+                "value: required, a finite number",
+                details=[{"path": "$.value", "message": "required: a finite number"}],
+            )
         point = _point(request)
         baseline = selectors.baseline_get(fingerprint=fingerprint, metric=metric, parameters=point)
         if baseline is None:
@@ -124,7 +129,7 @@ class BaselineRankApi(APIView):
         return Response(
             {
                 "n": baseline.n,
-                "percentile": percentile_rank(value, baseline.values, baseline.metric.direction),
+                "percentile": selectors.baseline_percentile(baseline, value),
                 "direction": baseline.metric.direction,
                 "median": baseline.median,
                 "value": value,

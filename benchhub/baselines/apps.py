@@ -6,3 +6,6 @@ class BaselinesConfig(AppConfig):
     distribution of approved results, computed by Celery workers."""
 
     name = "benchhub.baselines"
+
+    def ready(self) -> None:
+        from benchhub.baselines import services  # noqa: F401 -- connects the run-deleted receiver

@@ -5,7 +5,9 @@ from benchhub.results.models import Metric
 
 class Baseline(models.Model):
     """The approved results of one comparability key, metric and point
-    (measurement parameters such as clients=20), summarized."""
+    (measurement parameters such as clients=20), summarized from its
+    histogram (BaselineBucket; the rule and its error bound are in
+    baselines/histogram.py)."""
 
     fingerprint = models.CharField(max_length=64)
     metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="baselines")
@@ -20,8 +22,6 @@ class Baseline(models.Model):
     minimum = models.FloatField()
     maximum = models.FloatField()
     mad = models.FloatField(help_text="median absolute deviation")
-    # Sorted values, so that ranking a new result needs no aggregate query.
-    values = models.JSONField(default=list)
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -35,13 +35,59 @@ class Baseline(models.Model):
         return f"{self.metric_id} at {self.point}: median {self.median} (n={self.n})"
 
 
+class BaselineBucket(models.Model):
+    """How many pooled values of a baseline count in one bucket (a value
+    rounded to 4 significant digits: histogram.bucket_of). Merged by adding
+    and subtracting counts; the unique index also serves the rank's range
+    sums."""
+
+    baseline = models.ForeignKey(Baseline, on_delete=models.CASCADE, related_name="buckets")
+    value = models.FloatField()
+    # Signed: a subtraction is applied as an upsert before empty buckets go.
+    count = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["baseline", "value"], name="baseline_bucket_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.baseline_id}: {self.count} at {self.value}"
+
+
+class CountedRun(models.Model):
+    """A run whose measured values are in its key's buckets. Not a foreign
+    key: a run deleted outright must leave a trace (its key is rebuilt)."""
+
+    run_id = models.BigIntegerField(unique=True)
+    fingerprint = models.CharField(max_length=64, db_index=True)
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} in {self.fingerprint}"
+
+
 class DirtyKey(models.Model):
-    """A comparability key whose baselines must be recomputed (the protocol
-    is in baselines/refresh.py)."""
+    """A comparability key whose baselines must be brought up to date (the
+    protocol is in baselines/refresh.py)."""
 
     fingerprint = models.CharField(max_length=64, unique=True)
     marked_at = models.DateTimeField()
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # Set when the key must be recomputed from its data (nightly, after an
+    # upgrade, after a counted run was deleted outright) rather than updated.
+    rebuild_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.fingerprint
+
+
+class DirtyRun(models.Model):
+    """A run whose submission changed (uploaded, approved, rejected …): the
+    refresh of its key adds or removes its values and scores it."""
+
+    run_id = models.BigIntegerField(unique=True)
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    marked_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} of {self.fingerprint}"

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
-from benchhub.baselines.models import Baseline
+from benchhub.baselines.histogram import bucket_of, percentile_from_counts
+from benchhub.baselines.models import Baseline, BaselineBucket
 from benchhub.results.comparability import canonical_json
 from benchhub.results.filters import parameter_canonical
 from benchhub.results.models import Measurement
@@ -33,6 +37,57 @@ def baseline_get(*, fingerprint: str, metric: str, parameters: dict) -> Baseline
     )
 
 
+def baseline_percentile(baseline: Baseline, value: float) -> float:
+    """Where ``value`` stands among the baseline's results, in % (the share
+    it does better than, ties and its own bucket counting half): three sums
+    over the baseline's buckets, never its values. Exact but for the
+    results in the value's bucket (baselines/histogram.py)."""
+    return baseline_percentiles([(baseline, value)])[0]
+
+
+def baseline_percentiles(queries: list[tuple[Baseline, float]]) -> list[float]:
+    """baseline_percentile for many (baseline, value) pairs in one
+    statement: per pair, the counts below the value's bucket and in it, each
+    a range of the (baseline, value) index."""
+    if not queries:
+        return []
+    table = connection.ops.quote_name(BaselineBucket._meta.db_table)
+    count = connection.ops.quote_name("count")
+    columns, params = [], []
+    for baseline, value in queries:
+        bucket = bucket_of(value)
+        for op in ("<", "="):
+            columns.append(
+                f"(SELECT COALESCE(SUM({count}), 0) FROM {table} "  # noqa: S608 -- names only
+                f"WHERE baseline_id = %s AND value {op} %s)"
+            )
+            params += [baseline.pk, bucket]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(columns)}", params)
+        totals = cursor.fetchone()
+    out = []
+    for index, (baseline, _) in enumerate(queries):
+        below, same = int(totals[2 * index]), int(totals[2 * index + 1])
+        above = baseline.n - below - same
+        out.append(percentile_from_counts(below, same, above, baseline.metric.direction))
+    return out
+
+
+class BaselineRanker:
+    """The run page's rank function: ``rank(value, baseline, direction)``,
+    answered from one query for all of ``pairs`` made up front."""
+
+    def __init__(self, pairs: Iterable[tuple[Baseline, float]]) -> None:
+        pairs = list(dict.fromkeys((b, v) for b, v in pairs if b is not None and b.n))
+        self._ranks = dict(
+            zip(((b.pk, v) for b, v in pairs), baseline_percentiles(pairs), strict=True)
+        )
+
+    def __call__(self, value: float, baseline: Baseline, direction: str) -> float:
+        rank = self._ranks.get((baseline.pk, value))
+        return rank if rank is not None else baseline_percentile(baseline, value)
+
+
 def baseline_pooled_q():
     """The one rule for which measurements a baseline pools: measured (not
     approximate) values of public submissions, the set the public sees
@@ -41,15 +96,19 @@ def baseline_pooled_q():
     return public_submissions_q("run__submission__") & ~Q(approximate=True)
 
 
+def baseline_pooled_runs_q():
+    """baseline_pooled_q's rule for runs: a run whose values count (its
+    measured ones; the approximate ones never do)."""
+    return public_submissions_q("submission__")
+
+
 def baseline_measurements(*, fingerprints: list[str]) -> QuerySet:
-    """Every measured value of these keys, as values-only rows (id, key,
+    """Every measured value of these keys, as values-only rows (id, run,
     metric, parameters, value, stored score, pooled?): the pooled ones make
     the baseline, every one is scored against it."""
     return (
         Measurement.objects.filter(run__fingerprint__in=fingerprints, approximate=False)
         .annotate(pooled=ExpressionWrapper(baseline_pooled_q(), output_field=BooleanField()))
         .order_by()
-        .values_list(
-            "id", "run__fingerprint", "metric_id", "parameters", "value", "outlier_score", "pooled"
-        )
+        .values_list("id", "run_id", "metric_id", "parameters", "value", "outlier_score", "pooled")
     )

@@ -1,6 +1,7 @@
-"""Writes of the baselines app that other apps call: marking keys dirty.
+"""Writes of the baselines app that other apps call: marking runs and keys
+dirty.
 
-The recompute itself is in refresh.py (run by tasks.py); this module queues
+The update itself is in refresh.py (run by tasks.py); this module queues
 the task and neither of those imports it back.
 """
 
@@ -9,24 +10,39 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
+from benchhub.baselines.models import CountedRun
 from benchhub.baselines.refresh import (
     baselines_refresh,  # noqa: F401 -- the app's other write
     mark_keys,
+    mark_runs,
 )
 from benchhub.baselines.tasks import baselines_refresh_task
+from benchhub.results.models import Run
 
 logger = logging.getLogger(__name__)
 
 
-def baselines_mark_dirty(*, fingerprints: Iterable[str]) -> None:
-    """Note that these keys changed; have a worker recompute them once the
-    caller's transaction commits."""
-    keys = sorted(set(fingerprints))
-    if keys and mark_keys(keys, timezone.now()):
+def baselines_mark_dirty(
+    *, runs: Iterable[tuple[int, str]] = (), fingerprints: Iterable[str] = ()
+) -> None:
+    """Note that these runs ((id, key) pairs: their submission was uploaded
+    or changed status) or keys changed; have the refresh bring their
+    baselines up to date once the caller's transaction commits. Only marks:
+    the caller does no other work here."""
+    now = timezone.now()
+    queue = mark_runs(runs, now)
+    queue = mark_keys(sorted(set(fingerprints)), now) or queue
+    if queue or settings.CELERY_TASK_ALWAYS_EAGER:
+        # In-process (no worker), every change runs one bounded round: a
+        # key re-marked while marked queues nothing on a broker, since a
+        # worker's rounds re-queue themselves, but in-process nothing would.
         transaction.on_commit(_queue_refresh)
 
 
@@ -38,3 +54,11 @@ def _queue_refresh() -> None:
         baselines_refresh_task.delay()
     except BrokerUnreachable:
         logger.warning("baselines refresh not queued (broker unreachable); the sweep will run it")
+
+
+@receiver(pre_delete, sender=Run, dispatch_uid="baselines-run-deleted")
+def _run_deleted(sender, instance: Run, **kwargs) -> None:
+    """A run deleted outright (admin, shell) takes its values with it: if
+    they were counted, its key is rebuilt from what is left (marking only)."""
+    if CountedRun.objects.filter(run_id=instance.pk).exists():
+        mark_keys([instance.fingerprint], timezone.now(), rebuild=True)

@@ -1,30 +1,58 @@
+import logging
+
 from celery import shared_task
 from celery.signals import worker_ready
+from django.db import DatabaseError
 
-from benchhub.baselines.refresh import BATCH, baselines_mark_all, baselines_refresh
+from benchhub.baselines.refresh import BATCH, RUNS_PER_ROUND, baselines_mark_all, baselines_refresh
+
+logger = logging.getLogger(__name__)
+
+# In-process (the embedded default runs tasks eagerly, after the upload's or
+# the approval's commit, inside its request) one small round is all: one key,
+# a few dirty runs, never a rebuild, never a loop. The next change takes the
+# next round.
+IN_PROCESS_KEYS = 1
+IN_PROCESS_RUNS = 20
+# A worker's next round waits this long when the last one left work (a hot
+# key marked again meanwhile), so that one key's rounds take a share of a
+# core, not all of it; the runs marked meanwhile are applied together.
+NEXT_ROUND_SECONDS = 1.0
 
 
-# acks_late: the task is idempotent (it recomputes from the data and clears
-# only the marks it saw), so a worker dying mid-task leaves the message for
-# the next one to redo.
+# acks_late: the task is idempotent (each round is one transaction per key,
+# and clears only the marks it saw), so a worker dying mid-task leaves the
+# message for the next one to redo.
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def baselines_refresh_task(batch: int = BATCH) -> None:
-    _, remaining = baselines_refresh(limit=batch)
-    # Marks still unclaimed: more than a batch, or keys re-marked while we
-    # computed. Keys another worker holds are not counted: it finishes them.
-    # In-process (the embedded default runs tasks eagerly, inside the
-    # upload's request) one bounded batch is all: the next upload takes
-    # the next one, and a request never loops.
     request = baselines_refresh_task.request
-    if remaining and not request.is_eager:
+    if request.is_eager:
+        try:
+            baselines_refresh(limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False)
+        except DatabaseError:
+            # SQLite busy with another request's write, say: the upload or
+            # approval is committed and must not fail now; its marks stay
+            # for the next change's round.
+            logger.warning("baselines: in-process round skipped", exc_info=True)
+        return
+    done, remaining = baselines_refresh(limit=batch, runs=RUNS_PER_ROUND)
+    # Marks still unclaimed: more than a batch (next round at once), or keys
+    # re-marked while we computed (next round in a second). Keys another
+    # worker holds are not counted: it finishes them.
+    if remaining:
         # On the queue this one came from (a deployment may route it).
         queue = (request.delivery_info or {}).get("routing_key")
-        baselines_refresh_task.apply_async(kwargs={"batch": batch}, queue=queue)
+        baselines_refresh_task.apply_async(
+            kwargs={"batch": batch},
+            queue=queue,
+            countdown=None if done >= batch else NEXT_ROUND_SECONDS,
+        )
 
 
 @shared_task
 def baselines_recompute_all_task() -> None:
-    """Nightly (CELERY_BEAT_SCHEDULE): every key again, in the refresh's batches."""
+    """Nightly (CELERY_BEAT_SCHEDULE): every key rebuilt from its data, in
+    the refresh's batches."""
     if baselines_mark_all():
         baselines_refresh_task.delay()
 

@@ -133,9 +133,7 @@ def submission_moderate(
         )
         if Status.APPROVED in (before, after):
             # The public set of this key changed: its baselines must follow.
-            baselines_mark_dirty(
-                fingerprints=locked.runs.values_list("fingerprint", flat=True).distinct()
-            )
+            baselines_mark_dirty(runs=locked.runs.values_list("pk", "fingerprint"))
     for field in ("status", "status_reason", "status_before_hidden"):
         setattr(submission, field, getattr(locked, field))
     return locked

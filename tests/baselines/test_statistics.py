@@ -42,3 +42,28 @@ def test_too_few_results_are_not_scored():
 )
 def test_percentile_follows_the_metric_direction(value, direction, expected):
     assert percentile_rank(value, [10.0, 20.0, 40.0, 50.0], direction) == expected
+
+
+def test_two_values_have_their_interpolated_quartiles_not_the_median():
+    # statistics.quantiles(inclusive) of 10, 30: a quarter and three quarters of the way.
+    summary = summarize([30.0, 10.0])
+
+    assert (summary.median, summary.q1, summary.q3) == (20.0, 15.0, 25.0)
+    assert (summary.minimum, summary.maximum, summary.mad) == (10.0, 30.0, 10.0)
+
+
+def test_scoring_starts_at_exactly_five_results():
+    four, five = [10.0, 11.0, 13.0, 14.0], [10.0, 11.0, 12.0, 13.0, 14.0]
+
+    assert outlier_score(22.0, summarize(four)) is None
+    assert outlier_score(22.0, summarize(five)) == pytest.approx(6.745)
+
+
+def test_no_spread_is_not_scored_however_many_results():
+    assert outlier_score(5.0, summarize([4.0] * 9 + [6.0])) is None  # MAD 0
+
+
+def test_the_score_is_in_units_of_the_median_absolute_deviation():
+    summary = summarize([18.0, 10.0, 14.0, 16.0, 12.0])  # median 14, MAD 2
+
+    assert outlier_score(24.0, summary) == pytest.approx(0.6745 * 10 / 2)

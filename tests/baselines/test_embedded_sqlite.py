@@ -1,0 +1,59 @@
+"""The embedded default (SQLite, no broker: the refresh runs in-process after
+each upload's commit), in a process of its own, since the suite runs on
+PostgreSQL. Marks written by raw SQL must compare equal to what Django reads
+back there, or no run mark is ever cleared."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import django
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
+from benchhub.results.services import submission_create
+from tests.factories import small_document
+
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user(username="embedded")
+for value in (1000.0, 1000.0, 1300.0):
+    document = small_document()
+    document["runs"][0]["measurements"][1]["value"] = value
+    with transaction.atomic():  # its commit runs the in-process round
+        submission_create(submitter=user, document=document, status="approved")
+baseline = Baseline.objects.get(parameters={"clients": 20})
+print(DirtyRun.objects.count(), DirtyKey.objects.count(), CountedRun.objects.count(),
+      baseline.n, baseline.median, baseline.maximum)
+"""
+
+
+def test_in_the_embedded_default_each_upload_brings_its_key_up_to_date(tmp_path):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("REDIS_URL", "DATABASE_URL", "BENCHHUB_VAR_DIR")
+    }
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
+        DJANGO_SETTINGS_MODULE="benchhub.settings",
+        PYTHONPATH=str(ROOT),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["0", "0", "3", "3", "1000.0", "1300.0"], done.stdout
