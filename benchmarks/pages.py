@@ -15,8 +15,11 @@ and the load average (the machine is shared: read the figures with it).
 Target: p95 < 150 ms each; JavaScript per page < 300 KB.
 
     .venv/bin/python benchmarks/pages.py [--measurements 1000000] [--requests 40] [--keep]
+    .venv/bin/python benchmarks/pages.py --fill-only   # fill and compute baselines, no timing
 
-``--keep`` reuses a database already filled by an earlier run.
+``--keep`` reuses a database already filled by an earlier run. On a shared
+machine, fill with ``--fill-only`` under /work/wt/busy (about 4 minutes at
+load ~3, 17 at load 18), then time with ``--keep`` under /work/wt/quiet.
 """
 
 from __future__ import annotations
@@ -301,14 +304,13 @@ def fill(target: int, seed: int = 20261123) -> None:
 
 
 def refresh_baselines() -> None:
-    from benchhub.baselines.services import baselines_mark_dirty, baselines_refresh
-    from benchhub.results.models import Run
+    """Every key rebuilt from its data, as the nightly task (and
+    ``manage.py baselines_recompute``) does: one key a round."""
+    from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh
 
-    baselines_mark_dirty(fingerprints=set(Run.objects.values_list("fingerprint", flat=True)))
-    while True:
-        _, remaining = baselines_refresh(limit=50)
-        if not remaining:
-            break
+    baselines_mark_all()
+    while baselines_refresh(limit=1)[1]:
+        pass
 
 
 def page_urls(rng: random.Random, count: int) -> dict[str, list[str]]:
@@ -369,7 +371,7 @@ def time_pages(urls: dict[str, list[str]]) -> None:
     for kind, paths in urls.items():
         for path in paths[:3]:  # warm-up: connections, template cache
             client.get(path)
-        times, queries, scripts = [], [], 0
+        times, queries, scripts, ranked = [], [], 0, 0
         for path in paths:
             with CaptureQueriesContext(connection) as captured:
                 begin = time.perf_counter()
@@ -377,13 +379,16 @@ def time_pages(urls: dict[str, list[str]]) -> None:
                 times.append((time.perf_counter() - begin) * 1000)
             assert response.status_code == 200, (path, response.status_code)
             queries.append(len(captured))
-            scripts = max(scripts, javascript_bytes(response.content.decode()))
+            html = response.content.decode()
+            scripts = max(scripts, javascript_bytes(html))
+            ranked += 'id="headline-percentile"' in html
         times.sort()
         p95 = times[max(0, round(0.95 * len(times)) - 1)]
         log(
             f"{kind:16} p50 {statistics.median(times):6.1f} ms   p95 {p95:6.1f} ms   "
             f"max {times[-1]:6.1f} ms   queries {min(queries)}-{max(queries)}   "
             f"JavaScript {scripts / 1024:5.0f} KB   (n={len(times)})"
+            + (f"   percentile shown on {ranked}" if kind == "run page" else "")
         )
 
 
@@ -393,9 +398,18 @@ def main() -> None:
     parser.add_argument("--measurements", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--keep", action="store_true", help="reuse the data already stored")
+    parser.add_argument(
+        "--fill-only", action="store_true", help="fill and compute baselines, time nothing"
+    )
+    parser.add_argument(
+        "--rebuild-baselines",
+        action="store_true",
+        help="recompute every baseline of the stored data (after a change to how they are kept)",
+    )
     args = parser.parse_args()
 
     setup(args.database)
+    from benchhub.baselines.models import Baseline
     from benchhub.results.models import Measurement, Run
 
     stored = Measurement.objects.count()
@@ -404,6 +418,11 @@ def main() -> None:
         fill(args.measurements)
         log("computing baselines")
         refresh_baselines()
+    elif args.rebuild_baselines or not Baseline.objects.exists():
+        log("computing baselines")
+        started = time.perf_counter()
+        refresh_baselines()
+        log(f"  {time.perf_counter() - started:.0f} s")
     # Fresh statistics, as autovacuum keeps them on a live site: without
     # them the planner takes "approved" for a rare status.
     from django.db import connection
@@ -414,6 +433,8 @@ def main() -> None:
         f"{Measurement.objects.count():,} measurements in {Run.objects.count():,} runs; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (shared machine)"
     )
+    if args.fill_only:
+        return
     time_pages(page_urls(random.Random(7), args.requests))
     log(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

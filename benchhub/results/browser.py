@@ -4,7 +4,7 @@ state, so every link is built from it (back, forward and sharing work)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -19,6 +19,8 @@ class BrowserState:
     filters: QueryDict  # the API filters, as given
     text: str = ""
     sort: str = "newest"
+    # /results/, reversed once: a page builds ~150 links from this state.
+    base: str = field(default_factory=lambda: reverse("results:browser"))
 
     def url(
         self, *, set_: dict[str, str] | None = None, drop: tuple[str, ...] = (), page: int = 1
@@ -38,7 +40,7 @@ class BrowserState:
         if page > 1:
             pairs.append(("page", str(page)))
         query = urlencode(pairs)
-        return reverse("results:browser") + (f"?{query}" if query else "")
+        return self.base + (f"?{query}" if query else "")
 
     def chosen(self) -> list[tuple[str, str, str]]:
         """(filter, value, URL without it) for every filter set."""

@@ -186,7 +186,7 @@ def standing_of(value: float, baseline: Any, direction: str, rank) -> Standing:
     low, high = min(baseline.minimum, value), max(baseline.maximum, value)
     return Standing(
         n=baseline.n,
-        percentile=rank(value, baseline.values, direction),
+        percentile=rank(value, baseline, direction),
         median=baseline.median,
         q1=baseline.q1,
         q3=baseline.q3,
@@ -208,8 +208,8 @@ def measurement_rows(
 ) -> list[MeasurementRow]:
     """Every measurement with its repetitions' spread, its noise flags and,
     when its key has a baseline, where it stands. ``baselines`` maps
-    (metric name, baseline point) to a baseline row; ``rank`` is the
-    baselines app's percentile function."""
+    (metric name, baseline point) to a baseline row; ``rank(value, baseline,
+    direction)`` is the baselines app's (selectors.BaselineRanker)."""
     rows = []
     for m in measurements:
         samples = [float(s) for s in m.samples or [] if isinstance(s, (int, float))]
@@ -291,25 +291,74 @@ def _varying_parameter(rows: list[Measurement]) -> str | None:
     return next(iter(names), None)
 
 
-def compare_url(run: Run, metric: str, x: str | None) -> str:
-    """A comparison of this run's key: the same benchmark, parameters,
-    engine and major version (its fingerprint), one line per CPU model."""
+def compare_url(
+    run: Run,
+    metric: str,
+    x: str | None,
+    *,
+    series: str = "cpu_model",
+    fix: tuple[str, ...] = ("filesystem",),
+) -> str:
+    """A comparison of this run's key (the same benchmark, parameters,
+    engine and major version: its fingerprint) along its sweep, one line
+    per ``series``, with this run's own values of ``fix`` fixed too (by
+    default its filesystem: "postgresql 15 on ext4, per CPU model")."""
     query: list[tuple[str, str]] = [
         ("benchmark", run.benchmark.name),
         ("metric", metric),
-        ("x", f"param.{x}" if x and x != "metric" else "cpu_model"),
+        ("x", f"param.{x}" if x and x != "metric" else series),
     ]
     if x and x != "metric":
-        query.append(("series", "cpu_model"))
+        query.append(("series", series))
     query.append(("engine", run.server.engine))
-    if run.server.version_major:
+    if run.server.version_major and series not in ("version_major", "version"):
         query.append(("version_major", run.server.version_major))
+    own = {
+        "filesystem": run.storage.filesystem,
+        "storage_kind": run.storage.kind,
+        "cpu_model": run.hardware.cpu_model,
+    }
+    for name in fix:
+        if name != series and own.get(name):
+            query.append((name, own[name]))
     for key, value in (run.parameters or {}).items():
         if isinstance(value, bool):
             query.append((f"run_param.{key}", "true" if value else "false"))
         elif isinstance(value, (str, int, float)):
             query.append((f"run_param.{key}", str(value)))
     return reverse("comparisons:compare") + "?" + urlencode(query)
+
+
+def compare_links(run: Run, metric: str, x: str | None) -> list[tuple[str, str]]:
+    """(label, URL) of the comparisons a run's reader asks for next, each
+    a chart of a few lines: its database on its filesystem per CPU model
+    (the first, "runs like it"), its CPU's filesystems, its engine's
+    versions on its CPU and filesystem, and every CPU on any filesystem."""
+    server = f"{run.server.engine} {run.server.version_major}".strip()
+    filesystem = run.storage.filesystem
+    cpu = run.hardware.cpu_model
+    links = []
+    if filesystem:
+        links.append((f"{server} on {filesystem}, per CPU model", compare_url(run, metric, x)))
+    if cpu:
+        links.append(
+            (
+                f"{server} on {cpu}, per filesystem",
+                compare_url(run, metric, x, series="filesystem", fix=("cpu_model",)),
+            )
+        )
+    if cpu and filesystem:
+        links.append(
+            (
+                f"{run.server.engine} versions on {cpu} and {filesystem}",
+                compare_url(
+                    run, metric, x, series="version_major", fix=("cpu_model", "filesystem")
+                ),
+            )
+        )
+    anywhere = compare_url(run, metric, x, fix=())
+    links.append((f"{server} on any filesystem, per CPU model", anywhere))
+    return links
 
 
 # --- summaries of many runs: dimension and benchmark pages ----------------------
@@ -353,7 +402,7 @@ def spread_tables(
     primary: Mapping[str, Any],
     compare: Any = None,
 ) -> list[SpreadTable]:
-    """``groups`` are ``measurement_spread`` rows grouped by benchmark,
+    """``groups`` are ``selectors.spread_of_runs`` rows grouped by benchmark,
     engine, major version and parameters; ``compare(benchmark, metric,
     point_name)`` gives each table's comparison link."""
     by_benchmark: dict[str, list[Mapping[str, Any]]] = defaultdict(list)

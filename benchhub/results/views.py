@@ -8,17 +8,16 @@ from urllib.parse import urlencode
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_htmx.http import push_url
 from rest_framework.exceptions import ValidationError
 
-from benchhub.baselines.selectors import baseline_list
-from benchhub.baselines.statistics import percentile_rank
+from benchhub.baselines.selectors import BaselineRanker, baseline_list, baseline_point
 from benchhub.moderation.selectors import submission_history
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
-from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter
+from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
 from benchhub.results.normalization import normalize_filesystem
 
 
@@ -42,7 +41,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404(f"No run {pk} that you may see")
     measurements = sorted(run.measurements.all(), key=lambda m: (m.metric_id, m.pk))
     baselines = {(b.metric.name, b.point): b for b in baseline_list(fingerprint=run.fingerprint)}
-    rows = presentation.measurement_rows(measurements, baselines, percentile_rank)
+    rank = BaselineRanker(
+        (baselines.get((m.metric.name, baseline_point(m.parameters or {}))), m.value)
+        for m in measurements
+    )
+    rows = presentation.measurement_rows(measurements, baselines, rank)
     chart = presentation.sweep_chart(run, measurements)
     first = chart["metrics"][0] if chart["metrics"] else None
     api_url = request.build_absolute_uri(reverse("api:run-detail", args=[run.pk]))
@@ -57,8 +60,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rows": rows,
             "headline": _headline(rows),
             "chart": chart,
-            "compare_url": (
-                presentation.compare_url(run, first["metric"], first["x"]) if first else ""
+            "compare_links": (
+                presentation.compare_links(run, first["metric"], first["x"]) if first else []
             ),
             "api_url": api_url,
             "csv_url": reverse("api:measurement-csv") + f"?run={run.pk}",
@@ -128,9 +131,11 @@ def results_browser(request: HttpRequest) -> HttpResponse:
     runs, errors = _filtered_runs(request, filters)
     if text:
         runs = selectors.run_search(runs, text)
-    facets = selectors.run_facets(runs, with_parameters="benchmark" in filters)
+    facets, total = selectors.run_facets(runs, with_parameters="benchmark" in filters)
     ordered = runs.order_by(*selectors.SORTS[sort][1]).values_list("id", flat=True)
-    page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
+    paginator = Paginator(ordered, PAGE_SIZE)
+    paginator.count = total  # counted with the facets: no COUNT(*) over the same join
+    page = paginator.get_page(request.GET.get("page"))
     page.object_list = selectors.runs_in_order(list(page.object_list))
 
     state = BrowserState(filters=filters, text=text, sort=sort)
@@ -193,7 +198,6 @@ RECENT_RUNS = 25
 # of its latest runs only: a request never aggregates a whole table (with a
 # million measurements, "ext4" alone is hundreds of thousands of rows).
 SUMMARY_RUNS = 200
-_SPREAD_GROUPS = ("run__benchmark__name", "run__server__engine", "run__server__version_major")
 
 
 @dataclass(frozen=True)
@@ -205,7 +209,18 @@ class Dimension:
     series: str  # the comparison axis this dimension is
 
 
+def _canonical_redirect(name: str, value: str, view: str) -> HttpResponse | None:
+    """A spelling a moderator's alias rule maps away has no page of its
+    own: the page of the value it was merged into."""
+    targets = alias_targets(name, value)
+    if len(targets) == 1:
+        return redirect(reverse(view, args=[targets[0]]), permanent=True)
+    return None
+
+
 def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
+    if (canonical := _canonical_redirect("cpu_model", model, "results:cpu")) is not None:
+        return canonical
     return _dimension_page(
         request,
         Dimension(
@@ -220,6 +235,9 @@ def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
 
 def filesystem_page(request: HttpRequest, name: str) -> HttpResponse:
     filesystem = normalize_filesystem(name)
+    canonical = _canonical_redirect("filesystem", filesystem, "results:filesystem")
+    if canonical is not None:
+        return canonical
     return _dimension_page(
         request,
         Dimension(
@@ -255,9 +273,7 @@ def _dimension_page(request: HttpRequest, dimension: Dimension) -> HttpResponse:
     recent = selectors.runs_in_order(summarized[:RECENT_RUNS])
     measurements = selectors.measurements_of_runs(summarized)
     primary = selectors.primary_metrics(measurements)
-    groups = selectors.measurement_spread(
-        measurements.filter(metric__in=list(primary.values())), (*_SPREAD_GROUPS, "parameters")
-    )
+    groups = selectors.spread_of_runs(summarized, list(primary.values()))
     fixed = {key: value for key, value in dimension.browser_filters.items() if key == "engine"}
     tables = presentation.spread_tables(
         groups,
@@ -294,10 +310,7 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
     if latest is not None:
         measurements = selectors.measurements_of_runs(summarized)
         primary = selectors.primary_metrics(measurements)
-        groups = selectors.measurement_spread(
-            measurements.filter(metric__in=list(primary.values())),
-            (*_SPREAD_GROUPS, "parameters"),
-        )
+        groups = selectors.spread_of_runs(summarized, list(primary.values()))
     tables = presentation.spread_tables(
         groups,
         primary,

@@ -5,6 +5,38 @@
  * a phone). Error bars are the repetitions' min and max. The "Copy"
  * buttons copy the text of the element they name. */
 (function () {
+  // navigator.clipboard exists only on https:// and localhost; a site on a
+  // closed network is often plain http://, where the older copy command
+  // still works from a click.
+  function copyText(text, button) {
+    if (navigator.clipboard && window.isSecureContext) {
+      return navigator.clipboard.writeText(text);
+    }
+    return new Promise(function (resolve, reject) {
+      const area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.top = "0";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      let copied = false;
+      try {
+        copied = document.execCommand("copy");
+      } catch (error) {
+        copied = false;
+      }
+      area.remove();
+      button.focus();
+      if (copied) {
+        resolve();
+      } else {
+        reject(new Error("copy refused"));
+      }
+    });
+  }
+
   "use strict";
 
   const LINE = "#2456a6";
@@ -127,11 +159,30 @@
         return;
       }
       const source = document.getElementById(button.dataset.copy);
-      if (source && navigator.clipboard) {
-        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
-          button.textContent = "Copied";
-        });
+      const status = document.getElementById(button.dataset.copy + "-status");
+      if (!source) {
+        return;
       }
+      const say = function (text) {
+        if (status) {
+          status.textContent = text;
+        }
+      };
+      copyText(source.textContent.trim(), button).then(
+        function () {
+          button.textContent = "Copied";
+          say("Copied to the clipboard.");
+        },
+        function () {
+          // No clipboard here: select the text for Ctrl+C instead.
+          const range = document.createRange();
+          range.selectNodeContents(source);
+          const selection = window.getSelection();
+          selection.removeAllRanges();
+          selection.addRange(range);
+          say("The browser refused to copy: the command is selected, press Ctrl+C.");
+        }
+      );
     });
   });
 })();

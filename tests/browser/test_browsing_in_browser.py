@@ -255,3 +255,135 @@ def test_the_keyboard_alone_reaches_a_run_with_visible_focus(live_server, page: 
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
     expect(page.locator("#environment")).to_be_visible()
+
+
+def test_on_a_phone_the_results_come_before_the_folded_filters(live_server, browser, published):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    visit(page, live_server.url + "/results/?benchmark=select-update")
+
+    filters = page.locator("#results-filters")
+    # folded into one line, and the first result is on the first screen
+    assert filters.get_attribute("open") is None
+    expect(page.locator("[data-facet='filesystem']").first).to_be_hidden()
+    first_run = page.locator("#results-table a[href^='/runs/']").first
+    assert first_run.bounding_box()["y"] < 844
+    page.screenshot(path=str(ARTIFACTS / "results-phone-folded.png"))
+    # the keyboard unfolds them (the summary is a native control)
+    page.locator("#results-filters > summary").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("[data-facet='filesystem']").first).to_be_visible()
+    # two filters in a row: they stay unfolded while the list changes under them
+    page.locator("[data-facet='engine+version_major']", has_text="postgresql 15").click()
+    expect(page).to_have_url(re.compile(r"version_major=15"))
+    expect(filters).to_have_attribute("open", "")
+    page.locator("[data-facet='filesystem']", has_text="ext4").click()
+    expect(page).to_have_url(re.compile(r"version_major=15&filesystem=ext4"))
+    expect(page.locator("#results-count")).to_have_text("5 runs")
+    page.screenshot(path=str(ARTIFACTS / "results-phone-filters-open.png"))
+    # and one tap leads back to the list
+    page.locator(".filters-done a").click()
+    assert page.locator("#results-count").bounding_box()["y"] < 100
+    context.close()
+
+
+def test_on_a_wide_screen_the_filters_are_a_column_with_nothing_to_unfold(
+    live_server, page: Page, published
+):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    visit(page, live_server.url + "/results/")
+
+    expect(page.locator("#results-filters > summary")).to_be_hidden()
+    expect(page.locator("[data-facet='benchmark']").first).to_be_visible()
+    facets = page.locator("nav.facets").bounding_box()
+    results = page.locator("#results-count").bounding_box()
+    assert facets["x"] + facets["width"] <= results["x"]  # side by side
+    assert abs(facets["y"] - results["y"]) < 40
+
+
+def test_the_folded_filters_work_without_javascript(live_server, browser, published):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(live_server.url + "/results/")
+
+    page.locator("#results-filters > summary").click()
+    page.locator("[data-facet='filesystem']", has_text="ext4").click()
+
+    expect(page).to_have_url(re.compile(r"/results/\?filesystem=ext4$"))
+    expect(page.locator("#results-count")).to_contain_text("runs")
+    context.close()
+
+
+def test_a_newcomer_finds_a_run_copies_its_command_and_shares_its_comparison(
+    live_server, browser, published
+):
+    """The issue's "done means", end to end: three clicks from the home page
+    to PostgreSQL 15 on ext4, select-update; a run with its environment and
+    standing; the reproduce command on the clipboard; a comparison link
+    that shows anybody the same chart."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, permissions=["clipboard-read", "clipboard-write"]
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    visit(page, live_server.url + "/")
+
+    page.get_by_role("link", name="select-update", exact=True).click()
+    page.locator("[data-facet='engine+version_major']", has_text="postgresql 15").click()
+    expect(page).to_have_url(re.compile(r"version_major=15$"))  # the list changes
+    page.locator("[data-facet='filesystem']", has_text="ext4").click()
+    expect(page).to_have_url(
+        re.compile(
+            r"/results/\?benchmark=select-update&engine=postgresql&version_major=15&filesystem=ext4$"
+        )
+    )
+    expect(page.locator("#results-count")).to_have_text("5 runs")
+
+    page.locator("#results-table a[href^='/runs/']").first.click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    expect(page.locator("#environment")).to_contain_text("ext4")
+    expect(page.locator("#headline-standing")).to_contain_text("n=5")
+
+    page.locator("button[data-copy='reproduce-command']").click()
+    expect(page.locator("#reproduce-command-status")).to_have_text("Copied to the clipboard.")
+    command = page.locator("#reproduce-command").inner_text()
+    assert command.startswith("benchhub-agent run --like ")
+    assert page.evaluate("navigator.clipboard.readText()") == command
+
+    page.locator("#compare-like").click()
+    expect(page).to_have_url(re.compile(r"/compare/\?.*filesystem=ext4"))
+    chart = (
+        "() => { const c = window.Chart && Chart.getChart(document.getElementById("
+        "'comparison-chart')); return c ? c.data.datasets.map(d => [d.label, d.data]) : null; }"
+    )
+    page.wait_for_function(chart)
+    drawn = page.evaluate(chart)
+    shared = page.url
+    assert drawn and all(len(points) == 9 for _, points in drawn)
+
+    stranger = browser.new_context(viewport={"width": 390, "height": 844})
+    other = stranger.new_page()
+    other.goto(shared)
+    other.wait_for_function(chart)
+    assert other.evaluate(chart) == drawn
+    stranger.close()
+    context.close()
+    assert errors == []
+
+
+def test_the_copy_button_works_where_the_clipboard_api_does_not_exist(
+    live_server, browser, published
+):
+    """A site on a closed network is often plain http://, where browsers
+    give no navigator.clipboard: the button falls back to the copy command."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.add_init_script("Object.defineProperty(navigator, 'clipboard', {value: undefined})")
+    visit(page, live_server.url + published["run"])
+
+    page.locator("button[data-copy='reproduce-command']").click()
+
+    expect(page.locator("#reproduce-command-status")).to_have_text("Copied to the clipboard.")
+    expect(page.locator("button[data-copy='reproduce-command']")).to_be_focused()
+    context.close()

@@ -127,3 +127,84 @@ def test_the_compare_page_reads_the_benchmark_in_any_case(client, results):
 
     assert response.status_code == 302
     assert response.url == "/compare/?benchmark=select-update&metric=throughput&x=param.clients"
+
+
+# --- spellings a moderator's alias rule maps away ---------------------------------
+
+OPENZFS = {
+    "kind": "ssd",
+    "device_model": "Samsung 870",
+    "filesystem": "OpenZFS",
+    "mount_options": "rw,xattr",
+    "io_scheduler": "none",
+}
+XEON_SPELT_TOGETHER = {"cpu": "Intel(R) Xeon(R) CPU E5-2680v4 @ 2.40GHz", "cores": 14}
+
+
+@pytest.fixture
+def merged(bob):
+    """Two runs on OpenZFS and two on a Xeon spelt "E5-2680v4", then a
+    moderator merges both spellings into the canonical ones and the stored
+    rows are rewritten (the alias task, run here in the test)."""
+    from benchhub.accounts.roles import role_grant
+    from benchhub.moderation.services import alias_rule_add, alias_rules_apply
+    from benchhub.results.models import Hardware, Storage
+
+    moderator = type(bob).objects.create_user(username="maud")
+    role_grant(user=moderator, role="moderator")
+    for _ in range(2):
+        for section in ({"storage": OPENZFS}, {"hardware": XEON_SPELT_TOGETHER}):
+            document = small_document(**section)
+            submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    filesystem = Storage.objects.exclude(filesystem="ext4").get().filesystem
+    cpu = Hardware.objects.get(cores=14).cpu_model
+    assert (filesystem, cpu) == ("openzfs", "Xeon E5-2680v4")  # as normalized, before the rules
+    for dimension, field, source, target in (
+        ("storage", "filesystem", filesystem, "zfs"),
+        ("hardware", "cpu_model", cpu, "Xeon E5-2680 v4"),
+    ):
+        alias_rule_add(
+            actor=moderator, dimension=dimension, field=field, from_value=source, to_value=target
+        )
+        alias_rules_apply(dimension=dimension, field=field)
+    assert set(Storage.objects.values_list("filesystem", flat=True)) == {"ext4", "zfs"}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "filesystem=openzfs",
+        "filesystem=OpenZFS",
+        "filesystem=zfs",
+        "cpu_model=Xeon E5-2680v4",
+        "cpu_model=xeon e5-2680V4",
+        "cpu_model=E5-2680v4",
+        "cpu_model=E5-2680 v4",
+    ],
+)
+def test_a_spelling_an_alias_rule_maps_away_finds_the_canonical_values_results(
+    anonymous_api, client, merged, query
+):
+    assert count(anonymous_api, f"/api/v1/runs/?{query}") == 2
+    assert count(anonymous_api, f"/api/v1/measurements/?{query}") == 4
+    csv = anonymous_api.get(f"/api/v1/measurements/export.csv?{query}")
+    assert csv.status_code == 200
+    assert len(b"".join(csv.streaming_content).decode().strip().splitlines()) == 1 + 4
+    page = client.get(f"/results/?{query}")
+    assert page.status_code == 200
+    assert "2 runs" in page.content.decode()
+
+
+def test_an_alias_spelling_does_not_widen_other_filters(anonymous_api, merged):
+    assert count(anonymous_api, "/api/v1/runs/?filesystem=openzfs&cpu_model=E5-2680v4") == 0
+    assert count(anonymous_api, "/api/v1/runs/?filesystem=btrfs") == 0
+
+
+def test_the_dimension_page_of_an_alias_spelling_leads_to_the_canonical_one(client, merged):
+    filesystem = client.get("/filesystems/OpenZFS/")
+    assert filesystem.status_code == 301
+    assert filesystem.url == "/filesystems/zfs/"
+    cpu = client.get("/cpus/Xeon E5-2680v4/")
+    assert cpu.status_code == 301
+    assert cpu.url == "/cpus/Xeon%20E5-2680%20v4/"
+    assert client.get(cpu.url).status_code == 200

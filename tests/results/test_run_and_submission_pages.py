@@ -157,6 +157,16 @@ def test_the_run_page_links_a_comparison_the_reproduce_command_json_and_csv(clie
     # the comparison it links answers, with this run in it
     answer = client.get("/api/v1/comparisons/", query).json()
     assert answer["series"] and answer["x_values"][0] == 1
+    # "runs like it" keeps its filesystem: postgresql 15 on ext4, per CPU model
+    assert query["filesystem"] == ["ext4"] and query["series"] == ["cpu_model"]
+    # the other comparisons each vary one thing of its environment, and answer
+    more = page[page.index('id="more-comparisons"') :].split("</p>")[0]
+    links = [html.unescape(url) for url in re.findall(r'href="(/compare/\?[^"]+)"', more)]
+    series = [parse_qs(urlsplit(url).query)["series"][0] for url in links]
+    assert series == ["filesystem", "version_major", "cpu_model"]
+    for url in links:
+        other = client.get("/api/v1/comparisons/", parse_qs(urlsplit(url).query))
+        assert other.status_code == 200 and other.json()["series"], url
     # run --like needs a database: the command names one of the run's engine
     assert (
         f"benchhub-agent run --like http://testserver/api/v1/runs/{run.pk}/"
@@ -265,8 +275,9 @@ def test_the_run_page_reads_a_fixed_number_of_queries_however_many_measurements(
     run = run_of(store(bob, big))
     baselines_refresh()
 
-    # run with its environment, measurements, their metrics, the key's baselines
-    with django_assert_num_queries(4):
+    # run with its environment, measurements, their metrics, the key's baselines,
+    # every measurement's rank among them (one statement over their histograms)
+    with django_assert_num_queries(5):
         assert client.get(f"/runs/{run.pk}/").status_code == 200
 
 
