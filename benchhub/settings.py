@@ -160,16 +160,21 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # One cache for throttles and sign-in counters: shared by every process on
-# Redis in production, per process on the embedded default.
+# Redis in production, per process on the embedded default. Two sites (or two
+# test processes) on one Redis database keep apart by their key prefixes.
+CACHE_KEY_PREFIX = envstr("BENCHHUB_CACHE_KEY_PREFIX", "benchhub")
 CACHES = {
     "default": {
         # Redis away: reads miss, writes are dropped, requests go on (benchhub/lib/cache.py).
         "BACKEND": "benchhub.lib.cache.TolerantRedisCache",
         "LOCATION": REDIS_URL,
-        "KEY_PREFIX": "benchhub",
+        "KEY_PREFIX": CACHE_KEY_PREFIX,
     }
     if REDIS_URL
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": "benchhub"}
+    else {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "KEY_PREFIX": CACHE_KEY_PREFIX,
+    }
 }
 
 # A sweep picks up baselines whose refresh was abandoned (a worker died
@@ -229,6 +234,11 @@ BENCHHUB_THROTTLE_RATES = {
 # the window has passed.
 BENCHHUB_AUTH_FAILURES_ALLOWED = envint("BENCHHUB_AUTH_FAILURES_ALLOWED", 10)
 BENCHHUB_AUTH_FAILURE_WINDOW = envint("BENCHHUB_AUTH_FAILURE_WINDOW", 300)
+
+# Accounts created from one client address within the window; the next
+# sign-up from it is refused (429) until the window has passed.
+BENCHHUB_SIGNUPS_ALLOWED = envint("BENCHHUB_SIGNUPS_ALLOWED", 5)
+BENCHHUB_SIGNUP_WINDOW = envint("BENCHHUB_SIGNUP_WINDOW", 3600)
 
 # A pending (or approved-on-arrival) result whose outlier score reaches this
 # (in absolute value; 3.5 is Iglewicz and Hoaglin's cut) is flagged for a

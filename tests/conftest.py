@@ -7,27 +7,110 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, connections
 from rest_framework.test import APIClient
 
 from benchhub.accounts.services import api_token_create
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _runs_on_postgresql(django_db_setup, django_db_blocker) -> None:
+def _runs_on_postgresql(request) -> None:
     # The suite exists to prove behaviour on the production database
     # (row locks, unique-violation waits, JSON lookups); SQLite would pass
-    # things PostgreSQL does not.
-    with django_db_blocker.unblock():
+    # things PostgreSQL does not. (A mutant's run was checked by mutmut's
+    # set-up runs: there, a test without the database does not wait for one.)
+    if _mutant_child():
+        return
+    request.getfixturevalue("django_db_setup")
+    with request.getfixturevalue("django_db_blocker").unblock():
         assert connection.vendor == "postgresql", (
             f"tests must run on PostgreSQL, DATABASE_URL points to {connection.vendor}"
         )
+
+
+def pytest_configure(config) -> None:
+    """Each pytest-xdist worker keeps its cache keys (rate counters, alias
+    rules) under a prefix of its own on the shared Redis database, so that
+    ``_fresh_cache`` of one worker does not wipe another's counters mid-test,
+    nor do two workers count the same user id (each has its own test
+    database, numbered from 1) against one rate. Servers the tests start in
+    subprocesses inherit the prefix through the environment.
+
+    Likewise the Celery tasks of each worker's uploads go to a default queue
+    of its own: an in-process Celery worker of one test must not run another
+    xdist worker's tasks against its own database, nor its purge drop them."""
+    # Two mutants of `make mutation` run at once too: the same holds for them.
+    worker = os.environ.get("PYTEST_XDIST_WORKER") or (
+        f"mutant{os.getpid()}" if _mutant_child() else None
+    )
+    if not worker:
+        return
+    from benchhub.celery import app
+
+    app.conf.task_default_queue = f"{app.conf.task_default_queue}_{worker}"
+    prefix = f"{settings.CACHE_KEY_PREFIX}_{worker}"
+    os.environ["BENCHHUB_CACHE_KEY_PREFIX"] = prefix
+    settings.CACHE_KEY_PREFIX = prefix
+    for alias in settings.CACHES:
+        settings.CACHES[alias]["KEY_PREFIX"] = prefix
+        # a cache object made before this point still has the old prefix
+        with contextlib.suppress(AttributeError):
+            del caches[alias]
+
+
+def _mutant_child() -> bool:
+    """A run of ``make mutation`` testing one mutant (mutmut sets the
+    variable to the mutant's name; "stats" and "fail" are its set-up runs)."""
+    return os.environ.get("MUTANT_UNDER_TEST", "") not in ("", "stats", "fail")
+
+
+# mutmut's set-up runs (stats, clean, fail) share the process that then forks
+# one child per mutant, and a run that ends mid-set-up (the "fail" run fails on
+# purpose while migrating) leaves NAME at the test database's: the name this
+# module saw first, before any of them, names the one database they all keep.
+_MUTMUT_TEST_DATABASE = f"test_{settings.DATABASES['default']['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """mutmut tests two mutants at once (--max-children 2): each gets a
+    database of its own, copied from the one its set-up runs migrated
+    (kept by --reuse-db), instead of both recreating the same test
+    database under each other."""
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        return
+    test = settings.DATABASES["default"].setdefault("TEST", {})
+    if _mutant_child():
+        test["TEMPLATE"] = _MUTMUT_TEST_DATABASE
+        test["NAME"] = f"{_MUTMUT_TEST_DATABASE}_mutant{os.getpid()}"
+    else:
+        test.pop("TEMPLATE", None)
+        test["NAME"] = _MUTMUT_TEST_DATABASE
+
+
+def pytest_sessionfinish(session) -> None:
+    """mutmut's set-up runs happen in the process that then forks one child
+    per mutant: a connection they leave open to the test database would
+    stop every child from copying it ("being accessed by other users")."""
+    if os.environ.get("MUTANT_UNDER_TEST") is not None:
+        connections.close_all()
+
+
+@pytest.fixture(scope="session")
+def django_db_keepdb(request) -> bool:
+    # A mutant's copy goes when its run ends; the template stays for the next.
+    if _mutant_child():
+        return False
+    return bool(request.config.getvalue("reuse_db"))
 
 
 # Far above what any test sends: the rate tests set their own.

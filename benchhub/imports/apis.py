@@ -30,11 +30,11 @@ from benchhub.imports.services import ToolOutputError, tool_output_import
 from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
 from benchhub.lib.jsonbody import JsonParser
 from benchhub.results.apis import (
-    SubmissionStoredOutput,
     conflict_error,
     invalid_document_error,
     submission_stored_response,
 )
+from benchhub.results.outputs import SubmissionStoredOutput
 from benchhub.results.services import InvalidDocument, SubmissionConflict
 
 TOOL_NAMES = ", ".join(TOOLS)

@@ -43,6 +43,7 @@ from benchhub.results.normalization import (
     normalize_virtualization,
     parse_server_version,
 )
+from benchhub.results.points import parameter_keys
 
 
 class InvalidDocument(Exception):
@@ -189,12 +190,13 @@ def _store(
                     m.get("samples", []),
                     m.get("approximate", False),
                     m.get("note", ""),
+                    parameter_keys(m.get("parameters", {})),
                 )
             )
     _insert_measurements(measurements)
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
-    baselines_mark_dirty(fingerprints=[run.fingerprint for run in runs])
+    baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
     return submission, tuple(runs)
 
 
@@ -206,8 +208,9 @@ _MEASUREMENT_COLUMNS = (
     "samples",
     "approximate",
     "note",
+    "parameter_keys",
 )
-_JSON_COLUMNS = (2, 4)
+_JSON_COLUMNS = (2, 4, 7)
 
 
 def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
@@ -280,6 +283,7 @@ def _run_create(
         benchmark=benchmark,
         benchmark_version=benchmark_version,
         parameters=parameters,
+        parameter_keys=parameter_keys(parameters),
         repetitions=run_doc.get("repetitions", 1),
         noise=noise.stored,
         repetition_cv=noise.cv,

@@ -36,7 +36,10 @@ import yaml
 
 from tests.deploy.agent import ROOT, agent, free_port, pgbench_output
 
-pytestmark = pytest.mark.deploy
+# One Compose project name: its tests share one stack, so under pytest-xdist
+# (--dist loadgroup, see the Makefile) one worker runs them, never beside the
+# fault tests.
+pytestmark = [pytest.mark.deploy, pytest.mark.xdist_group("servers-of-their-own")]
 
 PROJECT = "bhdeploytest"
 OVERRIDE = ROOT / ".ci" / "docker" / "docker-compose.ci.yml"

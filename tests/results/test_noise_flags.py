@@ -31,6 +31,12 @@ def test_unrepeated_counts_the_samples_when_the_run_says_less():
     assert run_noise(repetitions=None, samples=[[1.0, 1.0, 1.0]]).flags == ()
 
 
+def test_the_repetitions_counted_are_the_runs_or_its_longest_samples():
+    assert run_noise(repetitions=None, samples=[[]]).repetitions == 1
+    assert run_noise(repetitions=2, samples=[[1.0, 2.0, 3.0, 4.0], [1.0]]).repetitions == 4
+    assert run_noise(repetitions=6, samples=[[1.0, 2.0]]).repetitions == 6
+
+
 def test_client_bound_when_the_load_engine_reports_its_cpu_saturated():
     samples = [[1.0, 1.0, 1.0]]
     assert run_noise(repetitions=3, samples=samples, load_engine_cpu=94.9).flags == ()

@@ -37,6 +37,9 @@ from benchhub.results.normalization import (
         ("Apple M2 Pro", "apple", "M2 Pro"),
         ("Neoverse-N1", "arm", "Neoverse-N1"),
         ("QEMU Virtual CPU version 2.5+", "virtual", "QEMU Virtual version 2.5+"),
+        ("Intel Core2 Quad CPU Q6600 @ 2.40GHz", "intel", "Core 2 Quad Q6600"),
+        ("AMD EPYC 7B13 64-Core Processor,", "amd", "EPYC 7B13"),  # a list's comma left on
+        ("Loongson-3A5000", "", "Loongson-3A5000"),  # no vendor we know: none, not a guess
         ("", "", ""),
     ],
 )
@@ -80,6 +83,11 @@ def test_cpu_names_are_canonical(raw, vendor, model):
         ("WI-V2.1.3.18185 Firebird 2.1", None, "firebird", "2.1.3", "2.1"),
         ("WI-V1.5.6.5026 Firebird 1.5", None, "firebird", "1.5.6", "1.5"),
         ("Firebird 2.5 RC1", None, "firebird", "2.5rc1", "2.5"),
+        ("Firebird 2.5 RC 1", None, "firebird", "2.5rc1", "2.5"),
+        ("LI-V3.0.11.33703", None, "firebird", "3.0.11", "3.0"),  # no engine word at all
+        ("InterBase 7.5 WI-V7.5.1.80", None, "interbase", "7.5.1", "7.5"),
+        ("PostgreSQL 10.23 on x86_64-pc-linux-gnu", None, "postgresql", "10.23", "10"),
+        ("16RC1", "postgresql", "postgresql", "16rc1", "16"),
         ("LI-T6.0.0.1234 Firebird 6.0 Initial", None, "firebird", "6.0.0", "6.0"),
         ("WI-V8.1.0.257", "interbase", "interbase", "8.1.0", "8.1"),
         ("InterBase 2009 WI-V9.0.1.437", None, "interbase", "9.0.1", "9.0"),
@@ -101,8 +109,9 @@ def test_version_sort_key_orders_numerically():
     ("raw", "hint", "message"),
     [
         ("8.0.36", None, "send database.engine"),
-        ("", None, "empty"),
+        ("", None, "^the database version string is empty$"),
         ("PostgreSQL unknown", None, "cannot find a version number"),
+        ("MySQL (no number)", None, "cannot find a version number"),
     ],
 )
 def test_unparsable_versions_say_why(raw, hint, message):
@@ -139,6 +148,7 @@ def test_filesystems_use_one_vocabulary(raw, canonical):
         ("rw,noatime,sync", "noatime,rw,sync"),
         (["sync", "noatime", "sync"], "noatime,sync"),
         ("local, soft-updates", "local,softupdates"),
+        ("local, soft   updates", "local,softupdates"),
         (
             "rw,relatime,data=ordered,errors=remount-ro",
             "data=ordered,errors=remount-ro,relatime,rw",
