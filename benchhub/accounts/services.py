@@ -50,17 +50,39 @@ def _failure_keys(*, address: str, username: str = "") -> list[str]:
     return keys
 
 
+def _count(key: str, *, window: int) -> None:
+    """One more in a counter that starts with its first count and expires
+    ``window`` seconds later (add() starts the window; incr() never extends it)."""
+    if not cache.add(key, 1, timeout=window):
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add() and incr()
+            cache.add(key, 1, timeout=window)
+
+
 def auth_failure_record(*, address: str, username: str = "") -> None:
-    window = settings.BENCHHUB_AUTH_FAILURE_WINDOW
     for key in _failure_keys(address=address, username=username):
-        # add() starts the window; incr() never extends it.
-        if not cache.add(key, 1, timeout=window):
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add() and incr()
-                cache.add(key, 1, timeout=window)
+        _count(key, window=settings.BENCHHUB_AUTH_FAILURE_WINDOW)
 
 
 def auth_failures_exceeded(*, address: str, username: str = "") -> bool:
     counts = cache.get_many(_failure_keys(address=address, username=username))
     return any(count >= settings.BENCHHUB_AUTH_FAILURES_ALLOWED for count in counts.values())
+
+
+# --- sign-ups ------------------------------------------------------------------------
+#
+# Accounts created from one client address, counted the same way: a script
+# creating accounts by the thousand is stopped after a few per window.
+
+
+def _signup_key(address: str) -> str:
+    return f"signup:addr:{address}"
+
+
+def signup_record(*, address: str) -> None:
+    _count(_signup_key(address), window=settings.BENCHHUB_SIGNUP_WINDOW)
+
+
+def signups_exceeded(*, address: str) -> bool:
+    return (cache.get(_signup_key(address)) or 0) >= settings.BENCHHUB_SIGNUPS_ALLOWED

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from benchhub.accounts import selectors, services
+from benchhub.accounts.auth import client_address
 from benchhub.accounts.forms import ApiTokenForm, SignUpForm
 
 
@@ -19,8 +20,16 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("accounts:tokens")
     form = SignUpForm(request.POST or None)
+    if request.method == "POST" and services.signups_exceeded(address=client_address(request)):
+        form.add_error(
+            None,
+            "Too many accounts were created from your address recently; "
+            "try again in an hour, or sign in to the account you have.",
+        )
+        return render(request, "accounts/signup.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
         user = form.save()
+        services.signup_record(address=client_address(request))
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(
             request, f"Welcome, {user.username}. Create an API token to upload with the agent."

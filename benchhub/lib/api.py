@@ -19,7 +19,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.template import loader
 from django.urls import resolve
 from django.views import csrf, defaults
 from rest_framework import exceptions, status
@@ -123,6 +125,12 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     response = drf_exception_handler(exc, context)
     if response is None:
         set_rollback()
+        if database_unavailable(exc):
+            return Response(
+                _logged_unavailable(context["request"], exc),
+                status=503,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         return Response(_logged_server_error(context["request"], exc), status=500)
     if isinstance(exc, ApiError):
         response.data = error_body(exc.error_code, str(exc.detail), exc.details)
@@ -157,6 +165,37 @@ def _logged_server_error(request: HttpRequest, exc: BaseException | None) -> dic
     )
 
 
+# What a client should wait before trying again while the database is away:
+# a restart or a fail-over takes seconds.
+RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable(exc: BaseException | None) -> bool:
+    """The database refused, dropped or timed out the request's work: a
+    condition of the moment (a restart, a fail-over, a statement timeout, a
+    deadlock), not a bug, so the answer is 503 "try again", not 500."""
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def _logged_unavailable(request: HttpRequest, exc: BaseException) -> dict:
+    error_id = uuid.uuid4().hex[:16]
+    logger.warning(
+        "database unavailable %s on %s %s: %s",
+        error_id,
+        request.method,
+        request.path,
+        exc,
+        extra={"error_id": error_id},
+    )
+    return error_body(
+        "unavailable",
+        f"The database is not answering; try again in {RETRY_AFTER_SECONDS} seconds. "
+        "An upload that got this answer can be sent again as it is: "
+        "a submission already stored is recognised by its uuid.",
+        [{"path": "$", "message": f"error id {error_id}"}],
+    )
+
+
 def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
 
@@ -181,8 +220,20 @@ def _resolves(path: str) -> bool:
 
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500, for what fails outside a DRF view (middleware, rendering)."""
+    exc = sys.exc_info()[1]
+    if database_unavailable(exc):
+        body = _logged_unavailable(request, exc)
+        if _is_api(request):
+            response = JsonResponse(body, status=503)
+        else:
+            # A page of its own, rendered without the request: base.html
+            # asks the database who is signed in.
+            page = loader.get_template("503.html").render({"seconds": RETRY_AFTER_SECONDS})
+            response = HttpResponse(page, status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
     if _is_api(request):
-        return JsonResponse(_logged_server_error(request, sys.exc_info()[1]), status=500)
+        return JsonResponse(_logged_server_error(request, exc), status=500)
     return defaults.server_error(request)
 
 

@@ -53,6 +53,7 @@ COMMON_ERRORS = {
     "405": "method not allowed on this path",
     "429": "too many requests: wait the Retry-After header's seconds",
     "500": "a bug: nothing was stored; the message carries an id that is in the log",
+    "503": "the database is not answering (a restart): try again after Retry-After seconds",
 }
 WRITE_ERRORS = {
     "400": "invalid body: every error with its JSON path",

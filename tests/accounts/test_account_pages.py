@@ -152,3 +152,25 @@ def test_wrong_tokens_are_slowed_down(anonymous_api, alice, settings):
     throttled = anonymous_api.get("/api/v1/submissions/")
     assert throttled.json()["error"]["code"] == "throttled"
     assert int(throttled["Retry-After"]) > 0
+
+
+def test_sign_ups_from_one_address_are_limited_and_failed_forms_do_not_count(db, settings):
+    settings.BENCHHUB_SIGNUPS_ALLOWED = 2
+    one, other = Client(REMOTE_ADDR="203.0.113.7"), Client(REMOTE_ADDR="198.51.100.9")
+    # A form with an error creates no account and costs nothing.
+    refused = one.post("/accounts/signup/", {"username": "x", "email": "not an address"})
+    assert refused.status_code == 200
+    sign_up(one, "first")
+    sign_up(Client(REMOTE_ADDR="203.0.113.7"), "second")
+
+    third = Client(REMOTE_ADDR="203.0.113.7").post(
+        "/accounts/signup/",
+        {"username": "third", "email": "t@example.org", "password1": PASSWORD,
+         "password2": PASSWORD},
+    )  # fmt: skip
+
+    assert third.status_code == 429
+    assert "Too many accounts were created from your address" in third.content.decode()
+    assert not User.objects.filter(username="third").exists()
+    sign_up(other, "elsewhere")
+    assert set(User.objects.values_list("username", flat=True)) == {"first", "second", "elsewhere"}
