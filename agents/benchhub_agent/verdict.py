@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -98,10 +99,12 @@ def verdict(
 
     if _single_unrepeated(candidate) or _single_unrepeated(reference):
         return insufficient()
-    reference_median = statistics.median(run.value for run in reference)
-    if reference_median == 0:
-        return insufficient()  # a ratio to zero says nothing
-    ratio = statistics.median(run.value for run in candidate) / reference_median
+    ratio = ratio_of(
+        statistics.median(run.value for run in candidate),
+        statistics.median(run.value for run in reference),
+    )
+    if ratio is None:
+        return insufficient()  # a ratio to zero, or beyond a double, says nothing
     if len(candidate) >= MIN_RUNS_FOR_U and len(reference) >= MIN_RUNS_FOR_U:
         x, y = [run.value for run in candidate], [run.value for run in reference]
         p_value = mann_whitney_u(x, y).p_value
@@ -115,8 +118,28 @@ def verdict(
     # finite number of resamples from claiming p = 0.
     far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
     p_value = min(1.0, (2 * far + 1) / (len(ratios) + 1))
-    low, high = _quantile(ratios, 0.025), _quantile(ratios, 0.975)
+    low, high = _finite(_quantile(ratios, 0.025)), _finite(_quantile(ratios, 0.975))
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+
+
+def ratio_of(numerator: float, denominator: float) -> float | None:
+    """``numerator / denominator``, or None where that has no finite value:
+    a zero denominator, or a quotient beyond a double (1e18 / 5e-324)."""
+    if not denominator:
+        return None
+    return _finite(numerator / denominator)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _exp(value: float) -> float | None:
+    """e**value, or None beyond a double (a ratio's bound of 1e18 / 5e-324)."""
+    return math.exp(value) if value < _LARGEST_LOG else None
+
+
+_LARGEST_LOG = math.log(sys.float_info.max)
 
 
 def _judged(
@@ -157,6 +180,7 @@ def _bootstrap_ratios(candidate: list[float], reference: list[float], rng: rando
         denominator = statistics.median(rng.choices(reference, k=len(reference)))
         numerator = statistics.median(rng.choices(candidate, k=len(candidate)))
         if denominator:
+            # inf when beyond a double: still on its side of 1 for the p-value
             ratios.append(numerator / denominator)
     ratios.sort()
     return ratios
@@ -183,7 +207,7 @@ def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | N
     mx, vx = log_median_and_variance(x)
     my, vy = log_median_and_variance(y)
     margin = 1.96 * math.sqrt(vx + vy)
-    return math.exp(mx - my - margin), math.exp(mx - my + margin)
+    return _exp(mx - my - margin), _exp(mx - my + margin)
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -206,17 +230,17 @@ def geometric_mean_verdict(
     seeded bootstrap over the operations (each operation is one unit here:
     the question is whether the operations agree). Fewer than two
     operations, or a ratio that is not positive, is insufficient data."""
-    if len(ratios) < 2 or min(ratios) <= 0:
+    if len(ratios) < 2 or min(ratios) <= 0 or not all(map(math.isfinite, ratios)):
         return Verdict(INSUFFICIENT, None, None, None, None, None, minimum_effect)
     logs = [math.log(r) for r in ratios]
-    ratio = math.exp(statistics.fmean(logs))
+    ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
     rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
     means = sorted(
         statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(BOOTSTRAP_ROUNDS)
     )
     far = min(sum(1 for m in means if m <= 0), sum(1 for m in means if m >= 0))
     p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
-    low, high = math.exp(_quantile(means, 0.025)), math.exp(_quantile(means, 0.975))
+    low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
 
 

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
-from benchhub.comparisons.verdicts import MIN_RUNS_FOR_U, RunValues, Verdict, verdict
+from benchhub.comparisons.verdicts import (
+    MIN_RUNS_FOR_U,
+    RunValues,
+    Verdict,
+    ratio_of,
+    verdict,
+)
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 
 # (series value, x value, value, approximate, run id, measurement id, run noise flags)
@@ -295,6 +301,7 @@ def comparison_aggregate(
             )
 
     series = []
+    beyond: list[Any] = []  # a ratio to a nonzero reference beyond a double
     for label in labels:
         points = []
         for x in x_values:
@@ -302,12 +309,21 @@ def comparison_aggregate(
             if cell is None:
                 continue
             relative = None
-            if reference is not None and reference_medians.get(x):
-                relative = cell.median / reference_medians[x] * 100
+            if reference is not None and x in reference_medians:
+                ratio = ratio_of(cell.median, reference_medians[x])
+                if ratio is not None and math.isfinite(ratio * 100):
+                    relative = ratio * 100
+                elif reference_medians[x] and x not in beyond:
+                    beyond.append(x)
             points.append(
                 Point(x, cell.median, cell.n, cell.min, cell.max, relative, q1=cell.q1, q3=cell.q3)
             )
         series.append(Series(label, points))
+    if beyond:
+        notes.append(
+            f"{x_axis.title} = {', '.join(map(_label, beyond))}: a value's ratio to "
+            f"{reference} is beyond what a double holds; relative values there are null."
+        )
     return Comparison(
         query=query,
         x_values=x_values,

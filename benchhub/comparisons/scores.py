@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub.comparisons.aggregation import Comparison, verdict_reference
-from benchhub.comparisons.verdicts import RunValues, Verdict, geometric_mean_verdict, verdict
+from benchhub.comparisons.verdicts import (
+    RunValues,
+    Verdict,
+    geometric_mean_verdict,
+    ratio_of,
+    verdict,
+)
 
 # Units a sum of makes sense for (the catalog's time units).
 ADDITIVE_UNITS = {"s", "ms", "us", "min", "h"}
@@ -80,10 +86,12 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
             continue
         has = {x for x in operations if (series.label, x) in medians}
         common = [x for x in operations if x in has and x in reference_has]
+        # An operation without a finite ratio (0 s on the reference's side)
+        # leaves the geometric mean; it stays in the totals.
         ratios = [
-            medians[series.label, x] / medians[reference, x]
+            ratio
             for x in common
-            if medians[reference, x]
+            if (ratio := ratio_of(medians[series.label, x], medians[reference, x])) is not None
         ]
         judged = geometric_mean_verdict(
             ratios, direction=metric.direction, minimum_effect=query.minimum_effect
@@ -122,7 +130,7 @@ def _totals(
         direction=query.metric.direction,
         minimum_effect=query.minimum_effect,
     )
-    ratio = value / reference_value if reference_value else None
+    ratio = ratio_of(value, reference_value)
     return Totals(value, reference_value, ratio, judged)
 
 
