@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1:8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/benchhub
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint format vendor worker clean mutation
+.PHONY: run test lint format vendor worker clean mutation bench-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,11 @@ mutation: $(VENV)/.installed-dev
 		$(BIN)/mutmut run --max-children 2 $(MUTANTS)
 	$(BIN)/mutmut results
 	cd agents && ../$(BIN)/mutmut run --max-children 2 && ../$(BIN)/mutmut results
+
+# The native tools benchmarks/agent_overhead.py compares the agent's load engines with:
+# sysbench (MariaDB/MySQL) and pgbench (PostgreSQL), from Debian's packages.
+bench-tools:
+	bash .ci/ensure-bench-tools.sh
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants agents/mutants
