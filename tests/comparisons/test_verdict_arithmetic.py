@@ -237,3 +237,23 @@ def test_each_resample_is_as_large_as_its_side():
     # time only two (1, 3): the 2 shows the resample's size on each side
     assert 3.0 in _bootstrap_ratios([6.0, 6.0], [1.0, 3.0], random.Random(7))
     assert 2.0 in _bootstrap_ratios([1.0, 3.0], [1.0, 1.0], random.Random(7))
+
+
+@pytest.mark.parametrize("candidate_higher", [True, False])
+def test_the_bootstrap_p_value_counts_each_far_resample_once(candidate_higher):
+    # Overlapping, skewed sides: a few resampled ratios fall on the far side
+    # of 1 (below it when the candidate is higher, above it when lower), and
+    # p is twice their share, each counted once, plus the +1.
+    higher = (95.0, 100.0, 104.0, 110.0, 121.0)
+    lower = (90.0, 96.0, 99.0, 101.0, 97.0)
+    candidate, reference = (higher, lower) if candidate_higher else (lower, higher)
+    ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    far = sum(1 for r in ratios if (r <= 1 if candidate_higher else r >= 1))
+    assert 0 < far < len(ratios) / 4  # the smaller side, not empty: the case at hand
+
+    result = verdict(
+        [RunValues(100.0, candidate)], [RunValues(98.0, reference)], direction="higher"
+    )
+
+    assert result.test == "bootstrap"
+    assert result.p_value == (2 * far + 1) / (BOOTSTRAP_ROUNDS + 1)

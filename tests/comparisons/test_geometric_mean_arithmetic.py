@@ -1,0 +1,142 @@
+"""The combined score's arithmetic (verdicts.geometric_mean_verdict) against
+values worked out independently: the geometric mean of skewed ratios, the
+bootstrap over operations replayed from its seed, its percentiles through
+statistics.quantiles, and the p-value from the count of resampled means on
+the far side of a ratio of 1. (tests/comparisons/test_combined_scores.py
+has the summary rows built on it.)"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from benchhub.comparisons.verdicts import (
+    BOOTSTRAP_ROUNDS,
+    SEED,
+    Verdict,
+    geometric_mean_verdict,
+)
+
+
+def replayed_means(ratios: list[float], seed: int = SEED) -> list[float]:
+    """The bootstrap as documented: BOOTSTRAP_ROUNDS resamples, with
+    replacement, of as many operations as there are, from Random(seed)."""
+    logs = [math.log(r) for r in ratios]
+    rng = random.Random(seed)
+    return sorted(
+        math.fsum(rng.choices(logs, k=len(logs))) / len(logs) for _ in range(BOOTSTRAP_ROUNDS)
+    )
+
+
+def interval(means: list[float]) -> tuple[float, float]:
+    # the 2.5th and 97.5th percentiles, interpolated as numpy's default
+    cuts = statistics.quantiles(means, n=40, method="inclusive")
+    return math.exp(cuts[0]), math.exp(cuts[-1])
+
+
+def test_the_score_is_the_geometric_mean_with_its_bootstrap_interval_and_p():
+    # Skewed ratios: their arithmetic mean (2.1) and median (1.25) are both
+    # off the geometric mean, (1.25 · 0.8 · 5 · 1.25)^(1/4) = 6.25^(1/4) ≈ 1.58.
+    ratios = [1.25, 0.8, 5.0, 1.25]
+    means = replayed_means(ratios)
+    below = sum(1 for m in means if m <= 0)
+    above = sum(1 for m in means if m >= 0)
+    assert 0 < below < above  # the far side is the smaller, non-empty one
+
+    result = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.1)
+
+    assert result.ratio == pytest.approx(6.25**0.25, rel=1e-12)
+    assert result.test == "bootstrap"
+    assert result.p_value == (2 * below + 1) / (BOOTSTRAP_ROUNDS + 1)
+    low, high = interval(means)
+    assert result.ratio_low == pytest.approx(low, rel=1e-12)
+    assert result.ratio_high == pytest.approx(high, rel=1e-12)
+    assert 0.8 < low < 1 < high < 5.0  # neither the extremes nor outside them
+    assert (result.verdict, result.minimum_effect) == ("within noise", 0.1)
+
+
+def test_the_far_side_is_above_one_when_the_operations_lean_below_it():
+    ratios = [0.8, 1.25, 0.2, 0.8]
+    means = replayed_means(ratios)
+    above = sum(1 for m in means if m >= 0)
+    assert 0 < above < sum(1 for m in means if m <= 0)
+
+    result = geometric_mean_verdict(ratios, direction="lower")
+
+    assert result.ratio == pytest.approx(0.16**0.25, rel=1e-12)
+    assert result.p_value == (2 * above + 1) / (BOOTSTRAP_ROUNDS + 1)
+
+
+def test_means_of_exactly_one_count_on_both_sides():
+    # ln 0.5 + ln 2 = 0: a resample of one of each has a mean of exactly 0,
+    # on both sides at once; so is the score, and p is capped at 1.
+    ratios = [0.5, 2.0]
+    means = replayed_means(ratios)
+    both = sum(1 for m in means if m == 0)
+    assert 0 < both < BOOTSTRAP_ROUNDS
+    # without the zeros, either side holds about a quarter: p would be about 0.5
+    assert 2 * sum(1 for m in means if m < 0) + 1 < 0.6 * (BOOTSTRAP_ROUNDS + 1)
+    assert 2 * sum(1 for m in means if m > 0) + 1 < 0.6 * (BOOTSTRAP_ROUNDS + 1)
+
+    result = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.0)
+
+    assert result.ratio == 1.0
+    assert result.p_value == 1.0
+    assert result.verdict == "within noise"
+    assert (result.ratio_low, result.ratio_high) == (
+        pytest.approx(0.5, rel=1e-12),
+        pytest.approx(2.0, rel=1e-12),
+    )
+
+
+@pytest.mark.parametrize(
+    ("direction", "name"), [("higher", "better"), ("lower", "worse"), ("none", "higher")]
+)
+def test_operations_that_agree_are_a_difference_named_by_the_direction(direction, name):
+    # every operation slower by a different factor: no resample reaches 1
+    ratios = [1.5, 3.0, 2.0]
+
+    result = geometric_mean_verdict(ratios, direction=direction)
+
+    assert result.ratio == pytest.approx(9 ** (1 / 3), rel=1e-12)
+    assert result.p_value == 1 / (BOOTSTRAP_ROUNDS + 1)
+    assert result.verdict == name
+    # all three picks the smallest (or largest) in 1/27 of the resamples:
+    # more than the 2.5 % the percentiles cut off
+    assert result.ratio_low == pytest.approx(1.5, rel=1e-12)
+    assert result.ratio_high == pytest.approx(3.0, rel=1e-12)
+
+
+def test_a_consistent_difference_below_the_minimum_effect_is_noise():
+    result = geometric_mean_verdict([1.04, 1.03, 1.045], direction="higher")
+    assert result.p_value == 1 / (BOOTSTRAP_ROUNDS + 1)
+    assert result.verdict == "within noise"
+    assert geometric_mean_verdict([1.06, 1.07], direction="higher").verdict == "better"
+
+
+def test_another_seed_gives_another_bootstrap_the_same_seed_the_same():
+    ratios = [1.25, 0.8, 5.0, 1.25, 0.9]
+    seeded = geometric_mean_verdict(ratios, direction="higher", seed=7)
+    assert seeded == geometric_mean_verdict(ratios, direction="higher", seed=7)
+    low, high = interval(replayed_means(ratios, seed=7))
+    assert (seeded.ratio_low, seeded.ratio_high) == (
+        pytest.approx(low, rel=1e-12),
+        pytest.approx(high, rel=1e-12),
+    )
+    assert seeded.p_value != geometric_mean_verdict(ratios, direction="higher").p_value
+
+
+@pytest.mark.parametrize("ratios", [[], [3.0], [2.0, 0.0], [2.0, -1.0, 3.0]])
+def test_fewer_than_two_operations_or_a_ratio_that_is_not_positive_is_insufficient(ratios):
+    assert geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.2) == Verdict(
+        "insufficient data", None, None, None, None, None, 0.2
+    )
+
+
+def test_two_operations_are_enough():
+    result = geometric_mean_verdict([2.0, 8.0], direction="higher")
+    assert result.ratio == pytest.approx(4.0, rel=1e-12)
+    assert result.verdict == "better"
