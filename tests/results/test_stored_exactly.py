@@ -285,3 +285,23 @@ def test_the_reasons_of_a_conflict_name_the_uuid_and_why(alice, bob):
         submission_create(submitter=alice, document={"schema": 1, "uuid": "x", "runs": []})
     assert len(invalid.value.errors) > 1
     assert str(invalid.value) == f"{len(invalid.value.errors)} error(s) in the document"
+
+
+def test_a_firebird_servers_architecture_is_stored_as_sent(bob):
+    # Only Firebird sends one (how its server runs: one process, one per
+    # connection …); a classic and a superserver result are different servers.
+    document = minimal_document()
+    document["environment"]["database"] = {
+        "version_string": "WI-V3.0.10.33601 Firebird 3.0",
+        "engine": "firebird",
+        "architecture": "classic",
+    }
+
+    submission = submission_create(submitter=bob, document=document).submission
+
+    server = submission.runs.select_related("server").get().server
+    assert (server.engine, server.version_major, server.architecture) == (
+        "firebird",
+        "3.0",
+        "classic",
+    )
