@@ -270,3 +270,181 @@ def test_a_refused_documents_note_keeps_the_servers_whole_answer(outbox_dir):
     assert {k: note[k] for k in ("outcome", "status")} == {"outcome": "rejected", "status": 400}
     assert note["message"]
     assert note["details"][0]["path"] == "$.runs[0].measurements[0].value"
+
+
+# --- the second round (docs/testing.md): the address, a late server, get_json ---------
+
+
+class Scripted(BaseHTTPRequestHandler):
+    """Answers each request with the next scripted (status, body); keeps what it was asked."""
+
+    answers: ClassVar[list[tuple[int, bytes]]] = []
+    seen: ClassVar[list[tuple[str, str, dict[str, str]]]] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _reply(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Scripted.seen.append((self.command, self.path, dict(self.headers)))
+        status, body = Scripted.answers.pop(0)
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _reply
+
+
+@pytest.fixture
+def scripted():
+    """A started Scripted server: (its base URL, the answers to give)."""
+    Scripted.answers.clear()
+    Scripted.seen.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", Scripted.answers
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("slash", ["/", ""])
+def test_a_server_under_a_path_gets_the_submission_at_that_path(scripted, slash):
+    # A BenchHub behind a proxy under /lab-X: the document goes to
+    # /lab-X/api/v1/submissions/, once the trailing slash is taken off, and
+    # nothing else of the address is stripped (not the X, not the scheme's //).
+    base, answers = scripted
+    answers.append((201, b'{"url": "/lab-X/api/v1/submissions/1/"}'))
+
+    answer = upload.submit(f"{base}/lab-X{slash}", TOKEN, example(), backoff=())
+
+    assert answer.outcome == upload.CREATED
+    assert [(method, path) for method, path, _ in Scripted.seen] == [
+        ("POST", "/lab-X/api/v1/submissions/")
+    ]
+
+
+def test_a_server_that_refuses_the_first_connection_and_answers_the_next_gets_the_document(
+    monkeypatch,
+):
+    # Bound but not yet listening: the first attempt is refused; the server
+    # starts listening during the wait before the second attempt.
+    Scripted.answers[:] = [(201, b'{"url": "/api/v1/submissions/1/"}')]
+    Scripted.seen.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted, bind_and_activate=False)
+    server.server_bind()
+    waits: list[float] = []
+
+    def start_during_the_wait(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 1:
+            server.server_activate()
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    monkeypatch.setattr(upload.time, "sleep", start_during_the_wait)
+    try:
+        answer = upload.submit(
+            f"http://127.0.0.1:{server.server_address[1]}", TOKEN, example(), backoff=(0.5, 0.5)
+        )
+    finally:
+        if waits:
+            server.shutdown()
+        server.server_close()
+
+    assert (answer.outcome, answer.status, answer.url) == (
+        upload.CREATED,
+        201,
+        "/api/v1/submissions/1/",
+    )
+    assert waits == [0.5]
+    assert len(Scripted.seen) == 1
+
+
+def test_get_json_returns_the_payload_and_sends_the_token_without_a_body(scripted):
+    base, answers = scripted
+    answers.append((200, b'{"results": [{"n": 3}]}'))
+
+    assert upload.get_json(f"{base}/api/v1/baselines/?x=1", token="t0k") == {"results": [{"n": 3}]}
+    ((method, path, headers),) = Scripted.seen
+    assert (method, path) == ("GET", "/api/v1/baselines/?x=1")
+    assert headers["Authorization"] == "Token t0k"
+    assert headers["Accept"] == "application/json"
+    assert "Content-Type" not in headers and "Content-Length" not in headers
+
+
+def test_get_json_without_a_token_sends_no_authorization(scripted):
+    base, answers = scripted
+    answers.append((200, b"[]"))
+    assert upload.get_json(f"{base}/r/") == []
+    assert "Authorization" not in Scripted.seen[0][2]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (404, b'{"error": {"code": "not_found", "message": "no such run"}}', "no such run"),
+        (201, b'{"url": "/x/"}', "{'url': '/x/'}"),  # only 200 is an answer to a GET
+        (502, b"<p>no detail here</p>", "<p>no detail here</p>"),
+    ],
+)
+def test_get_json_raises_the_status_and_the_servers_message(scripted, status, body, message):
+    base, answers = scripted
+    answers.append((status, body))
+
+    with pytest.raises(upload.HttpError) as raised:
+        upload.get_json(f"{base}/api/v1/runs/5/")
+
+    assert raised.value.status == status
+    assert str(raised.value) == f"GET {base}/api/v1/runs/5/: HTTP {status}: {message}"
+
+
+def test_get_json_from_a_server_nobody_runs_raises_without_a_status():
+    url = f"{dead_server()}/api/v1/runs/5/"
+    with pytest.raises(upload.HttpError) as raised:
+        upload.get_json(url)
+    assert raised.value.status is None
+    assert str(raised.value) == f"GET {url}: {ConnectionRefusedError(111, 'Connection refused')}"
+
+
+def test_get_json_gives_up_after_its_timeout():
+    with socket.socket() as silent:  # accepts connections (the backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/r/"
+        with pytest.raises(upload.HttpError) as raised:
+            upload.get_json(url, timeout=0.3)
+    assert (raised.value.status, str(raised.value)) == (None, f"GET {url}: timed out")
+
+
+def test_a_text_answer_that_mentions_detail_is_its_own_message():
+    # DRF's {"detail": …} is looked for in JSON objects only
+    answer = upload._answer(502, "<h1>Bad gateway</h1><p>detail: upstream</p>")
+    assert answer == upload.Answer(
+        upload.UNREACHABLE, 502, message="<h1>Bad gateway</h1><p>detail: upstream</p>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "server"),
+    [
+        ("https://bench.example.org:8443/runs/5/?x=1#top", "https://bench.example.org:8443"),
+        ("http://127.0.0.1:8000/api/v1/runs/7/", "http://127.0.0.1:8000"),
+    ],
+)
+def test_the_server_of_a_run_address_is_its_scheme_and_host(url, server):
+    assert upload.server_of(url) == server
+
+
+@pytest.mark.parametrize(
+    ("answer", "text"),
+    [
+        (upload.Answer(upload.CREATED, 201, "/api/s/1/"), "stored: /api/s/1/"),
+        (upload.Answer(upload.CREATED, 201), "stored"),
+        (upload.Answer(upload.STORED, 200, "/api/s/1/", html_url="/s/1/"),
+         "already stored: /s/1/"),
+        (upload.Answer(upload.REJECTED, 400, message="invalid", details=[{"path": "$.b"}]),
+         "rejected by the server (HTTP 400): invalid\n  $.b: "),
+    ],
+)  # fmt: skip
+def test_an_answer_without_an_address_or_a_details_message_leaves_them_empty(answer, text):
+    assert answer.describe() == text
