@@ -87,7 +87,12 @@ COMMIT;
 
 
 def agent_tps(
-    target: Target, clients: int, duration: float, warmup: float, client_loop: str = "events"
+    target: Target,
+    clients: int,
+    duration: float,
+    warmup: float,
+    client_loop: str = "events",
+    mysql_driver: str | None = None,
 ) -> float:
     point = select_update.run_point(
         target,
@@ -101,6 +106,7 @@ def agent_tps(
         progress=SilentProgress(),
         label=f"agent {clients}",
         client_loop=client_loop,
+        mysql_driver=mysql_driver,
     )
     return point.throughput
 
@@ -305,14 +311,18 @@ def compare_select_update_mysql(args: argparse.Namespace, target: Target) -> boo
     """The agent's MariaDB/MySQL select-update clients against sysbench, same transaction."""
     script = Path(tempfile.mkdtemp()) / "select_update.lua"
     script.write_text(SYSBENCH_SELECT_UPDATE)
-    print(f"select-update on {target.engine}: agent against sysbench (the same transaction)")
+    driver = dbc.mysql_driver(args.mysql_driver)
+    print(
+        f"select-update on {target.engine}: agent ({driver}) against sysbench "
+        "(the same transaction)"
+    )
     print(f"{'clients':>7} {'agent tps':>10} {'sysbench tps':>13} {'ratio':>6} {'target':>7}")
     met = True
     try:
         for clients in args.clients:
             agent, other, ratios = [], [], []
             for _ in range(args.rounds):
-                a = agent_tps(target, clients, args.duration, args.warmup)
+                a = agent_tps(target, clients, args.duration, args.warmup, "threads", driver)
                 select_update.reset_table(target)
                 o = sysbench_tps(target, script, clients, 0, args)
                 agent.append(a)
@@ -341,7 +351,7 @@ def compare_tpcb_mysql(args: argparse.Namespace, target: Target) -> bool:
     tpcb_tables(args, target)
     if args.rounds == 0:
         return True
-    driver = tpcb.mysql_driver(args.mysql_driver)
+    driver = dbc.mysql_driver(args.mysql_driver)
     print(f"tpcb on {target.engine} at scale {args.tpcb_scale}: agent ({driver}) against sysbench")
     print(f"{'clients':>7} {'agent tps':>10} {'sysbench tps':>13} {'ratio':>6} {'target':>7}")
     met = True

@@ -7,6 +7,7 @@ import contextlib
 import re
 import threading
 import time
+from importlib import metadata
 
 import pytest
 from benchhub_agent import db
@@ -78,7 +79,8 @@ def test_latencies_are_ordered_and_use_catalog_units(dsn):
 def test_server_facts_are_recorded(dsn):
     result = select_update.run(Target.parse(dsn), options(clients=[1]), SilentProgress())
     assert result.client["protocol"] == "tcp_loopback"  # the DSNs name 127.0.0.1
-    assert result.client["driver"] in ("psycopg", "PyMySQL")
+    # MariaDB's clients run on mysqlclient, installed with the test dependencies.
+    assert result.client["driver"] == ("psycopg" if "postgresql" in dsn else "mysqlclient")
     settings = result.database["settings"]
     if result.database["engine"] == "postgresql":
         assert result.database["version_string"].startswith("PostgreSQL ")
@@ -87,6 +89,53 @@ def test_server_facts_are_recorded(dsn):
         assert "MariaDB" in result.database["version_string"]
         assert {"innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit"} <= set(settings)
     assert result.storage_path  # both servers let a superuser read their data directory
+
+
+@pytest.mark.parametrize(
+    ("driver", "recorded"), [("mysqlclient", "mysqlclient"), ("pymysql", "PyMySQL")]
+)
+def test_mariadb_clients_keep_the_invariant_on_either_driver_and_record_it(
+    mysql_dsn, driver, recorded
+):
+    target = Target.parse(mysql_dsn)
+    result = select_update.run(target, options(mysql_driver=driver), SilentProgress())
+
+    assert by_point(result, "errors") == {1: 0, 4: 0}
+    assert select_update.table_total(workspace(target)) == 200
+    assert result.client["driver"] == recorded
+    assert result.client["driver_version"] == metadata.version(recorded)
+
+
+@pytest.mark.parametrize("driver", ["mysqlclient", "pymysql"])
+def test_a_mariadb_client_tells_a_missing_row_from_a_lock_wait_to_retry(mysql_dsn, driver):
+    target = Target.parse(mysql_dsn)
+    select_update.reset_table(target)
+    holder = db.connect(target, autocommit=False)
+    client = select_update.MySQLClient(target, "for_update", driver)
+    try:
+        with holder.cursor() as cur:
+            cur.execute(f"DELETE FROM {select_update.TABLE} WHERE c1 = 5")
+            holder.commit()
+            cur.execute(f"SELECT c2 FROM {select_update.TABLE} WHERE c1 = 1 FOR UPDATE")
+        client.query(b"SET SESSION innodb_lock_wait_timeout = 1")
+
+        with pytest.raises(select_update.Failed, match="5"):
+            client.transaction(5)
+        with pytest.raises(select_update.Retryable):
+            client.transaction(1)  # row 1 is locked by the holder: a lock wait timeout
+        holder.rollback()
+        client.transaction(1)  # the same connection goes on
+        client.transaction(1)
+    finally:
+        client.close()
+        holder.close()
+    check = db.connect(target)
+    try:
+        with check.cursor() as cur:
+            cur.execute(f"SELECT c1, c2 FROM {select_update.TABLE} WHERE c2 <> 0")
+            assert cur.fetchall() == ((1, 2),)  # the two commits; the failed ones left nothing
+    finally:
+        check.close()
 
 
 def test_unix_socket_is_reported_as_such(pg_dsn):

@@ -18,6 +18,32 @@ from .. import db
 from .base import Target
 
 MYSQL_FAMILY = frozenset({"mysql", "mariadb"})
+# The drivers a MySQL/MariaDB load can run on (tpcb, select-update): see mysql_driver.
+MYSQL_DRIVERS = ("mysqlclient", "pymysql")
+
+
+def mysql_driver(requested: str | None = None) -> str:
+    """The driver the load runs on: ``requested``, or mysqlclient when it imports."""
+    if requested == "pymysql":
+        return "pymysql"
+    try:
+        import MySQLdb  # noqa: F401
+    except ImportError as exc:
+        if requested == "mysqlclient":
+            raise db.DriverMissing(
+                "--mysql-driver mysqlclient: not installed; pip install "
+                "'benchhub-agent[mysqlclient]' (needs libmariadb-dev and pkg-config)"
+            ) from exc
+        return "pymysql"
+    return "mysqlclient"
+
+
+def driver_description(driver: str) -> dict[str, str]:
+    """The document's client.driver and driver_version for the load's driver."""
+    from importlib import metadata
+
+    name = "mysqlclient" if driver == "mysqlclient" else "PyMySQL"
+    return {"driver": name, "driver_version": metadata.version(name)}
 
 
 def connect(target: Target, *, autocommit: bool = True, database: str | None = None) -> Any:

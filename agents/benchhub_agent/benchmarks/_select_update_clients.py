@@ -98,41 +98,67 @@ class PostgresClient:
 
 
 class MySQLClient:
-    """One PyMySQL connection; statements go as text (PyMySQL has no binary protocol)."""
+    """One connection, autocommit off: the SELECT … FOR UPDATE, the UPDATE, COMMIT (three
+    round trips, as text: neither driver has the binary protocol).
+
+    Through ``mysqlclient`` (MariaDB's C client library: C parsing, the GIL released for
+    the whole round trip) when it is installed, else PyMySQL, whose protocol code runs
+    in Python under the GIL: 0.69-0.81 x sysbench at 1-32 clients on two vCPUs.
+    """
 
     RETRYABLE = (1205, 1213)  # lock wait timeout, deadlock
+    GONE = (2006, 2013)  # server gone / lost connection
 
-    def __init__(self, target: Target, locking: str) -> None:
-        self.pymysql = db.mysql_module()
-        self.conn = db.connect_mysql(target, autocommit=False)
-        self.cursor = self.conn.cursor()
+    def __init__(self, target: Target, locking: str, driver: str = "pymysql") -> None:
+        args = db.mysql_connect_args(target)
+        if driver == "mysqlclient":
+            import MySQLdb
+
+            self.errors = MySQLdb
+            self.conn = MySQLdb.connect(**args, autocommit=False)
+            conn = self.conn
+
+            def select(sql: bytes) -> tuple[Any, ...]:
+                conn.query(sql)
+                return conn.store_result().fetch_row()
+
+        else:
+            self.errors = db.mysql_module().err
+            self.conn = db.mysql_module().connect(**args, autocommit=False)
+            cursor = self.conn.cursor()
+
+            def select(sql: bytes) -> tuple[Any, ...]:
+                cursor.execute(sql)
+                return cursor.fetchall()
+
+        self.select = select
+        self.query = self.conn.query
         lock = " FOR UPDATE" if locking == "for_update" else ""
         # Keys and values are ints formatted with %d: nothing to escape, nothing injected.
-        self.select_sql = f"SELECT c2 FROM {TABLE} WHERE c1 = %d{lock}"  # noqa: S608
-        self.update_sql = f"UPDATE {TABLE} SET c2 = %d WHERE c1 = %d"  # noqa: S608
+        self.select_sql = f"SELECT c2 FROM {TABLE} WHERE c1 = %d{lock}".encode()  # noqa: S608
+        self.update_sql = f"UPDATE {TABLE} SET c2 = %d WHERE c1 = %d".encode()  # noqa: S608
 
     def backend_pid(self) -> int | None:
         return None  # one server process for all connections: pinned as a whole
 
     def transaction(self, key: int) -> None:
         try:
-            self.cursor.execute(self.select_sql % key)
-            row = self.cursor.fetchone()
-            if row is None:
+            rows = self.select(self.select_sql % key)
+            if not rows:
                 self.conn.rollback()
                 raise Failed(MISSING_ROW % key)
-            (value,) = row
-            self.cursor.execute(self.update_sql % (value + 1, key))
+            value = int(rows[0][0])
+            self.query(self.update_sql % (value + 1, key))
             self.conn.commit()
-        except self.pymysql.err.OperationalError as exc:
+        except self.errors.OperationalError as exc:
             code = exc.args[0] if exc.args else 0
-            if code in (2006, 2013):  # server gone / lost connection
+            if code in self.GONE:
                 raise ConnectionError(str(exc)) from exc
             self.conn.rollback()
             if code in self.RETRYABLE:
                 raise Retryable(str(exc)) from exc
             raise Failed(str(exc)) from exc
-        except self.pymysql.err.MySQLError as exc:
+        except self.errors.MySQLError as exc:
             self.conn.rollback()
             raise Failed(str(exc)) from exc
 
@@ -140,10 +166,12 @@ class MySQLClient:
         self.conn.close()
 
 
-def open_client(target: Target, locking: str) -> PostgresClient | MySQLClient:
+def open_client(
+    target: Target, locking: str, mysql_driver: str = "pymysql"
+) -> PostgresClient | MySQLClient:
     if target.engine == "postgresql":
         return PostgresClient(target, locking)
-    return MySQLClient(target, locking)
+    return MySQLClient(target, locking, mysql_driver)
 
 
 # --- table ----------------------------------------------------------------

@@ -25,12 +25,12 @@ from typing import Any
 
 from .. import db
 from ..histogram import Histogram
+from ._connections import mysql_driver
 from ._engine_cpu import ThreadMeter, process_share
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
 from .base import Target
 
 WORKER_START_TIMEOUT_S = 60.0
-MYSQL_DRIVERS = ("mysqlclient", "pymysql")
 
 # The statements of one transaction, filled in with %-formatting of integers only.
 BEGIN, COMMIT, ROLLBACK = b"BEGIN", b"COMMIT", b"ROLLBACK"
@@ -42,30 +42,6 @@ HISTORY = (
     b"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
     b" VALUES (%d, %d, %d, %d, CURRENT_TIMESTAMP)"
 )
-
-
-def mysql_driver(requested: str | None = None) -> str:
-    """The driver the load runs on: ``requested``, or mysqlclient when it imports."""
-    if requested == "pymysql":
-        return "pymysql"
-    try:
-        import MySQLdb  # noqa: F401
-    except ImportError as exc:
-        if requested == "mysqlclient":
-            raise db.DriverMissing(
-                "--mysql-driver mysqlclient: not installed; pip install "
-                "'benchhub-agent[mysqlclient]' (needs libmariadb-dev and pkg-config)"
-            ) from exc
-        return "pymysql"
-    return "mysqlclient"
-
-
-def driver_description(driver: str) -> dict[str, str]:
-    """The document's client.driver and driver_version for the load's driver."""
-    from importlib import metadata
-
-    name = "mysqlclient" if driver == "mysqlclient" else "PyMySQL"
-    return {"driver": name, "driver_version": metadata.version(name)}
 
 
 class Client:

@@ -101,6 +101,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="PostgreSQL: one non-blocking event loop per worker process over its connections "
         "(default) or one thread per client; MariaDB/MySQL always use threads",
     )
+    parser.add_argument(
+        "--mysql-driver",
+        choices=dbc.MYSQL_DRIVERS,
+        default=None,
+        help="MySQL/MariaDB clients through mysqlclient (C, the default when installed) or PyMySQL",
+    )
 
 
 # --- one measurement point: N clients over P worker processes ----------------
@@ -118,6 +124,7 @@ class PointPlan:
     first_client: int  # this process' clients own progress slots first_client…
     seed: int
     client_loop: str = "threads"  # "events" only for PostgreSQL
+    mysql_driver: str = "pymysql"  # MySQL/MariaDB clients: mysqlclient or PyMySQL
 
 
 def _client_loop(
@@ -183,7 +190,7 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
     try:
         if plan.client_cpus:
             placement.pin_process(0, plan.client_cpus)
-        clients = [open_client(plan.target, plan.locking) for _ in plan.quotas]
+        clients = [open_client(plan.target, plan.locking, plan.mysql_driver) for _ in plan.quotas]
         if plan.server_cpus:
             for client in clients:
                 pid = client.backend_pid()
@@ -307,12 +314,14 @@ def run_point(
     seed: int = 0,
     client_loop: str = "events",
     checkpoint: Callable[[], None] | None = None,
+    mysql_driver: str | None = None,
 ) -> PointResult:
     """Reset the table, checkpoint, run one point, and check the table against the commits."""
     reset_table(target)
     if checkpoint is not None:
         checkpoint()
     processes = max(1, min(processes or default_processes(clients), clients))
+    driver = dbc.mysql_driver(mysql_driver) if target.engine in dbc.MYSQL_FAMILY else "pymysql"
     quotas: list[int | None] = (
         list(split(transactions, clients)) if duration is None else [None] * clients
     )
@@ -334,6 +343,7 @@ def run_point(
             first_client=first,
             seed=seed * 10_000 + index,
             client_loop=client_loop if target.engine == "postgresql" else "threads",
+            mysql_driver=driver,
         )
         first += size
         worker = ctx.Process(target=_worker, args=(plan, go, start, counters, results))
@@ -435,6 +445,9 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     warmup = float(given_warmup if given_warmup is not None else (5.0 if duration else 0.0))
     repeat = max(1, int(getattr(options, "repeat", None) or 3))
     locking = getattr(options, "locking", "for_update")
+    driver = None
+    if target.engine in dbc.MYSQL_FAMILY:
+        driver = dbc.mysql_driver(getattr(options, "mysql_driver", None))
 
     info = db.describe(target)
     # Each client holds a connection, and the table check at the end one more.
@@ -464,6 +477,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
                         seed=rep * 1000 + n,
                         client_loop=getattr(options, "client_loop", None) or "events",
                         checkpoint=checkpoints.before_point,
+                        mysql_driver=driver,
                     )
                 )
     ended = dt.datetime.now(dt.UTC)
@@ -473,6 +487,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     else:
         parameters["transactions"] = transactions
     client = info.client_section()
+    if driver is not None:  # the clients' driver, not the one that described the server
+        client.update(dbc.driver_description(driver))
     client["cpu_placement"] = pin.mode
     engine_cpu = {n: max(r.engine_cpu for r in reps) for n, reps in points.items()}
     return BenchmarkResult(

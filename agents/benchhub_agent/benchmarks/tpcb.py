@@ -32,8 +32,9 @@ from ..progress import working
 from . import _connections as dbc
 from . import _engine_cpu
 from . import _tpcb_event_loop as event_loop
+from ._connections import MYSQL_DRIVERS, driver_description, mysql_driver
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
-from ._tpcb_processes import MYSQL_DRIVERS, driver_description, mysql_driver, run_agent_load
+from ._tpcb_processes import run_agent_load
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcb"
