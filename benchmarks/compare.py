@@ -344,6 +344,20 @@ def fill(url: str, measurements: int, seed: int) -> None:
         connection.commit()
         connection.autocommit = True
         cursor.execute("VACUUM ANALYZE")
+    _list_parameter_names()
+
+
+def _list_parameter_names() -> None:
+    """The metrics' parameter names /compare/ offers, which an upload
+    records and COPY does not: listed as migration 0007 lists them."""
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection as django_connection
+
+    migration = importlib.import_module("benchhub.results.migrations.0007_metric_parameters")
+    with django_connection.schema_editor() as editor:
+        migration.list_stored_names(apps, editor)
 
 
 def _su_value(metric: str, clients: int, speed: float) -> float:

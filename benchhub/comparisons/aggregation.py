@@ -87,6 +87,8 @@ class Comparison:
     reference_dropped: bool = False
     # Each cell's values per run: the unit verdicts compare.
     cell_runs: CellRuns = field(default_factory=dict, repr=False)
+    # Cells.parameters_may_differ: whether the page should look for pooling.
+    parameters_may_differ: bool = True
     # Combined scores against the reference (scores.py), for operations on x.
     summary: list[Any] = field(default_factory=list)
 
@@ -178,6 +180,9 @@ class Cells:
     missing_x: int = 0
     missing_series: int = 0
     approximate: int = 0
+    # False when the reads saw every cell's parameters alike (the same keys
+    # in each of its measurements and runs): nothing can be pooled there.
+    parameters_may_differ: bool = True
 
 
 def run_sample_key(run_id: int) -> tuple[int, int]:
@@ -332,6 +337,7 @@ def comparison_aggregate(
         notes=notes,
         reference_dropped=reference_dropped,
         cell_runs=cells.runs,
+        parameters_may_differ=cells.parameters_may_differ,
     )
 
 

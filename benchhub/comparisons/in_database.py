@@ -10,7 +10,10 @@ every row): the quartiles (``percentile_cont``, interpolated like
 there and its measurement's id if it has only one there
 (a large cell looks only below a cutoff of the sample key, see
 ``SAMPLED_ROWS``).
-Groups with a missing key are the "left out" notes.
+Groups with a missing key are the "left out" notes. Each cell also says
+whether its measurements' (or their runs') parameter keys differ, by
+comparing the least and greatest hash of them: where no cell's do, the page
+has no pooled parameter to look for and skips that query.
 
 Grouping keys are stored: a parameter's key was worked out when the result
 was uploaded (``benchhub.results.points``, the rule of the Python path and
@@ -84,15 +87,19 @@ class SplitGroups(Exception):
 
 def _statement(inner: str) -> str:
     """The cells of ``inner`` (rows _s, _x, value, approximate, run_id, id,
-    _eligible): one row per cell, its verdict runs as arrays in sample order."""
+    _eligible, _keys, _run_keys): one row per cell, its verdict runs as
+    arrays in sample order."""
     sample = f"mod(mod(run_id, {SAMPLE_MODULUS}) * {SAMPLE_MULTIPLIER}, {SAMPLE_MODULUS})"
     return f"""
         SELECT cell._s, cell._x, cell.n, cell.low, cell.high, cell.approximate_n,
                quartiles.q, runs.run_ids, runs.run_values, runs.only_ids,
-               cell.cutoff < {SAMPLE_MODULUS} AS cut
+               cell.mixed, cell.cutoff < {SAMPLE_MODULUS} AS cut
         FROM (
             SELECT _s, _x, count(*) AS n, min(value) AS low, max(value) AS high,
                    count(*) FILTER (WHERE approximate) AS approximate_n,
+                   -- jsonb's own hash function (of its hash index support)
+                   min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
+                   OR min(jsonb_hash(_run_keys)) <> max(jsonb_hash(_run_keys)) AS mixed,
                    array_agg(value) AS vals,
                    CASE WHEN %s::bigint IS NOT NULL AND count(*) > %s::bigint
                    THEN {SAMPLE_MODULUS}::bigint * %s::bigint / count(*)
@@ -144,7 +151,10 @@ def cells_statement(
             if query.quiet_verdicts
             else Value(True, output_field=BooleanField()),
         )
-        .values("_s", "_x", "value", "approximate", "run_id", "id", "_eligible")
+        .annotate(_keys=F("parameter_keys"), _run_keys=F("run__parameter_keys"))
+        .values(
+            "_s", "_x", "value", "approximate", "run_id", "id", "_eligible", "_keys", "_run_keys"
+        )
     )
     inner, params = keyed.query.sql_with_params()
     rows = SAMPLED_ROWS * aggregation.VERDICT_RUNS
@@ -171,7 +181,7 @@ def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
             cursor.execute(*cells_statement(queryset, query, cut=False))
             rows = cursor.fetchall()
 
-    cells = Cells()
+    cells = Cells(parameters_may_differ=False)
     for (
         series_key,
         x_key,
@@ -183,9 +193,11 @@ def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
         run_ids,
         run_values,
         only_ids,
+        mixed,
         _,
     ) in rows:
         cells.total += n
+        cells.parameters_may_differ = cells.parameters_may_differ or mixed
         x = _decode(query.x, x_key)
         series_value = (
             query.metric.name if query.series is None else _decode(query.series, series_key)

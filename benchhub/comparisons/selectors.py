@@ -35,7 +35,7 @@ from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
 from benchhub.comparisons.scores import combined_scores
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import PARAM_NAME, MeasurementFilter
-from benchhub.results.models import Measurement, Metric
+from benchhub.results.models import Measurement, Metric, MetricParameter
 from benchhub.results.points import point_from_key
 from benchhub.results.selectors import User
 
@@ -109,27 +109,17 @@ def _rows(user: User, query: ComparisonQuery) -> Iterable[Row]:
     return rows
 
 
-def comparison_parameter_names(*, user: User, metric: Metric) -> tuple[list[str], list[str]]:
-    """The measurement and run parameter names the metric's visible results
-    use, for the page's x and series choices. One query, over a sample of
-    distinct parameter sets (a sweep repeats the same few keys)."""
-    # The stored keys, not the parameters: they are in the index a
-    # comparison reads (measurement_metric_covering), the parameters are not.
-    pairs = (
-        results_selectors.measurement_list(user=user)
-        .filter(metric=metric)
-        .order_by()
-        .values_list("parameter_keys", "run__parameter_keys")
-        .distinct()[:_PARAMETER_SAMPLE]
+def comparison_parameter_names(*, metric: Metric) -> tuple[list[str], list[str]]:
+    """The measurement and run parameter names the metric's stored results
+    use, for the page's x and series choices (kept at upload: MetricParameter)."""
+    names: dict[str, list[str]] = {scope: [] for scope in MetricParameter.Scope}
+    for scope, name in MetricParameter.objects.filter(metric=metric).values_list("scope", "name"):
+        if PARAM_NAME.match(name):
+            names[scope].append(name)
+    return (
+        sorted(names[MetricParameter.Scope.POINT], key=order_key),
+        sorted(names[MetricParameter.Scope.RUN], key=order_key),
     )
-    point: dict[str, None] = {}
-    run: dict[str, None] = {}
-    for parameters, run_parameters in pairs:
-        point.update(dict.fromkeys(parameters or {}))
-        run.update(dict.fromkeys(run_parameters or {}))
-    valid = [name for name in point if PARAM_NAME.match(name)]
-    valid_run = [name for name in run if PARAM_NAME.match(name)]
-    return sorted(valid, key=order_key), sorted(valid_run, key=order_key)
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     point_names: list[str] = []
     run_names: list[str] = []
     if metric is not None:
-        point_names, run_names = comparison_parameter_names(user=request.user, metric=metric)
+        point_names, run_names = comparison_parameter_names(metric=metric)
         if not _first(params, "x"):
             params["x"] = [_default_x(point_names)]
 
@@ -106,7 +106,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         try:
             query = comparison_query_parse(params)
             comparison = comparison_build(user=request.user, query=query, strict_reference=False)
-            if not comparison.is_empty:
+            if not comparison.is_empty and comparison.parameters_may_differ:
                 pooled = comparison_pooling(user=request.user, query=query)
         except InvalidComparison as exc:
             errors = exc.errors

@@ -159,6 +159,34 @@ class Metric(models.Model):
         return f"{self.benchmark.name}.{self.name} ({self.unit})"
 
 
+class MetricParameter(models.Model):
+    """A parameter name some stored result of a metric uses: the x and
+    series choices /compare/ offers. Kept at upload (one insert that ignores
+    names already there), so that the page does not read every measurement
+    of the metric to list them (at a million measurements that was a third
+    of its time). Names of results that are not public are listed too: a
+    name, never a value; a choice nobody's visible result has compares to
+    an empty chart that says so."""
+
+    class Scope(models.TextChoices):
+        POINT = "param", "measurement parameter"
+        RUN = "run_param", "run parameter"
+
+    metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="parameter_names")
+    scope = models.CharField(max_length=9, choices=Scope.choices)
+    name = models.CharField(max_length=40)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["metric", "scope", "name"], name="metric_parameter_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric}: {self.scope}.{self.name}"
+
+
 class Submission(models.Model):
     class Source(models.TextChoices):
         AGENT = "agent", "measured by the agent"

@@ -28,6 +28,7 @@ from benchhub.results.models import (
     Hardware,
     Measurement,
     Metric,
+    MetricParameter,
     OperatingSystem,
     Run,
     Storage,
@@ -194,10 +195,25 @@ def _store(
                 )
             )
     _insert_measurements(measurements)
+    _record_parameter_names(measurements, runs)
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
     baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
     return submission, tuple(runs)
+
+
+def _record_parameter_names(measurements: list[tuple[Any, ...]], runs: list[Run]) -> None:
+    """The metrics' parameter names /compare/ offers (MetricParameter): one
+    insert of this document's names, those already known left as they are."""
+    run_keys = {run.pk: run.parameter_keys for run in runs}
+    names = set()
+    for run_id, metric_id, *_, keys in measurements:
+        names.update((metric_id, MetricParameter.Scope.POINT, name) for name in keys)
+        names.update((metric_id, MetricParameter.Scope.RUN, name) for name in run_keys[run_id])
+    MetricParameter.objects.bulk_create(
+        [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in names],
+        ignore_conflicts=True,
+    )
 
 
 _MEASUREMENT_COLUMNS = (

@@ -85,6 +85,22 @@ def test_cells_pooling_an_unfixed_parameter_say_so_with_one_click_to_fix_it(clie
     assert 'id="comparison-pooled"' not in by_clients.content.decode()
 
 
+def test_runs_of_other_run_parameters_in_one_cell_are_pooled_too(client, bob):
+    # Same clients, but one run lasted 60 s and the others 300 s: the cells
+    # mix run parameters, which the page must notice as it does point ones.
+    for duration in (60, 300, 300):
+        document = sweep_document({1: 685.0, 20: 3000.0 + duration})
+        document["runs"][0]["parameters"] = {"duration": duration, "rows": 1000}
+        store(bob, document)
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients")
+
+    text = page.content.decode()
+    pooled = text[text.index('id="comparison-pooled"') :]
+    assert "duration" in pooled and "(300, 60)" in pooled
+    assert "rows" not in pooled[: pooled.index("</")]
+
+
 def test_totals_is_the_first_table_row_and_the_chart_is_told_to_leave_it_out(client, bob):
     seconds = {"insert": 12.0, "select_range": 30.0, "TOTALS": 900.0}
     store(bob, sweep_document(seconds, metric="throughput", parameter="operation"))

@@ -323,10 +323,10 @@ def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_
     """However many measurements a run has: they go in one statement, the
     dimensions are found in one, and the answer is built from memory.
     (One of them reads the submitter's roles: a trusted one's upload is
-    approved on arrival.)"""
+    approved on arrival; one records the metrics' parameter names.)"""
     post(alice_api, example_document())  # the dimension rows exist from here on
 
-    with django_assert_max_num_queries(11) as upload:
+    with django_assert_max_num_queries(12) as upload:
         response = post(alice_api, example_document())
 
     assert response.status_code == 201
