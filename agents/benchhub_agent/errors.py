@@ -155,7 +155,9 @@ def _mysql(exc: BaseException, text: str, target: Target | None) -> str | None:
         )
     if code == 2005:
         return f"unknown host in --dsn ({where}): fix the host"
-    if code == 1045:
+    # 1698: MariaDB's answer to a user it does not know (or may not authenticate so)
+    # when no password was given; 1045 otherwise.
+    if code in (1045, 1698):
         user = re.search(r"for user '([^']*)'", text)
         name = user.group(1) if user else _user(target)
         with_password = "using password: YES" in text

@@ -127,6 +127,13 @@ def test_a_wrong_mariadb_password_names_user_and_password(benchmark, unprivilege
 
 
 @pytest.mark.parametrize("benchmark", SQL_BENCHMARKS)
+def test_an_unknown_mariadb_user_without_a_password_names_the_user(benchmark):
+    # MariaDB answers 1698, not 1045, when no password was sent.
+    line = one_line_usage_error(run(benchmark, "mysql://no_such_user@127.0.0.1:3306/test"))
+    assert "refused user 'no_such_user': fix the user, or add its password in --dsn" in line
+
+
+@pytest.mark.parametrize("benchmark", SQL_BENCHMARKS)
 def test_an_unknown_mariadb_database_names_the_database(benchmark):
     line = one_line_usage_error(run(benchmark, "mysql://root@127.0.0.1:3306/no_such_db"))
     assert "has no database 'no_such_db'" in line
@@ -187,6 +194,9 @@ def test_a_firebird_path_in_no_directory_names_the_path():
         ("postgresql://postgres@127.0.0.1:{port}/x", "refused the connection"),
         ("postgresql://no_such_role@127.0.0.1:5432/x", "has no role 'no_such_role'"),
         ("mysql://root@127.0.0.1:3306/no_such_db", "has no database 'no_such_db'"),
+        ("mysql://root@127.0.0.1:{port}/x", "refused the connection"),
+        ("mysql://no_such_user@127.0.0.1:3306/x", "refused user 'no_such_user'"),
+        ("mysql://root:wrong@127.0.0.1:3306/x", "fix the user or the password in --dsn"),
     ],
 )
 def test_import_with_a_wrong_dsn_says_what_to_fix(dsn, expected):
