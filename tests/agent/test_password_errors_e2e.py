@@ -65,9 +65,7 @@ def test_a_missing_postgresql_password_says_to_add_it(asks_for_a_password, bench
     assert "asks user 'bench' for a password: add it to --dsn" in one_line(done)
 
 
-def test_import_with_a_wrong_postgresql_password_names_the_password(
-    asks_for_a_password, tmp_path
-):
+def test_import_with_a_wrong_postgresql_password_names_the_password(asks_for_a_password, tmp_path):
     dsn = f"postgresql://bench:not-right@{asks_for_a_password}/postgres"
     done = agent("import", "pgbench", FIXTURE, "--dry-run", "--dsn", dsn, outbox=tmp_path)
     assert "refused the password of user 'bench'" in one_line(done)
