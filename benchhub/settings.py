@@ -115,6 +115,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = envint(
         "DATABASE_CONNECT_TIMEOUT", 5, minimum=1
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default under concurrent uploads. WAL: readers go on while
+    # one writer writes. BEGIN IMMEDIATE: a transaction takes the write lock
+    # when it starts, so one that read first (an upload, the in-process
+    # baselines round) waits its turn, up to the busy timeout, instead of
+    # being refused its lock upgrade ("database is locked") at once.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        init_command="PRAGMA journal_mode=WAL",
+        transaction_mode="IMMEDIATE",
+        timeout=envint("DATABASE_BUSY_TIMEOUT", 20, minimum=1),
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
