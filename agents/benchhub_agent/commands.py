@@ -145,11 +145,14 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
     if args.upload:
         push_outbox_first(args)  # also checks server and token before a long run
     document_uuid = document.new_uuid()  # when the run starts: its identity from now on
+    progress = ProgressBar()
     try:
-        result = base.run(module, target, args, ProgressBar())
+        result = base.run(module, target, args, progress)
     except (db.DriverMissing, PinningError, ValueError) as exc:
         # Benchmarks raise ValueError for what the user asked that cannot be done.
         raise UsageError(str(exc)) from exc
+    finally:
+        progress.close()  # a run that failed mid-phase: no heartbeat over its error
     table = results_table(result.measurements)
     print(table, file=sys.stderr if args.dry_run else sys.stdout)
     for note in result.notes:

@@ -1,9 +1,12 @@
 """Progress on stderr, so stdout stays clean for the results or the document.
 
-On a terminal a bar redraws in place; elsewhere (a log, CI, a pipe) a line is
-printed every few seconds (``$BENCHHUB_PROGRESS_INTERVAL``, default 5), so a
-long run is never silent. A step without countable parts (building a table
-with one INSERT … SELECT) shows its elapsed time the same way (:meth:`working`).
+On a terminal a bar redraws in place, with the time spent; elsewhere (a log,
+CI, a pipe) a line is printed every few seconds (``$BENCHHUB_PROGRESS_INTERVAL``,
+default 5), so a long run is never silent: a heartbeat thread prints (or
+redraws) when no step ended within the interval, as during one 60-second
+tpcb point, a long dump or sort. A step without countable parts (building a
+table with one INSERT … SELECT) shows its elapsed time the same way
+(:meth:`working`).
 """
 
 from __future__ import annotations
@@ -39,16 +42,27 @@ class ProgressBar:
         self.started = 0.0
         self.drawn = 0.0
         self.interval = heartbeat_interval()
+        self._lock = threading.Lock()  # the heartbeat thread and the caller both write
+        self._beating = threading.Event()
+        self._heart: threading.Thread | None = None
 
     def start(self, total: int, label: str) -> None:
+        self._stop_heartbeat()
         self.total, self.done, self.label = max(total, 1), 0, label
         self.started = self.drawn = time.monotonic()
         if self.interactive:
             self._draw()
+        self._beating = threading.Event()
+        self._heart = threading.Thread(target=self._beat, args=(self._beating,), daemon=True)
+        self._heart.start()
 
     def advance(self, amount: int = 1) -> None:
-        self.done = min(self.total, self.done + amount)
-        now = time.monotonic()
+        with self._lock:
+            self.done = min(self.total, self.done + amount)
+            self._show(time.monotonic())
+
+    def _show(self, now: float) -> None:
+        """Redraw or print a line if the last one is older than the pace (lock held)."""
         if self.interactive and now - self.drawn >= REDRAW_INTERVAL_S:
             self.drawn = now
             self._draw()
@@ -61,14 +75,36 @@ class ProgressBar:
             )
             self.stream.flush()
 
+    def _beat(self, stopped: threading.Event) -> None:
+        """Between steps: a line every interval (a redraw every second on a terminal)."""
+        period = 1.0 if self.interactive else self.interval
+        while not stopped.wait(period):
+            with self._lock:
+                if not stopped.is_set():
+                    self._show(time.monotonic())
+
+    def close(self) -> None:
+        """Stop the heartbeat without a last line: the run failed, its error follows."""
+        self._stop_heartbeat()
+        if self.interactive and self.label:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+        self.label = ""
+
+    def _stop_heartbeat(self) -> None:
+        if self._heart is not None:
+            self._beating.set()
+            self._heart.join()
+            self._heart = None
+
     def finish(self) -> None:
+        self._stop_heartbeat()
         if not self.label:
             return
         elapsed = time.monotonic() - self.started
         if self.interactive:
-            self.done = self.total
-            self._draw()
-            self.stream.write(f" {elapsed:.1f}s\n")
+            bar = "#" * WIDTH
+            self.stream.write(f"\r{self.label:<24} [{bar}] 100% {elapsed:.1f}s\n")
         else:
             self.stream.write(f"{self.label}: done in {elapsed:.1f}s\n")
         self.stream.flush()
@@ -78,7 +114,8 @@ class ProgressBar:
         filled = WIDTH * self.done // self.total
         bar = "#" * filled + "." * (WIDTH - filled)
         percent = 100 * self.done // self.total
-        self.stream.write(f"\r{self.label:<24} [{bar}] {percent:3d}%")
+        elapsed = time.monotonic() - self.started
+        self.stream.write(f"\r{self.label:<24} [{bar}] {percent:3d}% {elapsed:4.0f}s")
         self.stream.flush()
 
     @contextlib.contextmanager

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import _databases as dbs
+import pytest
 from benchhub_agent import document
 from benchhub_agent.benchmarks import tpcb
 from benchhub_agent.benchmarks.base import SilentProgress
@@ -50,13 +51,73 @@ def test_counted_progress_without_a_terminal_prints_a_line_every_interval(monkey
     for _ in range(4):
         time.sleep(0.06)
         bar.advance()
+    # The step after the last advance or the heartbeat says where the count is, within
+    # an interval (however slowly the machine runs them).
+    deadline = time.monotonic() + 60
+    while "sql-bench: 40% (4/10) after" not in stream.getvalue():
+        assert time.monotonic() < deadline, stream.getvalue()
+        time.sleep(0.01)
     bar.finish()
     lines = stream.getvalue().splitlines()
-    # Each advance came more than an interval after the last line, so each printed one.
-    assert [re.sub(r"after \d+s$", "after Ns", x) for x in lines[:4]] == [
-        f"sql-bench: {n}0% ({n}/10) after Ns" for n in range(1, 5)
-    ]
+    counts = [re.fullmatch(r"sql-bench: \d+% \((\d+)/10\) after \d+s", x) for x in lines[:-1]]
+    assert all(counts), lines
+    assert [int(c.group(1)) for c in counts] == sorted(int(c.group(1)) for c in counts)
     assert lines[-1].startswith("sql-bench: done in")
+
+
+def test_a_step_that_takes_longer_than_the_interval_is_not_silent(monkeypatch):
+    # One tpcb point of a minute advances the count once, at its end: the heartbeat
+    # speaks in between.
+    monkeypatch.setenv("BENCHHUB_PROGRESS_INTERVAL", "0.05")
+    stream = io.StringIO()
+    bar = ProgressBar(stream)
+    bar.start(2, "tpcb (agent)")
+    deadline = time.monotonic() + 60
+    while stream.getvalue().count("tpcb (agent): 0% (0/2) after") < 2:
+        assert time.monotonic() < deadline, stream.getvalue()
+        time.sleep(0.01)
+    bar.advance(2)
+    bar.finish()
+    said = stream.getvalue()
+    time.sleep(0.3)  # six intervals: a heartbeat left running would have spoken
+    assert stream.getvalue() == said
+    assert said.splitlines()[-1].startswith("tpcb (agent): done in")
+
+
+def test_a_failed_run_stops_the_heartbeat_without_a_last_line(monkeypatch):
+    monkeypatch.setenv("BENCHHUB_PROGRESS_INTERVAL", "0.05")
+    stream = io.StringIO()
+    bar = ProgressBar(stream)
+    bar.start(2, "sql-bench")
+    bar.close()
+    said = stream.getvalue()
+    time.sleep(0.3)
+    assert stream.getvalue() == said
+    assert "done in" not in said
+
+
+@pytest.mark.parametrize(
+    ("engine", "arguments", "lines"),
+    [
+        ("postgresql", ["tpcb", "--scale", "1", "--duration", "1", "--clients", "1"],
+         ["tpcb: building scale 1 (100,000 accounts): done in", "tpcb (agent): 0% (0/1) after"]),
+        ("mariadb", ["tpcb", "--scale", "1", "--duration", "1", "--clients", "1"],
+         ["tpcb: building scale 1 (100,000 accounts): done in", "tpcb (agent): 0% (0/1) after"]),
+        ("postgresql", ["backup", "--rows", "20000", "--protocols", "tcp_loopback"],
+         ["backup: building 20,000 rows: done in"]),
+    ],
+)  # fmt: skip
+def test_a_run_without_a_terminal_speaks_while_it_builds_and_measures(
+    engine, arguments, lines, pg_dsn, mysql_dsn, outbox_dir
+):
+    dsn = pg_dsn if engine == "postgresql" else mysql_dsn
+    done = agent(
+        "run", *arguments, "--dsn", dsn, "--repeat", "1", "--warmup", "0", "--dry-run",
+        env={"BENCHHUB_PROGRESS_INTERVAL": "0.2"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for line in lines:
+        assert line in done.stderr, done.stderr
 
 
 def test_a_run_without_a_terminal_reports_its_data_build(pg_dsn, outbox_dir):
