@@ -6,7 +6,6 @@ first), so a page's query count does not grow with its rows.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,10 @@ from django.urls import reverse
 
 from benchhub.baselines.selectors import baseline_point
 from benchhub.results.models import Measurement, Run
-from benchhub.results.noise import NOISY_CV  # the run's own flag uses the same cut
+from benchhub.results.noise import (  # the run's own flag uses the same cut
+    NOISY_CV,
+    coefficient_of_variation,
+)
 
 # |modified z-score| above this is Iglewicz and Hoaglin's usual outlier cut.
 OUTLIER_SCORE = 3.5
@@ -214,10 +216,7 @@ def measurement_rows(
     for m in measurements:
         samples = [float(s) for s in m.samples or [] if isinstance(s, (int, float))]
         spread = (min(samples), max(samples)) if len(samples) > 1 else None
-        cv = None
-        if len(samples) > 1:
-            mean = statistics.fmean(samples)
-            cv = statistics.stdev(samples) / abs(mean) if mean else None
+        cv = coefficient_of_variation(samples)
         flags = []
         if cv is not None and cv > NOISY_CV:
             flags.append(f"noisy: repetitions vary by {cv:.0%}")
