@@ -10,7 +10,7 @@ every row): the quartiles (``percentile_cont``, interpolated like
 there and its measurement's id if it has only one there
 (a large cell looks only below a cutoff of the sample key, see
 ``SAMPLED_ROWS``).
-Groups with a missing key are the "left out" notes. Each cell also says
+Groups with a missing key are the "left out" notes. For the page, each cell also says
 whether its measurements' (or their runs') parameter keys differ, by
 comparing the least and greatest hash of them: where no cell's do, the page
 has no pooled parameter to look for and skips that query.
@@ -85,7 +85,11 @@ class SplitGroups(Exception):
     beyond 2**63 beside the float of the same value)."""
 
 
-def _statement(inner: str) -> str:
+_MIXED = """min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
+                   OR min(jsonb_hash(_run_keys)) <> max(jsonb_hash(_run_keys))"""
+
+
+def _statement(inner: str, *, mixed: bool) -> str:
     """The cells of ``inner`` (rows _s, _x, value, approximate, run_id, id,
     _eligible, _keys, _run_keys): one row per cell, its verdict runs as
     arrays in sample order."""
@@ -98,8 +102,7 @@ def _statement(inner: str) -> str:
             SELECT _s, _x, count(*) AS n, min(value) AS low, max(value) AS high,
                    count(*) FILTER (WHERE approximate) AS approximate_n,
                    -- jsonb's own hash function (of its hash index support)
-                   min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
-                   OR min(jsonb_hash(_run_keys)) <> max(jsonb_hash(_run_keys)) AS mixed,
+                   {_MIXED if mixed else "true"} AS mixed,
                    array_agg(value) AS vals,
                    CASE WHEN %s::bigint IS NOT NULL AND count(*) > %s::bigint
                    THEN {SAMPLE_MODULUS}::bigint * %s::bigint / count(*)
@@ -136,10 +139,13 @@ def _statement(inner: str) -> str:
 
 
 def cells_statement(
-    queryset: QuerySet, query: ComparisonQuery, *, cut: bool = True
+    queryset: QuerySet, query: ComparisonQuery, *, cut: bool = True, mixed: bool = False
 ) -> tuple[str, list[Any]]:
     """The one statement (and its parameters) of ``cells_in_postgresql``;
-    with ``cut``, a large cell groups only the runs below its cutoff."""
+    with ``cut``, a large cell groups only the runs below its cutoff; with
+    ``mixed``, each cell says whether its parameter keys differ (else it
+    says they may: the check costs a tenth of the statement, and only the
+    page asks)."""
     keyed = (
         queryset.order_by()
         .annotate(
@@ -158,7 +164,7 @@ def cells_statement(
     )
     inner, params = keyed.query.sql_with_params()
     rows = SAMPLED_ROWS * aggregation.VERDICT_RUNS
-    return _statement(inner), [
+    return _statement(inner, mixed=mixed), [
         rows if cut else None,
         rows,
         rows,
@@ -167,18 +173,20 @@ def cells_statement(
     ]
 
 
-def cells_in_postgresql(queryset: QuerySet, query: ComparisonQuery) -> Cells:
+def cells_in_postgresql(
+    queryset: QuerySet, query: ComparisonQuery, *, check_parameters: bool = False
+) -> Cells:
     assert connection.vendor == "postgresql"
     # No savepoint inside a caller's transaction: the setting then lasts
     # until that transaction ends, which is harmless, and costs no round trip.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
-        cursor.execute(*cells_statement(queryset, query))
+        cursor.execute(*cells_statement(queryset, query, mixed=check_parameters))
         rows = cursor.fetchall()
         if any(row[-1] and len(row[7] or ()) < aggregation.VERDICT_RUNS for row in rows):
             # A cut cell kept fewer runs than a verdict reads (its runs have
             # many measurements each): maybe not its first ones. Again, uncut.
-            cursor.execute(*cells_statement(queryset, query, cut=False))
+            cursor.execute(*cells_statement(queryset, query, cut=False, mixed=check_parameters))
             rows = cursor.fetchall()
 
     cells = Cells(parameters_may_differ=False)

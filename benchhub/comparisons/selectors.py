@@ -46,14 +46,22 @@ _PARAMETER_SAMPLE = 5000
 
 
 def comparison_build(
-    *, user: User, query: ComparisonQuery, strict_reference: bool = True
+    *,
+    user: User,
+    query: ComparisonQuery,
+    strict_reference: bool = True,
+    check_parameters: bool = False,
 ) -> Comparison:
     """Read and aggregate. Only results ``user`` may see (approved, or
-    their own); see ``comparison_aggregate`` for ``strict_reference``."""
+    their own); see ``comparison_aggregate`` for ``strict_reference``. With
+    ``check_parameters``, ``parameters_may_differ`` is False when no cell
+    can pool a parameter (the page then skips ``comparison_pooling``)."""
     try:
         if connection.vendor != "postgresql":
             raise SplitGroups
-        cells = cells_in_postgresql(_measurements(user, query), query)
+        cells = cells_in_postgresql(
+            _measurements(user, query), query, check_parameters=check_parameters
+        )
     except SplitGroups:
         cells = cells_from_rows(query, _rows(user, query))
     comparison = comparison_aggregate(query=query, cells=cells, strict_reference=strict_reference)

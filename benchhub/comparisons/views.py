@@ -105,7 +105,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     if benchmark is not None or params:
         try:
             query = comparison_query_parse(params)
-            comparison = comparison_build(user=request.user, query=query, strict_reference=False)
+            comparison = comparison_build(
+                user=request.user, query=query, strict_reference=False, check_parameters=True
+            )
             if not comparison.is_empty and comparison.parameters_may_differ:
                 pooled = comparison_pooling(user=request.user, query=query)
         except InvalidComparison as exc:
