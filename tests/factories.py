@@ -54,3 +54,17 @@ def sweep_document(
         for point, value in values.items()
     ]
     return document
+
+
+def sql_bench_document(seconds: dict[str, float], filesystem: str) -> dict[str, Any]:
+    """One sql-bench run on ``filesystem``: seconds per operation (seed 002's shape)."""
+    document = sweep_document(
+        seconds,
+        metric="seconds",
+        unit="s",
+        parameter="operation",
+        storage={"filesystem": filesystem},
+    )
+    document["runs"][0]["benchmark"] = "sql-bench"
+    document["runs"][0]["parameters"] = {}
+    return document

@@ -11,7 +11,7 @@ import pytest
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import sweep_document
+from tests.factories import sql_bench_document, sweep_document
 
 URL = "/api/v1/comparisons/"
 QUERY = {
@@ -24,15 +24,7 @@ QUERY = {
 
 
 def sql_bench(user, filesystem: str, seconds: dict[str, float]) -> None:
-    document = sweep_document(
-        seconds,
-        metric="seconds",
-        unit="s",
-        parameter="operation",
-        storage={"filesystem": filesystem},
-    )
-    document["runs"][0]["benchmark"] = "sql-bench"
-    document["runs"][0]["parameters"] = {}
+    document = sql_bench_document(seconds, filesystem)
     submission_create(submitter=user, document=document, status=Submission.Status.APPROVED)
 
 

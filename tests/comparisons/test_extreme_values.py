@@ -16,7 +16,7 @@ import pytest
 from benchhub.comparisons.verdicts import RunValues, verdict
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import sweep_document
+from tests.factories import sql_bench_document, sweep_document
 
 URL = "/api/v1/comparisons/"
 HUGE = 1e18  # the schema's bound
@@ -129,15 +129,7 @@ def test_a_geometric_mean_over_zero_seconds_answers(anonymous_api, bob):
         ("zfs", {"insert": 1.0, "select": TINY}),
     ):
         for _ in range(2):
-            document = sweep_document(
-                seconds,
-                metric="seconds",
-                unit="s",
-                parameter="operation",
-                storage={"filesystem": filesystem},
-            )
-            document["runs"][0]["benchmark"] = "sql-bench"
-            document["runs"][0]["parameters"] = {}
+            document = sql_bench_document(seconds, filesystem)
             submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
 
     response = anonymous_api.get(
@@ -154,6 +146,12 @@ def test_a_geometric_mean_over_zero_seconds_answers(anonymous_api, bob):
     assert response.status_code == 200, response.content[:500]
     body = json.loads(response.content, parse_constant=lambda name: pytest.fail(name))
     _finite_everywhere(body)
+    (row,) = body["summary"]
+    # insert has no ratio (0 s on the reference), select's underflows to 0:
+    # no geometric mean to judge; the totals (1 + 5e-324 against 2) stand.
+    assert row["geometric_mean"]["verdict"]["verdict"] == "insufficient data"
+    assert row["totals"]["value"] == pytest.approx(1.0)
+    assert row["totals"]["ratio"] == pytest.approx(0.5)
 
 
 def test_a_bootstrap_whose_resamples_reach_infinity_has_no_bound_there():
