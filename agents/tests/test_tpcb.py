@@ -174,3 +174,36 @@ def test_the_event_loops_parameters_follow_its_script():
     for step, (name, _, takes) in enumerate(event_loop.SCRIPT):
         assert flow.parameters[step] == ([named[k] for k in takes] or None), name
     assert flow.sent == [(b"tb_begin", None)]
+
+
+@pytest.mark.parametrize("clients", [1, 3])  # the lone client's blocking path, the loop
+def test_a_failing_statement_is_rolled_back_and_counted_on_either_path(clients):
+    target = dbc.in_own_schema(dbs.postgresql("tpcb_pg_failing"), tpcb.NAME)
+    tpcb.initialize(target, 1)
+    conn = dbc.connect(target)
+    try:
+        # The INSERT, sixth of the seven statements, fails for about half the transactions
+        # (delta is drawn from -5000..5000).
+        conn.execute("ALTER TABLE pgbench_history ADD CONSTRAINT half CHECK (delta > 0)")
+    finally:
+        conn.close()
+
+    histogram, failed, _ = event_loop.run_load(target, clients, 1, 0.0, 1.0, 0)
+
+    conn = dbc.connect(target)
+    try:
+        accounts, tellers, branches, history, deltas = conn.execute(
+            "SELECT (SELECT sum(abalance) FROM pgbench_accounts),"
+            " (SELECT sum(tbalance) FROM pgbench_tellers),"
+            " (SELECT sum(bbalance) FROM pgbench_branches),"
+            " (SELECT count(*) FROM pgbench_history), (SELECT sum(delta) FROM pgbench_history)"
+        ).fetchone()
+    finally:
+        conn.close()
+    assert failed > 0
+    # Nothing of a failed transaction stayed, and every committed one was measured ...
+    assert accounts == tellers == branches == deltas
+    assert history == histogram.count > 0
+    # ... and a failure did not end its client: it rolled back and went on (about as many
+    # commits as failures; without the ROLLBACK one failure would fail all that follow).
+    assert failed < 10 * histogram.count
