@@ -146,22 +146,18 @@ def cells_statement(
     ``mixed``, each cell says whether its parameter keys differ (else it
     says they may: the check costs a tenth of the statement, and only the
     page asks)."""
-    keyed = (
-        queryset.order_by()
-        .annotate(
-            _x=key_expression(query.x),
-            _s=key_expression(query.series)
-            if query.series is not None
-            else Value(query.metric.name),
-            _eligible=ExpressionWrapper(Q(run__noise=""), output_field=BooleanField())
-            if query.quiet_verdicts
-            else Value(True, output_field=BooleanField()),
-        )
-        .annotate(_keys=F("parameter_keys"), _run_keys=F("run__parameter_keys"))
-        .values(
-            "_s", "_x", "value", "approximate", "run_id", "id", "_eligible", "_keys", "_run_keys"
-        )
+    keyed = queryset.order_by().annotate(
+        _x=key_expression(query.x),
+        _s=key_expression(query.series) if query.series is not None else Value(query.metric.name),
+        _eligible=ExpressionWrapper(Q(run__noise=""), output_field=BooleanField())
+        if query.quiet_verdicts
+        else Value(True, output_field=BooleanField()),
     )
+    columns = ["_s", "_x", "value", "approximate", "run_id", "id", "_eligible"]
+    if mixed:
+        keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run__parameter_keys"))
+        columns += ["_keys", "_run_keys"]
+    keyed = keyed.values(*columns)
     inner, params = keyed.query.sql_with_params()
     rows = SAMPLED_ROWS * aggregation.VERDICT_RUNS
     return _statement(inner, mixed=mixed), [
