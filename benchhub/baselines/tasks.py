@@ -1,4 +1,5 @@
 import logging
+import threading
 
 from celery import shared_task
 from celery.signals import worker_ready
@@ -18,6 +19,10 @@ IN_PROCESS_RUNS = 20
 # key marked again meanwhile), so that one key's rounds take a share of a
 # core, not all of it; the runs marked meanwhile are applied together.
 NEXT_ROUND_SECONDS = 1.0
+# One in-process round at a time per process: a request that finds another
+# one running leaves its marks to it or to the next change, instead of
+# queueing behind it for SQLite's write lock (each round is a write).
+_in_process_round = threading.Lock()
 
 
 # acks_late: the task is idempotent (each round is one transaction per key,
@@ -27,6 +32,8 @@ NEXT_ROUND_SECONDS = 1.0
 def baselines_refresh_task(batch: int = BATCH) -> None:
     request = baselines_refresh_task.request
     if request.is_eager:
+        if not _in_process_round.acquire(blocking=False):
+            return  # another request's round is running; the marks wait
         try:
             baselines_refresh(limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False)
         except DatabaseError:
@@ -34,6 +41,8 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
             # approval is committed and must not fail now; its marks stay
             # for the next change's round.
             logger.warning("baselines: in-process round skipped", exc_info=True)
+        finally:
+            _in_process_round.release()
         return
     done, remaining = baselines_refresh(limit=batch, runs=RUNS_PER_ROUND)
     # Marks still unclaimed: more than a batch (next round at once), or keys
