@@ -89,7 +89,10 @@ def _postgresql(exc: BaseException, text: str, target: Target | None) -> str | N
         return (
             f"no PostgreSQL socket where --dsn points ({where}): check ?host= or start the server"
         )
-    if match := re.search(rf"could not translate host name {_PG_QUOTED}", text):
+    # libpq's words, and psycopg's: psycopg 3 resolves the host itself before libpq.
+    if match := re.search(
+        r"""(?:could not translate host name|failed to resolve host) ["']([^"']*)["']""", text
+    ):
         return f"unknown host {match.group(1)!r}: fix the host in --dsn"
     if "timeout expired" in text:
         return f"{where} did not answer in time: check the host and port in --dsn (or a firewall)"
@@ -139,6 +142,8 @@ def _postgresql(exc: BaseException, text: str, target: Target | None) -> str | N
 # --- MySQL / MariaDB (PyMySQL) ------------------------------------------------
 
 _MYSQL_QUOTED = r"'([^']*)'"
+# getaddrinfo's words (glibc, macOS, Windows) inside PyMySQL's 2003 "Can't connect".
+UNKNOWN_HOST = ("Name or service not known", "nodename nor servname", "getaddrinfo failed")
 
 
 def _mysql(exc: BaseException, text: str, target: Target | None) -> str | None:
@@ -146,6 +151,8 @@ def _mysql(exc: BaseException, text: str, target: Target | None) -> str | None:
         return None
     code = exc.args[0] if isinstance(exc.args[0], int) else None
     where = _where(target)
+    if code == 2003 and any(words in text for words in UNKNOWN_HOST):
+        return f"unknown host in --dsn ({where}): fix the host"
     if code == 2003:
         return f"{where} refused the connection: {CHECK_HOST_PORT}"
     if code == 2002:

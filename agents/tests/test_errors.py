@@ -127,6 +127,20 @@ def test_a_wrong_mariadb_password_names_user_and_password(benchmark, unprivilege
 
 
 @pytest.mark.parametrize("benchmark", SQL_BENCHMARKS)
+@pytest.mark.parametrize(
+    ("dsn", "expected"),
+    [
+        ("postgresql://postgres@nohost.invalid:5432/x", "unknown host 'nohost.invalid'"),
+        ("mysql://root@nohost.invalid:3306/x", "unknown host in --dsn (MySQL at nohost.invalid"),
+    ],
+)
+def test_a_host_that_does_not_resolve_is_named(benchmark, dsn, expected):
+    # .invalid never resolves (RFC 2606); the server is not "refusing" anything.
+    line = one_line_usage_error(run(benchmark, dsn))
+    assert expected in line and "refused" not in line
+
+
+@pytest.mark.parametrize("benchmark", SQL_BENCHMARKS)
 def test_an_unknown_mariadb_user_without_a_password_names_the_user(benchmark):
     # MariaDB answers 1698, not 1045, when no password was sent.
     line = one_line_usage_error(run(benchmark, "mysql://no_such_user@127.0.0.1:3306/test"))
@@ -195,6 +209,8 @@ def test_a_firebird_path_in_no_directory_names_the_path():
         ("postgresql://no_such_role@127.0.0.1:5432/x", "has no role 'no_such_role'"),
         ("mysql://root@127.0.0.1:3306/no_such_db", "has no database 'no_such_db'"),
         ("mysql://root@127.0.0.1:{port}/x", "refused the connection"),
+        ("mysql://root@nohost.invalid:3306/x", "unknown host in --dsn (MySQL at nohost.invalid"),
+        ("postgresql://postgres@nohost.invalid:5432/x", "unknown host 'nohost.invalid'"),
         ("mysql://no_such_user@127.0.0.1:3306/x", "refused user 'no_such_user'"),
         ("mysql://root:wrong@127.0.0.1:3306/x", "fix the user or the password in --dsn"),
     ],
