@@ -95,3 +95,26 @@ def test_repeated_values_of_four_digits_are_exact():
     values = [1000.0] * 7 + [1200.0, 1500.0, 2500.0]
     assert summarize_buckets(histogram(values)) == summarize(values)
     assert statistics.median(values) == summarize_buckets(histogram(values)).median
+
+
+# --- found by mutation testing (docs/testing.md) ----------------------------------------
+
+
+def test_minus_zero_counts_in_the_one_bucket_of_zero_not_a_negative_one():
+    assert math.copysign(1.0, bucket_of(-0.0)) == 1.0
+    assert str(bucket_of(-0.0)) == "0.0"
+
+
+def test_emptied_buckets_at_either_end_are_not_the_minimum_or_maximum():
+    # a subtraction can leave a bucket at 0 before it is deleted
+    summary = summarize_buckets([(0.5, 0), (3.0, 2), (1.0, 1), (10.0, 1), (99.0, 0)])
+    assert summary == summarize([1.0, 3.0, 3.0, 10.0])
+    assert (summary.minimum, summary.maximum) == (1.0, 10.0)
+
+
+@pytest.mark.parametrize(
+    ("direction", "expected"), [("higher", 30.0), ("lower", 70.0), ("none", 30.0)]
+)
+def test_the_rank_counts_the_values_in_its_own_bucket_half(direction, expected):
+    # 2 below, 2 in the bucket, 6 above: (2 + 1) / 10, or (6 + 1) / 10 when lower is better
+    assert percentile_from_counts(2, 2, 6, direction) == expected

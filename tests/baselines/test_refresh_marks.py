@@ -15,6 +15,7 @@ from django.utils import timezone
 from benchhub.baselines import refresh
 from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
 from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh, mark_keys
+from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.baselines.statistics import Summary, outlier_score
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Measurement, Run, Submission
@@ -172,3 +173,19 @@ def test_a_rejection_is_applied_in_its_round_without_a_rebuild(bob, alice):
     assert (clients_20(key).n, clients_20(key).maximum) == (2, 1100.0)
     assert not DirtyKey.objects.exists()
     assert CountedRun.objects.count() == 2
+
+
+def test_keys_marked_by_name_are_marked_once_each_with_the_time(db):
+    # an alias rule renormalized some runs' dimensions: their keys, by name
+    before = timezone.now()
+    baselines_mark_dirty(fingerprints=["b" * 64, "a" * 64, "b" * 64])
+
+    marks = list(
+        DirtyKey.objects.order_by("fingerprint").values_list(
+            "fingerprint", "marked_at", "rebuild_at"
+        )
+    )
+    assert [key for key, _, _ in marks] == ["a" * 64, "b" * 64]
+    assert all(marked >= before for _, marked, _ in marks)
+    assert [rebuild for _, _, rebuild in marks] == [None, None]  # updated, not rebuilt
+    assert not DirtyRun.objects.exists()
