@@ -156,7 +156,7 @@ def _tpcb(p: dict[str, Any], published: dict[str, Any], engine: str, found: Repl
     if "query_mode" in p and p["query_mode"] != here:
         raise CannotReplay(
             f"that run's query_mode={p['query_mode']!r}, but tpcb on {engine} runs {here!r} "
-            "statements (PyMySQL has no server-side prepared statements)"
+            "statements (on MySQL/MariaDB the agent sends text statements, as sysbench)"
         )
     p.pop("query_mode", None)
     _copy(p, found, "scale", "duration", "warmup", "clients")
