@@ -189,3 +189,18 @@ def test_keys_marked_by_name_are_marked_once_each_with_the_time(db):
     assert all(marked >= before for _, marked, _ in marks)
     assert [rebuild for _, _, rebuild in marks] == [None, None]  # updated, not rebuilt
     assert not DirtyRun.objects.exists()
+
+
+def test_a_rebuild_asked_again_while_one_runs_stays_asked(bob):
+    (key,) = {run.fingerprint for run in Run.objects.filter(submission=publish(bob, 1000.0))}
+    mark_keys([key], timezone.now(), rebuild=True)
+    claimed = refresh._claim(10)
+    # a counted run deleted outright meanwhile, say: rebuild once more
+    mark_keys([key], timezone.now() + dt.timedelta(seconds=1), rebuild=True)
+
+    refresh._rebuild(key)
+    refresh._finish(claimed)
+
+    (mark,) = DirtyKey.objects.all()
+    assert (mark.fingerprint, mark.claimed_at) == (key, None)
+    assert mark.rebuild_at is not None
