@@ -238,3 +238,22 @@ def test_a_failed_step_leaves_only_the_error(monkeypatch):
     with contextlib.suppress(RuntimeError), ProgressBar(stream).working("building"):
         raise RuntimeError("refused")
     assert stream.getvalue() == ""
+
+
+def test_the_default_sweep_stops_where_the_servers_connections_do(pg_dsn, outbox_dir):
+    # A stock PostgreSQL has max_connections = 100: the default sweep's 100
+    # clients (and the check's connection) cannot fit, and a first run
+    # without --clients should measure what fits and say so, not refuse.
+    done = agent(
+        "run", "select-update", "--dsn", pg_dsn, "--duration", "0.2", "--warmup", "0",
+        "--repeat", "1", "--dry-run",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = re.search(r"the server accepts (\d+) more connections now", done.stderr)
+    assert said, done.stderr
+    clients = sorted(
+        {m["parameters"]["clients"] for m in json.loads(done.stdout)["runs"][0]["measurements"]}
+    )
+    assert clients == [1, 2, 4, 8, 16, 20, 40, 80, 100][: len(clients)]
+    assert clients[-1] + 1 <= int(said.group(1)) < 101
+    assert f"stops at {clients[-1]} clients instead of 100" in done.stderr

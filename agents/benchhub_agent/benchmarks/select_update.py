@@ -45,6 +45,7 @@ from typing import Any
 
 from .. import db, placement
 from ..histogram import Histogram
+from ..output import say
 from . import _connections as dbc
 from ._engine_cpu import ThreadMeter, point_note, process_share
 from ._pg_event_loop import (
@@ -437,6 +438,21 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         return _run(workspace, options, progress)
 
 
+def _default_clients_that_fit(target: Target) -> list[int]:
+    """The default sweep, up to what the server accepts now: a stock
+    PostgreSQL (max_connections 100) cannot hold 100 clients and the check,
+    and a first run without --clients should measure, not refuse."""
+    free = db.free_connections(target)
+    fitting = [n for n in DEFAULT_CLIENTS if n + 1 <= free] or [DEFAULT_CLIENTS[0]]
+    if len(fitting) < len(DEFAULT_CLIENTS):
+        say(
+            f"select-update: the server accepts {free} more connections now "
+            f"(max_connections), so the default sweep stops at {fitting[-1]} clients "
+            f"instead of {DEFAULT_CLIENTS[-1]}; --clients chooses the points"
+        )
+    return fitting
+
+
 def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     clients_list = list(getattr(options, "clients", None) or DEFAULT_CLIENTS)
     duration = getattr(options, "duration", None)
@@ -450,6 +466,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         driver = dbc.mysql_driver(getattr(options, "mysql_driver", None))
 
     info = db.describe(target)
+    if not getattr(options, "clients", None):
+        clients_list = _default_clients_that_fit(target)
     # Each client holds a connection, and the table check at the end one more.
     db.require_connections(target, max(clients_list) + 1)
     pin = placement.plan(getattr(options, "pin", None), info.server_pid)
