@@ -448,3 +448,14 @@ def test_the_server_of_a_run_address_is_its_scheme_and_host(url, server):
 )  # fmt: skip
 def test_an_answer_without_an_address_or_a_details_message_leaves_them_empty(answer, text):
     assert answer.describe() == text
+
+
+def test_an_https_address_is_spoken_to():
+    # nobody listens there: the connection fails, the address is not refused
+    with pytest.raises(OSError):
+        upload.request_json("GET", dead_server().replace("http://", "https://") + "/")
+
+
+def test_a_message_keeps_its_last_letters():
+    answer = upload.Answer(upload.REJECTED, 400, message="no such engine: MAX")
+    assert answer.describe() == "rejected by the server (HTTP 400): no such engine: MAX"
