@@ -58,6 +58,12 @@ def replay(published: dict[str, Any], engine: str, given: set[str]) -> Replay:
         raise CannotReplay(f"this agent's {name} has no option for that run's {left}")
     if published.get("repetitions"):
         found.add("--repeat", published["repetitions"])
+    source = _source_engine(published)
+    if source and source != engine:
+        found.notes.append(
+            f"that run was on {source}, this one is on {engine}: the comparison below is "
+            "across engines, not of two machines"
+        )
     return _without_given(found, given)
 
 

@@ -286,3 +286,12 @@ def test_an_unrepeated_value_is_insufficient_data():
     assert verdict([RunValues(1.0)], [RunValues(9.0, (9.0, 9.1))], direction="higher").verdict == (
         "insufficient data"
     )
+
+
+def test_a_replay_on_another_engine_says_the_comparison_is_across_engines():
+    run = published_run("select-update", {"locking": "for_update"}, server={"engine": "postgresql"})
+    assert replay(run, "mariadb", set()).notes == [
+        "that run was on postgresql, this one is on mariadb: the comparison below is "
+        "across engines, not of two machines"
+    ]
+    assert replay(run, "postgresql", set()).notes == []
