@@ -6,6 +6,7 @@
 # only the overhead benchmark needs them. Safe to run any number of times: it does
 # nothing when both are there.
 set -euo pipefail
+. "$(dirname "$0")/apt-missing.sh"
 
 log() { echo "ensure-bench-tools: $*"; }
 
@@ -16,11 +17,5 @@ if [ ${#missing[@]} -eq 0 ]; then
     log "pgbench and sysbench installed: $(pgbench --version); $(sysbench --version)"
     exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-    log "${missing[*]} missing and not root: install them (apt-get install ${missing[*]}), then run again" >&2
-    exit 1
-fi
-log "installing ${missing[*]}"
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+install_missing ensure-bench-tools "${missing[@]}"
 log "$(pgbench --version); $(sysbench --version)"
