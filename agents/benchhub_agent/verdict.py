@@ -33,9 +33,12 @@ import math
 import random
 import statistics
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import groupby, repeat, starmap
+from typing import NamedTuple
 
 ALPHA = 0.05
 MIN_RUNS_FOR_U = 4
@@ -49,9 +52,9 @@ INSUFFICIENT = "insufficient data"
 MANN_WHITNEY, BOOTSTRAP = "mann-whitney-u", "bootstrap"
 
 
-@dataclass(frozen=True)
-class RunValues:
-    """One run at one point: its value and its repetitions' samples."""
+class RunValues(NamedTuple):
+    """One run at one point: its value and its repetitions' samples. (A
+    tuple: a comparison builds one per run per cell, tens of thousands.)"""
 
     value: float
     samples: tuple[float, ...] = ()
@@ -177,13 +180,23 @@ def _bootstrap_ratios(candidate: list[float], reference: list[float], rng: rando
     resamples whose reference median is 0 are left out."""
     ratios = []
     for _ in range(BOOTSTRAP_ROUNDS):
-        denominator = statistics.median(rng.choices(reference, k=len(reference)))
-        numerator = statistics.median(rng.choices(candidate, k=len(candidate)))
+        denominator = statistics.median(_resample(reference, rng))
+        numerator = statistics.median(_resample(candidate, rng))
         if denominator:
             # inf when beyond a double: still on its side of 1 for the p-value
             ratios.append(numerator / denominator)
     ratios.sort()
     return ratios
+
+
+def _resample(population: list[float], rng: random.Random) -> Iterator[float]:
+    """A resample with replacement of ``population``'s size: the values
+    ``rng.choices(population, k=len(population))`` draws (``floor(random() *
+    n)`` each, the same stream from the same seed), without a step of the
+    interpreter per draw; a comparison's bootstraps make half a million."""
+    n = float(len(population))
+    draws = starmap(rng.random, repeat((), len(population)))
+    return map(population.__getitem__, map(math.floor, map(n.__mul__, draws)))
 
 
 def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
@@ -235,9 +248,9 @@ def geometric_mean_verdict(
     logs = [math.log(r) for r in ratios]
     ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
     rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
-    means = sorted(
-        statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(BOOTSTRAP_ROUNDS)
-    )
+    n = len(logs)
+    # statistics.fmean's own arithmetic (fsum / n), without its checks per call
+    means = sorted(math.fsum(_resample(logs, rng)) / n for _ in range(BOOTSTRAP_ROUNDS))
     far = min(sum(1 for m in means if m <= 0), sum(1 for m in means if m >= 0))
     p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
     low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
@@ -271,11 +284,8 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     u2 = n1 * n2 - u1
     u = max(u1, u2)
     mean = n1 * n2 / 2
-    counts: dict[float, int] = {}
-    for rank in ranks:
-        counts[rank] = counts.get(rank, 0) + 1
     n = n1 + n2
-    tie_term = sum(t**3 - t for t in counts.values()) / (n * (n - 1))
+    tie_term = sum(t**3 - t for t in Counter(ranks).values()) / (n * (n - 1))
     variance = n1 * n2 / 12 * ((n + 1) - tie_term)
     if variance <= 0:
         return UTest(u1, 1.0, exact=False)  # every value the same
@@ -288,14 +298,17 @@ def _ranks(values: list[float]) -> list[float]:
     """Ranks from 1, ties given their mean rank."""
     order = sorted(range(len(values)), key=values.__getitem__)
     ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
+    if len(set(values)) == len(values):  # no ties, the usual case: its position
+        for position, index in enumerate(order, 1):
+            ranks[index] = float(position)
+        return ranks
+    below = 0  # how many values are smaller than this group's
+    for _, group in groupby(order, key=values.__getitem__):
+        tied = list(group)
+        rank = below + (len(tied) + 1) / 2
+        for index in tied:
+            ranks[index] = rank
+        below += len(tied)
     return ranks
 
 

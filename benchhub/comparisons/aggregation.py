@@ -19,6 +19,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any, NamedTuple
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
@@ -376,7 +377,9 @@ def comparison_with_verdicts(
         return comparison
     query = comparison.query
 
+    @cache
     def side(label: str, x: Any) -> list[RunValues]:
+        # cached: the reference's side at x serves every other series
         return [
             RunValues(run.value, tuple(samples.get(run.measurement_id, ())))
             for run in comparison.cell_runs.get((label, x), {}).values()
