@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid as uuid_module
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -194,26 +195,35 @@ def _store(
                     parameter_keys(m.get("parameters", {})),
                 )
             )
-    _insert_measurements(measurements)
-    _record_parameter_names(measurements, runs)
+    names = _parameter_names(measurements, runs)
+    if connection.vendor == "postgresql":
+        _insert_measurements_postgresql(measurements, names)
+    else:
+        _insert_measurements(measurements)
+        MetricParameter.objects.bulk_create(
+            [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in names],
+            ignore_conflicts=True,
+        )
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
     baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
     return submission, tuple(runs)
 
 
-def _record_parameter_names(measurements: list[tuple[Any, ...]], runs: list[Run]) -> None:
-    """The metrics' parameter names /compare/ offers (MetricParameter): one
-    insert of this document's names, those already known left as they are."""
+def _parameter_names(
+    measurements: list[tuple[Any, ...]], runs: list[Run]
+) -> set[tuple[int, str, str]]:
+    """The metrics' parameter names /compare/ offers (MetricParameter) that
+    this document uses: (metric id, scope, name); stored by one insert that
+    leaves those already known as they are."""
     run_keys = {run.pk: run.parameter_keys for run in runs}
     names = set()
     for run_id, metric_id, *_, keys in measurements:
-        names.update((metric_id, MetricParameter.Scope.POINT, name) for name in keys)
-        names.update((metric_id, MetricParameter.Scope.RUN, name) for name in run_keys[run_id])
-    MetricParameter.objects.bulk_create(
-        [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in names],
-        ignore_conflicts=True,
-    )
+        names.update((metric_id, MetricParameter.Scope.POINT.value, name) for name in keys)
+        names.update(
+            (metric_id, MetricParameter.Scope.RUN.value, name) for name in run_keys[run_id]
+        )
+    return names
 
 
 _MEASUREMENT_COLUMNS = (
@@ -229,8 +239,52 @@ _MEASUREMENT_COLUMNS = (
 _JSON_COLUMNS = (2, 4, 7)
 
 
+# PostgreSQL: the measurements travel as one JSON array of rows (one
+# json.dumps, in C) and the statement's text is the same for every upload,
+# so psycopg parses it once and caches it. A multi-row VALUES list had a
+# text per row count, too long for psycopg's cache: it was re-parsed on
+# every upload, 432 placeholders for a sweep of 54 measurements
+# (docs/performance.md, "Ingest, 2026-11-25 afternoon"). The parameter names
+# go in the same statement.
+_MEASUREMENTS_FROM_JSON = """
+WITH stored AS (
+    INSERT INTO {measurement} ({columns})
+    SELECT {columns}
+    FROM json_to_recordset(%s::json) AS m(
+        run_id bigint, metric_id bigint, parameters jsonb, value double precision,
+        samples jsonb, approximate boolean, note text, parameter_keys jsonb
+    )
+)
+INSERT INTO {parameter} (metric_id, scope, name)
+SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])
+ON CONFLICT DO NOTHING
+"""
+
+
+def _insert_measurements_postgresql(
+    rows: list[tuple[Any, ...]], names: set[tuple[int, str, str]]
+) -> None:
+    """A document's measurements and the parameter names they use, in one
+    statement. JSON values go in as JSON text, exactly as JSONField's
+    adapter writes them (json.dumps); numbers as json.dumps writes a float
+    (its shortest exact form), which PostgreSQL reads back to the same
+    double. Non-finite numbers never get here (bounds_errors)."""
+    quote = connection.ops.quote_name
+    statement = _MEASUREMENTS_FROM_JSON.format(
+        measurement=quote(Measurement._meta.db_table),
+        parameter=quote(MetricParameter._meta.db_table),
+        columns=", ".join(_MEASUREMENT_COLUMNS),
+    )
+    data = json.dumps([dict(zip(_MEASUREMENT_COLUMNS, row, strict=True)) for row in rows])
+    ordered = sorted(names)  # rows of one metric locked in one order by every upload
+    columns = [[name[i] for name in ordered] for i in range(3)]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [data, *columns])
+
+
 def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
-    """One multi-row INSERT for a document's measurements.
+    """One multi-row INSERT for a document's measurements (SQLite, the
+    embedded default).
 
     A sweep has dozens of them and uploads come by the hundred per second;
     bulk_create spent more CPU building model instances and typed arrays

@@ -305,3 +305,33 @@ def test_a_firebird_servers_architecture_is_stored_as_sent(bob):
         "3.0",
         "classic",
     )
+
+
+def test_measurement_values_text_and_json_survive_the_trip_exactly(bob):
+    """PostgreSQL gets a document's measurements as one JSON text: every
+    double comes back bit for bit, text and JSON values as sent."""
+    values = [0.1, 1e-300, 5e-324, 1e18, 0.0, 2**53 + 1, 1 / 3, 302.963]
+    note = 'quotes " and \\ backslash, tab\t, newline\n, ünïcödé, 😀, <b>&amp;</b>'
+    measurements = [
+        {
+            "metric": "throughput",
+            "value": value,
+            "parameters": {"clients": i, "mode": 'for "update" ü\\', "pinned": True},
+            "samples": [value, 0.30000000000000004],
+            "note": note,
+        }
+        for i, value in enumerate(values)
+    ]
+
+    run = submission_create(
+        submitter=bob, document=minimal_document(measurements=measurements)
+    ).submission.runs.get()
+
+    stored = list(
+        Measurement.objects.filter(run=run)
+        .order_by("id")
+        .values_list("value", "parameters", "samples", "note", "parameter_keys")
+    )
+    assert [s[0].hex() for s in stored] == [float(v).hex() for v in values]
+    assert [s[1:4] for s in stored] == [(m["parameters"], m["samples"], note) for m in measurements]
+    assert stored[0][4] == {"clients": "n:0", "mode": 's:for "update" ü\\', "pinned": "s:true"}
