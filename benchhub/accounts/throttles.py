@@ -3,8 +3,9 @@ production). Rates come from settings.BENCHHUB_THROTTLE_RATES, read on
 every request (DRF's own classes read theirs once, at import); an answer
 over the rate is a 429 with Retry-After in the API's error shape.
 
-Counting is a fixed window per key: one atomic INCR on Redis per request
-and throttle, whatever the rate. (DRF's SimpleRateThrottle keeps every
+Counting is a fixed window per key: one round trip to Redis per request
+and throttle (SET NX with the expiry, then INCR, in one MULTI), whatever
+the rate. (DRF's SimpleRateThrottle keeps every
 request's time in one cached list, read and rewritten whole on each
 request: its cost grows with the rate, and two processes writing the list
 at once lose each other's requests.) A client may burst up to twice the
@@ -35,8 +36,10 @@ class _WindowThrottle(throttling.SimpleRateThrottle):
         now = self.timer()
         start = int(now // self.duration) * self.duration
         window = f"{key}:{start}"
+        if hasattr(self.cache, "count"):  # Redis: one round trip (lib/cache.py)
+            count = self.cache.count(window, self.duration + 1)
         # add() starts the window's counter (and its expiry); incr() is atomic.
-        if self.cache.add(window, 1, self.duration + 1):
+        elif self.cache.add(window, 1, self.duration + 1):
             count = 1
         else:
             try:

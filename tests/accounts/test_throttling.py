@@ -5,6 +5,7 @@ is over its rate."""
 from __future__ import annotations
 
 import pytest
+import redis
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 
@@ -90,3 +91,41 @@ def test_the_next_window_allows_again(alice, settings, clock):
     later = [api.get("/api/v1/submissions/").status_code for _ in range(3)]
 
     assert (now, later) == ([200, 200, 429], [200, 200, 429])
+
+
+def test_each_throttle_costs_one_redis_round_trip(alice, settings, monkeypatch, clock):
+    settings.BENCHHUB_THROTTLE_RATES = {"token": "9/minute", "user": "9/minute", "anon": "9/minute"}
+    api = _client_for(alice)
+    assert api.get("/api/v1/benchmarks/").status_code == 200  # the window's counters exist
+    sent = []
+    send = redis.connection.AbstractConnection.send_packed_command
+    monkeypatch.setattr(
+        redis.connection.AbstractConnection,
+        "send_packed_command",
+        lambda self, command, check_health=True: (
+            sent.append(command) or send(self, command, check_health)
+        ),
+    )
+
+    assert api.get("/api/v1/benchmarks/").status_code == 200
+
+    # the token's failed attempts (one MGET), then the token's and the user's counts
+    assert len(sent) == 3
+    start = int(clock.now // 60) * 60
+    token = alice.api_tokens.get()
+    cache = caches["default"]
+    assert cache.get(f"throttle_token_{token.pk}:{start}") == 2
+    assert cache.get(f"throttle_user_{alice.pk}:{start}") == 2
+
+
+def test_a_counter_expires_its_timeout_after_its_first_count(db):
+    cache = caches["default"]
+    cache.delete("counted")
+
+    assert [cache.count("counted", 60) for _ in range(3)] == [1, 2, 3]
+    client = cache._cache.get_client()
+    key = cache.make_key("counted")
+    client.expire(key, 5)  # as if 55 s had passed: later counts do not extend it
+    assert cache.count("counted", 60) == 4
+    assert 0 < client.ttl(key) <= 5
+    assert cache.get("counted") == 4
