@@ -121,6 +121,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # when it starts, so one that read first (an upload, the in-process
     # baselines round) waits its turn, up to the busy timeout, instead of
     # being refused its lock upgrade ("database is locked") at once.
+    # Its own backend queues one process's writers in order (lib/sqlite).
+    DATABASES["default"]["ENGINE"] = "benchhub.lib.sqlite"
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         init_command="PRAGMA journal_mode=WAL",
         transaction_mode="IMMEDIATE",

@@ -76,7 +76,115 @@ print(len(failures), DirtyRun.objects.count(), CountedRun.objects.count() - extr
 """
 
 
-def run_embedded(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
+# SQLite's busy handler off (busy_timeout 0): a writer of this process that
+# met the write lock taken would fail at once ("database is locked"), so
+# every upload stored says each one waited for its turn in the backend's
+# queue (lib/sqlite) instead. The argument says what each uploader writes:
+# "transactions" (uploads, whose commits run the in-process rounds), or
+# also "autocommit" statements (an UPDATE outside a transaction, as the API
+# token's last use).
+QUEUED = """
+import sys
+import threading
+import django
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.backends.signals import connection_created
+from django.utils import timezone
+from benchhub.baselines.models import DirtyRun
+from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import small_document
+
+call_command("migrate", verbosity=0)
+connection.close()
+
+def no_busy_handler(sender, connection, **kwargs):
+    connection.connection.execute("PRAGMA busy_timeout = 0")
+
+connection_created.connect(no_busy_handler)
+User = get_user_model()
+users = [User.objects.create_user(username=f"uploader{i}") for i in range(8)]
+failures = []
+
+def upload(user):
+    try:
+        for _ in range(10):
+            if sys.argv[1] == "autocommit":
+                User.objects.filter(pk=user.pk).update(last_login=timezone.now())
+            with transaction.atomic():  # its commit runs the in-process round
+                submission_create(submitter=user, document=small_document(), status="approved")
+    except Exception as exc:
+        failures.append(repr(exc))
+    finally:
+        connection.close()
+
+threads = [threading.Thread(target=upload, args=(user,)) for user in users]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(len(failures), Submission.objects.count(), failures[:1])
+"""
+
+# The queue only orders the writers: one that gets no turn within the busy
+# timeout (a turn held by something that is no write, here) goes on to
+# SQLite's lock and writes; a turn is passed on however a transaction
+# ends: committed, rolled back, or its connection closed inside it.
+TURNS = """
+import threading
+import django
+django.setup()
+from django.conf import settings
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from benchhub.lib.sqlite.base import write_queue
+
+call_command("migrate", verbosity=0)
+User = get_user_model()
+queue = write_queue(settings.DATABASES["default"]["NAME"])
+
+def free():
+    if not queue.acquire(timeout=0.01):
+        return False
+    queue.release()
+    return True
+
+def write_late():
+    with transaction.atomic():
+        User.objects.create(username="late")
+    connection.close()
+
+assert queue.acquire(timeout=1)
+writer = threading.Thread(target=write_late)
+writer.start()
+writer.join(timeout=60)
+wrote_without_its_turn = not writer.is_alive()
+queue.release()
+writer.join()
+print("fallback", wrote_without_its_turn, User.objects.filter(username="late").exists(), free())
+
+try:
+    with transaction.atomic():
+        User.objects.create(username="rolled-back")
+        raise RuntimeError
+except RuntimeError:
+    pass
+print("rollback", User.objects.filter(username="rolled-back").exists(), free())
+
+with transaction.atomic():
+    User.objects.create(username="closed")
+    connection.close()
+print("close", free())
+"""
+
+
+def run_embedded(
+    tmp_path: Path, script: str, *args: str, **environ: str
+) -> subprocess.CompletedProcess:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -86,9 +194,10 @@ def run_embedded(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
         DATABASE_URL=f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
         DJANGO_SETTINGS_MODULE="benchhub.settings",
         PYTHONPATH=str(ROOT),
+        **environ,
     )
     return subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", script, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -116,3 +225,33 @@ def test_in_the_embedded_default_each_upload_brings_its_key_up_to_date(tmp_path)
 
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["0", "0", "3", "3", "1000.0", "1300.0"], done.stdout
+
+
+def test_uploads_in_one_process_wait_their_turn_for_the_write_lock(tmp_path):
+    done = run_embedded(tmp_path, QUEUED, "transactions")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "database is locked" not in done.stderr, done.stderr[-3000:]
+    assert done.stdout.split()[:2] == ["0", "80"], done.stdout
+
+
+def test_writes_outside_a_transaction_wait_their_turn_too(tmp_path):
+    done = run_embedded(tmp_path, QUEUED, "autocommit")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "database is locked" not in done.stderr, done.stderr[-3000:]
+    assert done.stdout.split()[:2] == ["0", "80"], done.stdout
+
+
+def test_a_turn_is_passed_on_however_a_write_ends_and_never_waited_for_past_the_timeout(
+    tmp_path,
+):
+    done = run_embedded(tmp_path, TURNS, DATABASE_BUSY_TIMEOUT="1")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "fallback True True True",
+        "rollback False True",
+        "close True",
+    ], done.stdout
+    assert "no turn in the write queue after 1 s" in done.stderr
