@@ -116,9 +116,10 @@ def submission_create(
     submission_uuid = uuid_module.UUID(document["uuid"])
     digest = sha256_hex(canonical_json(document))
 
-    existing = Submission.objects.filter(uuid=submission_uuid).first()
-    if existing is not None:
-        return _same_or_conflict(existing, digest, submitter)
+    # Nearly every upload is new: the uuid is not looked up first. A retry
+    # (or a concurrent upload of the same uuid, which PostgreSQL makes wait
+    # for the other's commit) fails on the submission's INSERT, the first
+    # statement of the transaction, and is answered from the stored one.
     try:
         with transaction.atomic():
             submission, runs = _store(submitter, document, submission_uuid, digest, status)
@@ -126,8 +127,6 @@ def submission_create(
             # moderation's one service (and its audit log).
             submission_arrived(submission=submission)
     except IntegrityError:
-        # A concurrent upload of the same uuid committed first; PostgreSQL
-        # made this insert wait for it, so it is visible now.
         existing = Submission.objects.filter(uuid=submission_uuid).first()
         if existing is None:
             raise
