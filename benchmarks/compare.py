@@ -420,7 +420,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/bh_stats_bench")
     parser.add_argument("--measurements", type=int, default=1_000_000)
-    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument(
+        "--requests", type=int, default=20, help="timed requests per case; 0 only fills"
+    )
     parser.add_argument("--refill", action="store_true")
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--plans", action="store_true", help="print EXPLAIN ANALYZE of each case")
@@ -440,6 +442,8 @@ def main() -> int:
 
     total = Measurement.objects.count()
     print(f"{total:,} measurements; load average {os.getloadavg()[0]:.2f} before (2 cores, shared)")
+    if args.requests <= 0:
+        return 0
     client = Client()
     for name, query in CASES.items():
         for path in ("/api/v1/comparisons/", "/compare/"):

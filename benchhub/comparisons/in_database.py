@@ -4,7 +4,9 @@ each matching measurement once and sends back one row per cell.
 Per (series, x) — a hash aggregate, no sort of the rows: count, min, max,
 how many are approximate, and the cell's values, runs and ids as arrays;
 then per cell, from its own arrays (small sorts instead of one sort of
-every row): the quartiles (``percentile_cont``, interpolated like
+every row; unnested in the select list, which streams, where an unnest in
+FROM would first copy the array into a tuplestore, and the sampled runs'
+values read by subscript): the quartiles (``percentile_cont``, interpolated like
 ``statistics.quantiles(method="inclusive")``) and its first
 ``VERDICT_RUNS`` runs in ``run_sample_key`` order, each with its median
 there and its measurement's id if it has only one there
@@ -114,7 +116,7 @@ def _statement(inner: str, *, mixed: bool) -> str:
         ) AS cell
         CROSS JOIN LATERAL (
             SELECT percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY v) AS q
-            FROM unnest(cell.vals) AS v
+            FROM (SELECT unnest(cell.vals) AS v) AS cell_values
         ) AS quartiles
         CROSS JOIN LATERAL (
             SELECT array_agg(run_id ORDER BY sample, run_id) AS run_ids,
@@ -127,9 +129,14 @@ def _statement(inner: str, *, mixed: bool) -> str:
                            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY w)
                            FROM unnest(array_agg(v)) AS w
                        ) END AS run_value
-                FROM unnest(cell.runs, cell.vals, cell.ids) AS one(run_id, v, id)
-                WHERE run_id IS NOT NULL AND cell._s IS NOT NULL AND cell._x IS NOT NULL
-                    AND {sample} < cell.cutoff
+                FROM (
+                    SELECT run_id, cell.vals[i] AS v, cell.ids[i] AS id
+                    FROM (
+                        SELECT unnest(cell.runs) AS run_id, generate_subscripts(cell.runs, 1) AS i
+                    ) AS cell_runs
+                    WHERE {sample} < cell.cutoff
+                ) AS one
+                WHERE cell._s IS NOT NULL AND cell._x IS NOT NULL
                 GROUP BY run_id
                 ORDER BY sample, run_id
                 LIMIT %s
