@@ -1,12 +1,14 @@
 import datetime as dt
 
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.throttling import BaseThrottle
 
 from benchhub.accounts.models import ApiToken
+from benchhub.accounts.roles import group_names_remember
 from benchhub.accounts.services import (
     auth_failure_record,
     auth_failures_exceeded,
@@ -46,19 +48,20 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed(
                 "Malformed Authorization header: expected 'Token <your API token>'."
             )
-        # digest is unique: [:1] rather than first(), whose ORDER BY id
-        # cost more to compile than the lookup took (every API request).
-        token = next(
-            iter(
-                ApiToken.objects.select_related("user").filter(
-                    digest=token_digest(secret), revoked_at__isnull=True
-                )[:1]
-            ),
-            None,
+        # digest is unique: one row per group of the user (one with none),
+        # so that the roles an upload asks about (is_trusted) cost no second
+        # query. No first(): its ORDER BY id cost more to compile than the
+        # lookup took.
+        rows = list(
+            ApiToken.objects.select_related("user")
+            .filter(digest=token_digest(secret), revoked_at__isnull=True)
+            .annotate(group_name=F("user__groups__name"))
         )
+        token = rows[0] if rows else None
         if token is None or not token.user.is_active:
             auth_failure_record(address=address)
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
+        group_names_remember(token.user, (row.group_name for row in rows if row.group_name))
         now = timezone.now()
         if token.last_used_at is None or now - token.last_used_at > _LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 
 MODERATORS = "moderators"
@@ -27,6 +29,12 @@ def _group_names(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
         cached = frozenset(user.groups.values_list("name", flat=True))
         user._benchhub_groups = cached
     return cached
+
+
+def group_names_remember(user: AbstractBaseUser, names: Iterable[str]) -> None:
+    """The user's group names, read along with the user (API token
+    authentication does): _group_names asks no more for this request."""
+    user._benchhub_groups = frozenset(names)
 
 
 def is_moderator(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -8,7 +8,6 @@ benchhub/results/outputs.py.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
@@ -41,6 +40,7 @@ from benchhub.results.outputs import (
     SubmissionDetailOutput,
     SubmissionOutput,
     SubmissionStoredOutput,
+    submission_stored_body,
 )
 from benchhub.results.services import (
     InvalidDocument,
@@ -131,17 +131,16 @@ def conflict_error(exc: SubmissionConflict) -> ApiError:
 
 def submission_stored_response(request: Request, outcome: SubmissionOutcome) -> Response:
     """201 for a new submission, 200 for a retry of a stored one."""
-    submission = outcome.submission
-    context: dict[str, Any] = {"request": request, "runs": outcome.runs}
-    if not outcome.created:
-        submission = (
-            Submission.objects.select_related("submitter")
-            .prefetch_related("runs__benchmark")
-            .get(pk=submission.pk)
-        )
-    body = SubmissionStoredOutput(submission, context=context).data
-    code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
-    return Response(body, status=code, headers={"Location": body["url"]})
+    if outcome.created:
+        body = submission_stored_body(request, outcome.submission, outcome.runs)
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+    submission = (
+        Submission.objects.select_related("submitter")
+        .prefetch_related("runs__benchmark")
+        .get(pk=outcome.submission.pk)
+    )
+    body = SubmissionStoredOutput(submission, context={"request": request}).data
+    return Response(body, status=status.HTTP_200_OK, headers={"Location": body["url"]})
 
 
 class SubmissionDetailApi(APIView):

@@ -4,6 +4,7 @@ The views are in benchhub/results/apis.py."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.urls import reverse
@@ -249,17 +250,48 @@ class SubmissionStoredOutput(SubmissionOutput):
         fields = (*SubmissionOutput.Meta.fields, "runs")
 
     def get_runs(self, obj: Submission) -> list[dict[str, Any]]:
-        request = self.context.get("request")
-        runs = self.context.get("runs") or obj.runs.all()
-        return [
-            {
-                "id": run.pk,
-                "url": _absolute(request, "api:run-detail", run.pk),
-                "html_url": _absolute(request, "results:run", run.pk),
-                "benchmark": run.benchmark.name,
-            }
-            for run in runs
-        ]
+        return _run_links(self.context.get("request"), self.context.get("runs") or obj.runs.all())
+
+
+def _run_links(request: Request | None, runs: Iterable[Run]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": run.pk,
+            "url": _absolute(request, "api:run-detail", run.pk),
+            "html_url": _absolute(request, "results:run", run.pk),
+            "benchmark": run.benchmark.name,
+        }
+        for run in runs
+    ]
+
+
+_CREATED_AT = serializers.DateTimeField()
+
+
+def submission_stored_body(
+    request: Request | None, submission: Submission, runs: Iterable[Run]
+) -> dict[str, Any]:
+    """SubmissionStoredOutput's answer for a submission just stored, with
+    its runs, written out: the upload answers hundreds of times a second,
+    and a ModelSerializer builds its fields from the model anew for every
+    instance, which cost a tenth of the upload's CPU. The schema still
+    comes from SubmissionStoredOutput; a test holds the two equal."""
+    return {
+        "uuid": str(submission.uuid),
+        "url": _absolute(request, "api:submission-detail", submission.uuid),
+        "html_url": _absolute(request, "results:submission", submission.uuid),
+        "submitter": submission.submitter.username,
+        "source": submission.source,
+        "status": submission.status,
+        "schema_version": submission.schema_version,
+        "tool": submission.tool,
+        "tool_version": submission.tool_version,
+        "command": submission.command,
+        "citation": submission.citation,
+        "note": submission.note,
+        "created_at": _CREATED_AT.to_representation(submission.created_at),
+        "runs": _run_links(request, runs),
+    }
 
 
 class SubmissionDetailOutput(SubmissionStoredOutput):

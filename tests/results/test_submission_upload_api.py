@@ -4,9 +4,12 @@ import threading
 import pytest
 from django.db import connection
 from django.test import override_settings
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
+from benchhub.accounts.roles import role_grant
 from benchhub.results.models import Measurement, Run, Submission
+from benchhub.results.outputs import SubmissionStoredOutput
 from benchhub.results.services import submission_create
 from tests.factories import example_document
 
@@ -320,6 +323,27 @@ def test_every_text_field_at_its_schema_limit_is_stored(alice_api):
     assert len(run.storage.mount_options.split(",")) == 100
 
 
+@pytest.mark.parametrize("trusted", [False, True], ids=["pending", "approved on arrival"])
+def test_the_upload_answer_is_what_the_submission_serializer_says(alice, alice_api, trusted):
+    """A new upload's answer is written out without the serializer (for
+    speed); it must say exactly what SubmissionStoredOutput, whose shape the
+    OpenAPI schema publishes, says of the stored submission."""
+    if trusted:
+        role_grant(user=alice, role="trusted")
+    document = example_document()
+    document["source"].update(tool="pgbench", tool_version="16.4", command="pgbench -c 8")
+    document["source"]["note"] = "a <b>note</b>"
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 201
+    stored = Submission.objects.get(uuid=document["uuid"])
+    assert stored.status == ("approved" if trusted else "pending")
+    expected = SubmissionStoredOutput(stored, context={"request": response.wsgi_request}).data
+    assert response.json() == json.loads(JSONRenderer().render(expected))
+    assert response["Location"] == expected["url"]
+
+
 def test_the_measurements_go_in_by_one_statement_text_whatever_their_count(alice):
     """On PostgreSQL the measurements travel as one JSON parameter, so the
     statement's text is the same for 3 measurements as for 54: psycopg
@@ -346,12 +370,12 @@ def test_the_measurements_go_in_by_one_statement_text_whatever_their_count(alice
 def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_num_queries):
     """However many measurements a run has: they go in one statement, the
     dimensions are found in one, and the answer is built from memory.
-    (One of them reads the submitter's roles: a trusted one's upload is
-    approved on arrival; the measurements' statement also records the
-    metrics' parameter names.)"""
+    (The token's lookup also reads the submitter's groups: a trusted one's
+    upload is approved on arrival; the measurements' statement also records
+    the metrics' parameter names.)"""
     post(alice_api, example_document())  # the dimension rows exist from here on
 
-    with django_assert_max_num_queries(10) as upload:
+    with django_assert_max_num_queries(9) as upload:
         response = post(alice_api, example_document())
 
     assert response.status_code == 201
@@ -361,3 +385,6 @@ def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_
     # a new uuid need a lookup before its INSERT.
     assert not any("ORDER BY" in s for s in statements)
     assert not any(s.startswith('SELECT "results_submission"') for s in statements)
+    # The submitter's groups (is a trusted one's upload approved on arrival?)
+    # come with the token.
+    assert not any(s.startswith('SELECT "auth_group"') for s in statements)
