@@ -8,7 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+
+from benchhub.baselines import tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,14 +69,8 @@ for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
-# A round that found another running left its marks to the next change:
-# a few more uploads, one at a time, take them.
-extra = 0
-while DirtyRun.objects.exists() and extra < 5:
-    with transaction.atomic():
-        submission_create(submitter=users[0], document=small_document(), status="approved")
-    extra += 1
-print(len(failures), DirtyRun.objects.count(), CountedRun.objects.count() - extra)
+# No upload after the burst: its last rounds must have taken every mark.
+print(len(failures), DirtyRun.objects.count(), CountedRun.objects.count())
 """
 
 
@@ -210,9 +208,11 @@ def run_embedded(
 def test_concurrent_uploads_on_the_embedded_default_leave_no_run_behind(tmp_path):
     # Eight uploaders at once, as `make run` serves them (one process, a
     # thread per request): every upload stored, and the in-process rounds
-    # done rather than refused their write lock ("database is locked"), so
-    # that what the burst left marked is taken by the next few changes, not
-    # left for a refresh that only a worker would do.
+    # done rather than refused their write lock ("database is locked"), and
+    # nothing left marked when the burst ends: a request that found a round
+    # running ran the next one, or returned to one waiting to, so no mark
+    # waits for a change that might not come, or for a refresh that only a
+    # worker would do.
     done = run_embedded(tmp_path, CONCURRENT)
 
     assert done.returncode == 0, done.stderr[-3000:]
@@ -255,3 +255,40 @@ def test_a_turn_is_passed_on_however_a_write_ends_and_never_waited_for_past_the_
         "close True",
     ], done.stdout
     assert "no turn in the write queue after 1 s" in done.stderr
+
+
+def test_a_request_that_finds_a_round_running_waits_to_run_the_next_unless_one_already_waits(
+    monkeypatch,
+):
+    # In-process (eager) rounds, one at a time: the first request to find
+    # one running runs the next one after it, which starts after the
+    # commits of those that came meanwhile and so takes their marks; they
+    # return at once. Before, all of them returned, and the marks of a
+    # burst's last uploads stayed for a change that might not come.
+    rounds = []
+    first_started, first_may_end = threading.Event(), threading.Event()
+
+    def round_(**kwargs) -> None:
+        rounds.append(threading.current_thread().name)
+        if len(rounds) == 1:
+            first_started.set()
+            first_may_end.wait(timeout=60)
+
+    monkeypatch.setattr(tasks, "baselines_refresh", round_)
+    first = threading.Thread(target=tasks.baselines_refresh_task.apply, name="first")
+    first.start()
+    assert first_started.wait(timeout=60)
+    second = threading.Thread(target=tasks.baselines_refresh_task.apply, name="second")
+    second.start()
+    for _ in range(1000):
+        if tasks._next_in_process_round.locked():
+            break
+        time.sleep(0.01)
+    tasks.baselines_refresh_task.apply()  # a third finds the second waiting
+    third_returned_with = list(rounds)
+    first_may_end.set()
+    first.join(timeout=60)
+    second.join(timeout=60)
+
+    assert third_returned_with == ["first"]
+    assert rounds == ["first", "second"]
