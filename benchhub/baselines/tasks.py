@@ -1,9 +1,10 @@
 import logging
 import threading
+from contextlib import nullcontext
 
 from celery import shared_task
 from celery.signals import worker_ready
-from django.db import DatabaseError
+from django.db import DatabaseError, connection, transaction
 
 from benchhub.baselines.refresh import BATCH, RUNS_PER_ROUND, baselines_mark_all, baselines_refresh
 
@@ -51,7 +52,8 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
             # On SQLite each transaction is a turn for the one write lock
             # (lib/sqlite): the round's claim, update and release in one
             # take one turn of about 25 ms instead of three waits in line.
-            baselines_refresh(limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False)
+            with transaction.atomic() if connection.vendor == "sqlite" else nullcontext():
+                baselines_refresh(limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False)
         except DatabaseError:
             # SQLite busy with another request's write, say: the upload or
             # approval is committed and must not fail now; its marks stay

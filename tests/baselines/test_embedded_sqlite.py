@@ -180,6 +180,39 @@ print("close", free())
 """
 
 
+# One upload marked and its round held back, then the round alone, with
+# every BEGIN counted: on SQLite each transaction is a turn for the write
+# lock, so the round's claim, update and release go in one.
+ONE_TURN = """
+from unittest import mock
+import django
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.db import connection
+from benchhub.baselines import tasks
+from benchhub.baselines.models import CountedRun, DirtyRun
+from benchhub.results.services import submission_create
+from tests.factories import small_document
+
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user(username="embedded")
+with mock.patch.object(tasks, "baselines_refresh"):
+    submission_create(submitter=user, document=small_document(), status="approved")
+begins = []
+
+def count_begins(execute, sql, params, many, context):
+    if sql.startswith("BEGIN"):
+        begins.append(sql)
+    return execute(sql, params, many, context)
+
+marked = DirtyRun.objects.count()
+with connection.execute_wrapper(count_begins):
+    tasks.baselines_refresh_task.apply()
+print(marked, len(begins), DirtyRun.objects.count(), CountedRun.objects.count())
+"""
+
+
 def run_embedded(
     tmp_path: Path, script: str, *args: str, **environ: str
 ) -> subprocess.CompletedProcess:
@@ -292,3 +325,10 @@ def test_a_request_that_finds_a_round_running_waits_to_run_the_next_unless_one_a
 
     assert third_returned_with == ["first"]
     assert rounds == ["first", "second"]
+
+
+def test_an_in_process_round_takes_one_turn_for_the_write_lock(tmp_path):
+    done = run_embedded(tmp_path, ONE_TURN)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["1", "1", "0", "1"], done.stdout
