@@ -119,9 +119,11 @@ def _statement(inner: str, *, mixed: bool) -> str:
             FROM (SELECT unnest(cell.vals) AS v) AS cell_values
         ) AS quartiles
         CROSS JOIN LATERAL (
-            SELECT array_agg(run_id ORDER BY sample, run_id) AS run_ids,
-                   array_agg(run_value ORDER BY sample, run_id) AS run_values,
-                   array_agg(only_id ORDER BY sample, run_id) AS only_ids
+            -- in the sorted subquery's order: its LIMIT keeps the Sort below
+            -- this Agg (an ORDER BY here would sort each array again)
+            SELECT array_agg(run_id) AS run_ids,
+                   array_agg(run_value) AS run_values,
+                   array_agg(only_id) AS only_ids
             FROM (
                 SELECT run_id, {sample} AS sample,
                        CASE WHEN count(*) = 1 THEN min(id) END AS only_id,
