@@ -36,7 +36,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import groupby, repeat, starmap
 from typing import NamedTuple
 
@@ -199,6 +199,29 @@ def _resample(population: list[float], rng: random.Random) -> Iterator[float]:
     return map(population.__getitem__, map(math.floor, map(n.__mul__, draws)))
 
 
+@lru_cache(maxsize=8)
+def _index_draws(n: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """The indices ``_resample`` draws for ``BOOTSTRAP_ROUNDS`` resamples of
+    ``n`` values from ``Random(seed)``: they depend on nothing else, and a
+    comparison judges every series' operations with the same seed."""
+    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
+    return tuple(
+        tuple(map(math.floor, map(float(n).__mul__, starmap(rng.random, repeat((), n)))))
+        for _ in range(BOOTSTRAP_ROUNDS)
+    )
+
+
+def _resample_indices(n: int, seed: int) -> Iterator[tuple[int, ...]]:
+    """``_index_draws``, kept for small ``n`` only (at most 8 x 2,000 x 128
+    indices in memory); a larger one is drawn afresh."""
+    if n <= _KEPT_DRAWS:
+        return iter(_index_draws(n, seed))
+    return iter(_index_draws.__wrapped__(n, seed))
+
+
+_KEPT_DRAWS = 128
+
+
 def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
     """The ratio's 95 % interval without resampling (2,000 resamples of 400
     runs cost a second a cell): each median's distribution-free interval
@@ -247,10 +270,9 @@ def geometric_mean_verdict(
         return Verdict(INSUFFICIENT, None, None, None, None, None, minimum_effect)
     logs = [math.log(r) for r in ratios]
     ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
-    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
-    n = len(logs)
+    n, pick = len(logs), logs.__getitem__
     # statistics.fmean's own arithmetic (fsum / n), without its checks per call
-    means = sorted(math.fsum(_resample(logs, rng)) / n for _ in range(BOOTSTRAP_ROUNDS))
+    means = sorted(math.fsum(map(pick, drawn)) / n for drawn in _resample_indices(n, seed))
     far = min(sum(1 for m in means if m <= 0), sum(1 for m in means if m >= 0))
     p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
     low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
