@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 from benchhub_agent.schema import DocumentError, benchmark_catalog, parse_time
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
+from django.db.models import JSONField
+from django.db.models.expressions import RawSQL
 
 from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.moderation.aliases import alias_map, aliases_apply
@@ -114,7 +116,8 @@ def submission_create(
     if errors:
         raise InvalidDocument(errors)
     submission_uuid = uuid_module.UUID(document["uuid"])
-    digest = sha256_hex(canonical_json(document))
+    canonical = canonical_json(document)
+    digest = sha256_hex(canonical)
 
     # Nearly every upload is new: the uuid is not looked up first. A retry
     # (or a concurrent upload of the same uuid, which PostgreSQL makes wait
@@ -122,7 +125,9 @@ def submission_create(
     # statement of the transaction, and is answered from the stored one.
     try:
         with transaction.atomic():
-            submission, runs = _store(submitter, document, submission_uuid, digest, status)
+            submission, runs = _store(
+                submitter, document, canonical, submission_uuid, digest, status
+            )
             # A trusted submitter's upload is approved on arrival, through
             # moderation's one service (and its audit log).
             submission_arrived(submission=submission)
@@ -150,6 +155,7 @@ def _same_or_conflict(
 def _store(
     submitter: AbstractBaseUser,
     document: dict[str, Any],
+    canonical: str,
     submission_uuid: uuid_module.UUID,
     digest: str,
     status: str,
@@ -162,13 +168,19 @@ def _store(
         status=status,
         schema_version=document["schema"],
         content_digest=digest,
-        document=document,
+        # On PostgreSQL the digest's JSON text is stored as it is: jsonb keeps
+        # no key order nor spacing, so it is the same value, and the document
+        # (up to megabytes) is not serialized a second time.
+        document=RawSQL("%s::jsonb", (canonical,), output_field=JSONField())
+        if connection.vendor == "postgresql"
+        else document,
         tool=source.get("tool", ""),
         tool_version=source.get("tool_version", ""),
         command=source.get("command", ""),
         citation=source.get("citation"),
         note=source.get("note", ""),
     )
+    submission.document = document  # not the expression it was stored by
     used = {run["benchmark"] for run in document["runs"]}
     metrics = {
         (m.benchmark.name, m.name): m
