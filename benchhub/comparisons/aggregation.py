@@ -19,7 +19,9 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
@@ -366,6 +368,10 @@ def samples_wanted(comparison: Comparison) -> list[int]:
     ]
 
 
+_new_run_values = partial(tuple.__new__, RunValues)
+_value = attrgetter("value")
+
+
 def comparison_with_verdicts(
     comparison: Comparison, samples: Mapping[int, Iterable[float]]
 ) -> Comparison:
@@ -380,10 +386,10 @@ def comparison_with_verdicts(
     @cache
     def side(label: str, x: Any) -> list[RunValues]:
         # cached: the reference's side at x serves every other series
-        return [
-            RunValues(run.value, tuple(samples.get(run.measurement_id, ())))
-            for run in comparison.cell_runs.get((label, x), {}).values()
-        ]
+        runs = comparison.cell_runs.get((label, x), {}).values()
+        if not samples:  # the usual case, large cells: values only, built in C
+            return list(map(_new_run_values, zip(map(_value, runs), repeat(()))))
+        return [RunValues(run.value, tuple(samples.get(run.measurement_id, ()))) for run in runs]
 
     series = []
     for one in comparison.series:
