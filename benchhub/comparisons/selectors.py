@@ -33,6 +33,7 @@ from benchhub.comparisons.aggregation import (
 from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql, key_expression
 from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
 from benchhub.comparisons.scores import combined_scores
+from benchhub.lib.collector import cyclic_gc_paused
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import PARAM_NAME, MeasurementFilter
 from benchhub.results.models import Measurement, Metric, MetricParameter
@@ -55,22 +56,27 @@ def comparison_build(
     """Read and aggregate. Only results ``user`` may see (approved, or
     their own); see ``comparison_aggregate`` for ``strict_reference``. With
     ``check_parameters``, ``parameters_may_differ`` is False when no cell
-    can pool a parameter (the page then skips ``comparison_pooling``)."""
-    try:
-        if connection.vendor != "postgresql":
-            raise SplitGroups
-        cells = cells_in_postgresql(
-            _measurements(user, query), query, check_parameters=check_parameters
+    can pool a parameter (the page then skips ``comparison_pooling``).
+    Tens of thousands of acyclic tuples: built with the cyclic collector
+    paused (benchhub.lib.collector)."""
+    with cyclic_gc_paused():
+        try:
+            if connection.vendor != "postgresql":
+                raise SplitGroups
+            cells = cells_in_postgresql(
+                _measurements(user, query), query, check_parameters=check_parameters
+            )
+        except SplitGroups:
+            cells = cells_from_rows(query, _rows(user, query))
+        comparison = comparison_aggregate(
+            query=query, cells=cells, strict_reference=strict_reference
         )
-    except SplitGroups:
-        cells = cells_from_rows(query, _rows(user, query))
-    comparison = comparison_aggregate(query=query, cells=cells, strict_reference=strict_reference)
-    wanted = samples_wanted(comparison)
-    samples = dict(
-        Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples") if wanted else ()
-    )
-    comparison = comparison_with_verdicts(comparison, samples)
-    comparison.summary = combined_scores(comparison)
+        wanted = samples_wanted(comparison)
+        samples = dict(
+            Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples") if wanted else ()
+        )
+        comparison = comparison_with_verdicts(comparison, samples)
+        comparison.summary = combined_scores(comparison)
     return comparison
 
 
