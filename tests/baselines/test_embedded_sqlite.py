@@ -213,6 +213,50 @@ print(marked, len(begins), DirtyRun.objects.count(), CountedRun.objects.count())
 """
 
 
+# Twenty approved uploads marked with their round held back, then the
+# round: its scores and its baselines written by one statement each, not
+# Django's bulk_update (a CASE per row and column, in batches of 333 rows
+# at most on SQLite): most of a round's time, all of it under the one write
+# lock. The baselines must still read what the uploads hold.
+APPROVED_ROUND = """
+from unittest import mock
+import django
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.db import connection
+from benchhub.baselines import tasks
+from benchhub.baselines.models import Baseline, DirtyRun
+from benchhub.results.models import Measurement
+from benchhub.results.services import submission_create
+from tests.factories import example_document
+
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user(username="embedded")
+with mock.patch.object(tasks, "baselines_refresh"):
+    for i in range(20):
+        document = example_document()
+        for run in document["runs"]:
+            for measurement in run["measurements"]:
+                measurement["value"] *= 1 + i / 100
+        submission_create(submitter=user, document=document, status="approved")
+updates = []
+
+def count_updates(execute, sql, params, many, context):
+    if sql.startswith("UPDATE"):
+        updates.append(sql.split()[1])
+    return execute(sql, params, many, context)
+
+with connection.execute_wrapper(count_updates):
+    tasks.baselines_refresh_task.apply()
+all_scored = not Measurement.objects.filter(outlier_score__isnull=True).exists()
+all_stamped = not Baseline.objects.filter(computed_at__isnull=True).exists()
+baseline = Baseline.objects.order_by("metric_id", "point").first()
+print(updates.count('"results_measurement"'), updates.count('"baselines_baseline"'),
+      DirtyRun.objects.count(), all_scored, baseline.n, all_stamped)
+"""
+
+
 def run_embedded(
     tmp_path: Path, script: str, *args: str, **environ: str
 ) -> subprocess.CompletedProcess:
@@ -332,3 +376,10 @@ def test_an_in_process_round_takes_one_turn_for_the_write_lock(tmp_path):
 
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["1", "1", "0", "1"], done.stdout
+
+
+def test_an_approved_round_writes_its_scores_and_baselines_in_one_statement_each(tmp_path):
+    done = run_embedded(tmp_path, APPROVED_ROUND)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["1", "1", "0", "True", "20", "True"], done.stdout
