@@ -157,8 +157,7 @@ def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledPara
         keyed = keyed.annotate(_s=key_expression(query.series))
         columns.insert(0, "_s")
     rows = keyed.values_list(*columns).annotate(n=Count("id"))[:_PARAMETER_SAMPLE]
-    taken = {query.x.name, query.series.name if query.series else ""}
-    taken.update(key for key in query.filters if key.startswith(("param.", "run_param.")))
+    taken = _fixed_parameters(query)
     seen: dict[tuple[str, str], dict[Any, set[str]]] = defaultdict(lambda: defaultdict(set))
     counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for *cell, parameters, run_parameters, n in rows:
@@ -176,6 +175,26 @@ def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledPara
             values = [value for value, _ in counts[scope, name].most_common()]
             pooled.append(PooledParameter(f"{scope}.{name}", name, values))
     return sorted(pooled, key=lambda p: (p.filter.startswith("run_param."), p.name))
+
+
+def comparison_may_pool(
+    query: ComparisonQuery, point_names: Iterable[str], run_names: Iterable[str]
+) -> bool:
+    """Whether a cell of ``query`` could pool a parameter: some parameter
+    name the metric's results use (``comparison_parameter_names``) is
+    neither on an axis nor filtered. If none is, the page has nothing to
+    look for: no check in the cells statement, no ``comparison_pooling``."""
+    taken = _fixed_parameters(query)
+    return any(f"param.{name}" not in taken for name in point_names) or any(
+        f"run_param.{name}" not in taken for name in run_names
+    )
+
+
+def _fixed_parameters(query: ComparisonQuery) -> set[str]:
+    """The param.* and run_param.* names a cell cannot pool: its axes and filters."""
+    taken = {query.x.name, query.series.name if query.series else ""}
+    taken.update(key for key in query.filters if key.startswith(("param.", "run_param.")))
+    return taken
 
 
 def parameter_text(value: Any) -> str:

@@ -27,6 +27,7 @@ from benchhub.comparisons.query import (
 from benchhub.comparisons.selectors import (
     PooledParameter,
     comparison_build,
+    comparison_may_pool,
     comparison_parameter_names,
     comparison_pooling,
 )
@@ -105,10 +106,16 @@ def compare(request: HttpRequest) -> HttpResponse:
     if benchmark is not None or params:
         try:
             query = comparison_query_parse(params)
-            comparison = comparison_build(
-                user=request.user, query=query, strict_reference=False, check_parameters=True
+            names = (
+                (point_names, run_names)
+                if metric is not None and query.metric.pk == metric.pk
+                else comparison_parameter_names(metric=query.metric)
             )
-            if not comparison.is_empty and comparison.parameters_may_differ:
+            may_pool = comparison_may_pool(query, *names)
+            comparison = comparison_build(
+                user=request.user, query=query, strict_reference=False, check_parameters=may_pool
+            )
+            if may_pool and not comparison.is_empty and comparison.parameters_may_differ:
                 pooled = comparison_pooling(user=request.user, query=query)
         except InvalidComparison as exc:
             errors = exc.errors

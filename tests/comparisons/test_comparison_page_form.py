@@ -150,3 +150,42 @@ def test_the_chart_names_the_table_as_its_text_alternative(client, bob):
     page = text.content.decode()
     assert 'aria-describedby="comparison-table-caption"' in page
     assert '<caption id="comparison-table-caption">' in page
+
+
+def test_the_page_looks_for_pooled_parameters_only_where_a_name_is_left_free(client, bob):
+    # Runs whose only parameter is on the axis (x = clients) cannot pool
+    # anything: the cells statement carries no check and the pooling query
+    # does not run. A run parameter that no axis or filter fixes brings both
+    # back, and with them the note when its values differ.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for values in ({1: 685.0, 20: 3000.0}, {1: 700.0, 20: 3100.0}):
+        document = sweep_document(values)
+        document["runs"][0]["parameters"] = {}
+        store(bob, document)
+    url = f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients"
+
+    def statements(address: str) -> list[str]:
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get(address)
+        assert page.status_code == 200
+        return [query["sql"] for query in queries.captured_queries]
+
+    def pooling(sql: str) -> bool:  # comparison_pooling's query: Count("id") per keys
+        return 'COUNT("results_measurement"."id")' in sql
+
+    pinned = statements(url)
+    assert not any("jsonb_hash" in sql or pooling(sql) for sql in pinned)
+
+    for duration in (60, 300):
+        document = sweep_document({1: 690.0, 20: 3050.0})
+        document["runs"][0]["parameters"] = {"duration": duration}
+        store(bob, document)
+    free = statements(url)
+    assert any("jsonb_hash" in sql for sql in free)
+    assert any(pooling(sql) for sql in free)
+    assert "Pooled" in client.get(url).content.decode()
+    # fixed by a filter, it is taken again: nothing left to look for
+    fixed = statements(f"{url}&run_param.duration=60")
+    assert not any("jsonb_hash" in sql or pooling(sql) for sql in fixed)
