@@ -58,7 +58,8 @@ def comparison_build(
     ``check_parameters``, ``parameters_may_differ`` is False when no cell
     can pool a parameter (the page then skips ``comparison_pooling``).
     Tens of thousands of acyclic tuples: built with the cyclic collector
-    paused (benchhub.lib.collector)."""
+    paused (benchhub.lib.collector), and the runs per cell (``cell_runs``)
+    dropped once the verdicts and scores are made."""
     with cyclic_gc_paused():
         try:
             if connection.vendor != "postgresql":
@@ -77,6 +78,10 @@ def comparison_build(
         )
         comparison = comparison_with_verdicts(comparison, samples)
         comparison.summary = combined_scores(comparison)
+        # The runs per cell served the verdicts and scores: freed now, by
+        # reference counting, rather than walked by the first collection
+        # after the pause while the answer is rendered.
+        comparison.cell_runs = {}
     return comparison
 
 

@@ -380,20 +380,26 @@ def test_the_endpoint_is_in_the_openapi_schema(db, tmp_path):
 def test_a_comparison_is_built_with_the_cyclic_collector_paused(anonymous_api, bob, monkeypatch):
     # benchhub.lib.collector: its tens of thousands of acyclic tuples cost a
     # third of a large comparison in collector passes; the collector is back
-    # on once the answer is built.
+    # on once the answer is built, and the runs per cell are gone by then.
     import gc
 
     from benchhub.comparisons import selectors
 
     store(bob, sweep_document({1: 100.0, 2: 10.0}))
-    seen = []
+    seen, built = [], []
     scores = selectors.combined_scores
-    monkeypatch.setattr(
-        selectors, "combined_scores", lambda c: seen.append(gc.isenabled()) or scores(c)
-    )
+
+    def recording(comparison):
+        seen.append((gc.isenabled(), len(comparison.cell_runs)))
+        built.append(comparison)
+        return scores(comparison)
+
+    monkeypatch.setattr(selectors, "combined_scores", recording)
     gc.enable()
 
     assert anonymous_api.get(URL, THROUGHPUT).status_code == 200
 
-    assert seen == [False]
+    assert seen == [(False, 2)]  # paused, and the runs of both cells at hand
     assert gc.isenabled()
+    # the runs are dropped once used: freed before the collector resumes
+    assert built[0].cell_runs == {}
