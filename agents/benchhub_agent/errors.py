@@ -204,6 +204,8 @@ def _firebird(exc: BaseException, text: str, target: Target | None) -> str | Non
     if "user name and password are not defined" in text:
         user = _user(target, "SYSDBA")
         return f"{where} refused user {user!r}: fix the user or the password in --dsn"
+    if "Failed to locate host machine" in text:  # its resolver found no such name
+        return f"unknown host in --dsn ({where}): fix the host"
     if "Unable to complete network request" in text or "SQLSTATE = 08006" in text:
         return f"{where} did not accept the connection: {CHECK_HOST_PORT}"
     if match := re.search(r'I/O error during "[^"]*" operation for file "([^"]*)"', text):

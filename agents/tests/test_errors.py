@@ -193,6 +193,15 @@ def test_a_firebird_port_nobody_listens_on_names_host_and_port():
     assert f"Firebird at localhost:{port} did not accept the connection" in line
 
 
+def test_a_firebird_host_that_does_not_resolve_is_named():
+    # isql says "Unable to complete network request to host ..." for this as
+    # for a closed port; "Failed to locate host machine" tells them apart.
+    path = f"{FIREBIRD_DIR}/{database_name('errors')}.fdb"
+    line = one_line_usage_error(run("backup", f"firebird://SYSDBA@nohost.invalid:3050/{path}"))
+    assert "unknown host in --dsn (Firebird at nohost.invalid:3050" in line
+    assert "did not accept" not in line
+
+
 def test_a_firebird_path_in_no_directory_names_the_path():
     line = one_line_usage_error(run("backup", "firebird://SYSDBA@localhost//no/such/dir/x.fdb"))
     assert "Firebird cannot open or create /no/such/dir/x.fdb" in line
