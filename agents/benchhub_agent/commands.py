@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +31,12 @@ class UsageError(Exception):
 
 def cmd_sysinfo(args: argparse.Namespace) -> int:
     """What this machine reports, as a document would carry it (redacted)."""
+    if not os.path.exists(args.path):
+        # else the storage described would be that of the nearest parent that exists
+        raise UsageError(
+            f"sysinfo: no such path {args.path!r}: --path names a directory whose storage "
+            "is described (the database's data directory, say)"
+        )
     found, findings = privacy.redact({"environment": sysinfo.environment(args.path)})
     sections = found["environment"]
     if args.json:

@@ -30,6 +30,18 @@ def with_note(text: str) -> dict:
     return doc
 
 
+def test_sysinfo_of_a_path_that_does_not_exist_says_so(tmp_path):
+    missing = tmp_path / "no" / "such"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchhub_agent.cli", "sysinfo", "--path", str(missing)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stdout  # a usage error, not the parent's storage
+    assert f"no such path {str(missing)!r}" in done.stderr
+    assert done.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("text", "private", "kind", "replacement"),
     [
