@@ -30,6 +30,11 @@ _next_in_process_round = threading.Lock()
 # How long the waiter waits for the running round (one bounded round; the
 # time only matters if that round hangs on the database).
 IN_PROCESS_WAIT_SECONDS = 30.0
+# The waiter's rounds stand for every request that returned to it: their
+# marks may be on other keys than the oldest, or more than one round's runs,
+# so it goes on while marks are left, up to this many rounds (each one key,
+# IN_PROCESS_RUNS runs); the first request to find no round running does one.
+IN_PROCESS_WAITER_ROUNDS = 4
 
 
 # acks_late: the task is idempotent (each round is one transaction per key,
@@ -39,6 +44,7 @@ IN_PROCESS_WAIT_SECONDS = 30.0
 def baselines_refresh_task(batch: int = BATCH) -> None:
     request = baselines_refresh_task.request
     if request.is_eager:
+        rounds = 1
         if not _in_process_round.acquire(blocking=False):
             if not _next_in_process_round.acquire(blocking=False):
                 return  # the request waiting for the next round takes our marks
@@ -48,12 +54,18 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
                     return
             finally:
                 _next_in_process_round.release()
+            rounds = IN_PROCESS_WAITER_ROUNDS
         try:
-            # On SQLite each transaction is a turn for the one write lock
-            # (lib/sqlite): the round's claim, update and release in one
-            # take one turn of about 25 ms instead of three waits in line.
-            with transaction.atomic() if connection.vendor == "sqlite" else nullcontext():
-                baselines_refresh(limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False)
+            for _ in range(rounds):
+                # On SQLite each transaction is a turn for the one write lock
+                # (lib/sqlite): the round's claim, update and release in one
+                # take one turn of about 25 ms instead of three waits in line.
+                with transaction.atomic() if connection.vendor == "sqlite" else nullcontext():
+                    _, remaining = baselines_refresh(
+                        limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False
+                    )
+                if not remaining:
+                    break
         except DatabaseError:
             # SQLite busy with another request's write, say: the upload or
             # approval is committed and must not fail now; its marks stay

@@ -12,7 +12,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from benchhub.baselines import tasks
+from benchhub.results.services import submission_create
+from tests.factories import small_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +45,8 @@ print(DirtyRun.objects.count(), DirtyKey.objects.count(), CountedRun.objects.cou
 
 CONCURRENT = """
 import threading
+
+import pytest
 import django
 django.setup()
 from django.core.management import call_command
@@ -84,6 +90,8 @@ print(len(failures), DirtyRun.objects.count(), CountedRun.objects.count())
 QUEUED = """
 import sys
 import threading
+
+import pytest
 import django
 django.setup()
 from django.core.management import call_command
@@ -133,6 +141,8 @@ print(len(failures), Submission.objects.count(), failures[:1])
 # ends: committed, rolled back, or its connection closed inside it.
 TURNS = """
 import threading
+
+import pytest
 import django
 django.setup()
 from django.conf import settings
@@ -197,7 +207,7 @@ from tests.factories import small_document
 
 call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user(username="embedded")
-with mock.patch.object(tasks, "baselines_refresh"):
+with mock.patch.object(tasks, "baselines_refresh", return_value=(0, 0)):
     submission_create(submitter=user, document=small_document(), status="approved")
 begins = []
 
@@ -233,7 +243,7 @@ from tests.factories import example_document
 
 call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user(username="embedded")
-with mock.patch.object(tasks, "baselines_refresh"):
+with mock.patch.object(tasks, "baselines_refresh", return_value=(0, 0)):
     for i in range(20):
         document = example_document()
         for run in document["runs"]:
@@ -345,11 +355,12 @@ def test_a_request_that_finds_a_round_running_waits_to_run_the_next_unless_one_a
     rounds = []
     first_started, first_may_end = threading.Event(), threading.Event()
 
-    def round_(**kwargs) -> None:
+    def round_(**kwargs) -> tuple[int, int]:
         rounds.append(threading.current_thread().name)
         if len(rounds) == 1:
             first_started.set()
             first_may_end.wait(timeout=60)
+        return 1, 0  # one key done, none left
 
     monkeypatch.setattr(tasks, "baselines_refresh", round_)
     first = threading.Thread(target=tasks.baselines_refresh_task.apply, name="first")
@@ -383,3 +394,50 @@ def test_an_approved_round_writes_its_scores_and_baselines_in_one_statement_each
 
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["1", "1", "0", "True", "20", "True"], done.stdout
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_waiters_rounds_take_the_marks_of_every_request_that_returned_to_it(alice, monkeypatch):
+    # Found in review: a request that returns to the waiter may have marked
+    # another key than the one the waiter's first round takes (the oldest),
+    # and nothing would take it after them. The waiter goes on while marks
+    # are left (a bounded number of rounds).
+    from django.db import connection
+
+    from benchhub.baselines import services as baseline_services
+    from benchhub.baselines.models import DirtyKey
+
+    monkeypatch.setattr(baseline_services, "_queue_refresh", lambda: None)  # no round yet
+    for rows in (1000, 2000):  # two comparability keys
+        document = small_document()
+        document["runs"][0]["parameters"]["rows"] = rows
+        submission_create(submitter=alice, document=document, status="approved")
+    assert DirtyKey.objects.count() == 2
+
+    assert tasks._in_process_round.acquire(blocking=False)  # a round is running
+    released = False
+    try:
+
+        def waiter() -> None:
+            try:
+                tasks.baselines_refresh_task.apply()
+            finally:
+                connection.close()
+
+        second = threading.Thread(target=waiter)
+        second.start()
+        for _ in range(1000):
+            if tasks._next_in_process_round.locked():
+                break
+            time.sleep(0.01)
+        assert tasks._next_in_process_round.locked()
+        tasks.baselines_refresh_task.apply()  # a third returns to the waiter
+        tasks._in_process_round.release()  # the running round ends
+        released = True
+        second.join(timeout=60)
+    finally:
+        if not released:
+            tasks._in_process_round.release()
+
+    assert not tasks._in_process_round.locked()
+    assert list(DirtyKey.objects.values_list("fingerprint", flat=True)) == []
