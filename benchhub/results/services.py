@@ -166,7 +166,7 @@ def _store(
         submitter=submitter,
         source=source["kind"],
         status=status,
-        schema_version=document["schema"],
+        schema_version=int(document["schema"]),  # 1.0 passes the schema's const 1
         content_digest=digest,
         # On PostgreSQL the digest's JSON text is stored as it is: jsonb keeps
         # no key order nor spacing, so it is the same value, and the document

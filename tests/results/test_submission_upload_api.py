@@ -344,6 +344,20 @@ def test_the_upload_answer_is_what_the_submission_serializer_says(alice, alice_a
     assert response["Location"] == expected["url"]
 
 
+def test_a_schema_of_1_0_is_answered_as_version_1_by_the_upload_and_its_retry(alice_api):
+    # Found in review: JSON Schema's const 1 admits 1.0, and the upload's
+    # answer (written out by hand) echoed it as 1.0 where a retry, the GET
+    # and the published schema say 1.
+    document = example_document()
+    document["schema"] = 1.0
+
+    first, again = post(alice_api, document), post(alice_api, document)
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert b'"schema_version":1,' in first.content.replace(b" ", b"")
+    assert b'"schema_version":1,' in again.content.replace(b" ", b"")
+
+
 def test_the_measurements_go_in_by_one_statement_text_whatever_their_count(alice):
     """On PostgreSQL the measurements travel as one JSON parameter, so the
     statement's text is the same for 3 measurements as for 54: psycopg
