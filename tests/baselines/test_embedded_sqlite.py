@@ -45,8 +45,6 @@ print(DirtyRun.objects.count(), DirtyKey.objects.count(), CountedRun.objects.cou
 
 CONCURRENT = """
 import threading
-
-import pytest
 import django
 django.setup()
 from django.core.management import call_command
@@ -90,8 +88,6 @@ print(len(failures), DirtyRun.objects.count(), CountedRun.objects.count())
 QUEUED = """
 import sys
 import threading
-
-import pytest
 import django
 django.setup()
 from django.core.management import call_command
@@ -141,8 +137,6 @@ print(len(failures), Submission.objects.count(), failures[:1])
 # ends: committed, rolled back, or its connection closed inside it.
 TURNS = """
 import threading
-
-import pytest
 import django
 django.setup()
 from django.conf import settings
