@@ -194,9 +194,12 @@ def _resample(population: list[float], rng: random.Random) -> Iterator[float]:
     ``rng.choices(population, k=len(population))`` draws (``floor(random() *
     n)`` each, the same stream from the same seed), without a step of the
     interpreter per draw; a comparison's bootstraps make half a million."""
-    n = float(len(population))
-    draws = starmap(rng.random, repeat((), len(population)))
-    return map(population.__getitem__, map(math.floor, map(n.__mul__, draws)))
+    return map(population.__getitem__, _draw_indices(len(population), rng))
+
+
+def _draw_indices(n: int, rng: random.Random) -> Iterator[int]:
+    """``floor(random() * n)``, n times: the indices ``rng.choices`` draws."""
+    return map(math.floor, map(float(n).__mul__, starmap(rng.random, repeat((), n))))
 
 
 @lru_cache(maxsize=8)
@@ -205,18 +208,15 @@ def _index_draws(n: int, seed: int) -> tuple[tuple[int, ...], ...]:
     ``n`` values from ``Random(seed)``: they depend on nothing else, and a
     comparison judges every series' operations with the same seed."""
     rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
-    return tuple(
-        tuple(map(math.floor, map(float(n).__mul__, starmap(rng.random, repeat((), n)))))
-        for _ in range(BOOTSTRAP_ROUNDS)
-    )
+    return tuple(tuple(_draw_indices(n, rng)) for _ in range(BOOTSTRAP_ROUNDS))
 
 
-def _resample_indices(n: int, seed: int) -> Iterator[tuple[int, ...]]:
+def _resample_indices(n: int, seed: int) -> tuple[tuple[int, ...], ...]:
     """``_index_draws``, kept for small ``n`` only (at most 8 x 2,000 x 128
     indices in memory); a larger one is drawn afresh."""
     if n <= _KEPT_DRAWS:
-        return iter(_index_draws(n, seed))
-    return iter(_index_draws.__wrapped__(n, seed))
+        return _index_draws(n, seed)
+    return _index_draws.__wrapped__(n, seed)
 
 
 _KEPT_DRAWS = 128
