@@ -175,6 +175,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Redis answering an error to the worker's BRPOP (UNBLOCKED when it turns
+# replica, READONLY while it is one) restarts the consumer, as a lost
+# connection does, instead of ending the worker.
+CELERY_BROKER_CHANNEL_ERROR_RETRY = True
 
 # One cache for throttles and sign-in counters: shared by every process on
 # Redis in production, per process on the embedded default. Two sites (or two

@@ -7,7 +7,6 @@ the task and neither of those imports it back.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -15,7 +14,6 @@ from django.db import transaction
 from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from benchhub.baselines.models import CountedRun
 from benchhub.baselines.refresh import (
@@ -24,9 +22,8 @@ from benchhub.baselines.refresh import (
     mark_runs,
 )
 from benchhub.baselines.tasks import baselines_refresh_task
+from benchhub.lib.queueing import task_queue
 from benchhub.results.models import Run
-
-logger = logging.getLogger(__name__)
 
 
 def baselines_mark_dirty(
@@ -47,13 +44,11 @@ def baselines_mark_dirty(
 
 
 def _queue_refresh() -> None:
-    """Queue the refresh task, unless the broker is unreachable: the marks are
-    committed either way, and the periodic sweep queues what is left once the
-    broker answers again. An upload must not fail after its data is stored."""
-    try:
-        baselines_refresh_task.delay()
-    except BrokerUnreachable:
-        logger.warning("baselines refresh not queued (broker unreachable); the sweep will run it")
+    """Queue the refresh task, unless the broker fails (away, full, read-only):
+    the marks are committed either way, and the periodic sweep queues what is
+    left once the broker takes it again. An upload must not fail after its
+    data is stored."""
+    task_queue(baselines_refresh_task, left_to="the sweep (the marks stay in PostgreSQL)")
 
 
 @receiver(pre_delete, sender=Run, dispatch_uid="baselines-run-deleted")

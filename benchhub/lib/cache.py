@@ -1,10 +1,11 @@
-"""The cache on Redis, tolerant of Redis being away.
+"""The cache on Redis, tolerant of Redis being away or refusing.
 
 The cache holds counters (sign-in failures, request rates) and copies of what PostgreSQL
-has (alias rules), never data of its own. When Redis does not answer, a read finds nothing
-and a write is dropped, with a warning, instead of failing the request: uploads and reads
-go on while Redis restarts (tests/deploy/test_faults.py); rate limits and sign-in counters
-start again from zero.
+has (alias rules), never data of its own. When Redis does not answer, or answers with an
+error (OOM at maxmemory, READONLY on a replica, any other), a read finds nothing and a
+write is dropped, with a warning naming Redis's answer, instead of failing the request:
+uploads and reads go on while Redis restarts or is full (tests/deploy/test_faults.py);
+rate limits and sign-in counters start again from zero.
 """
 
 from __future__ import annotations
@@ -14,12 +15,9 @@ from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
-
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
 
 
 class _OneClientPerPool(RedisCacheClient):
@@ -51,7 +49,7 @@ class TolerantRedisCache(RedisCache):
         """One more in the counter ``key``, which starts at its first count
         and expires ``timeout`` seconds later (later counts never extend it):
         the new count, in one round trip (add() then incr() took three, incr()
-        asking EXISTS first). Redis away: 1, as add() would say."""
+        asking EXISTS first). Redis away or refusing: 1, as add() would say."""
         key = self.make_and_validate_key(key, version=version)
 
         def count_on_redis() -> int:
@@ -65,8 +63,12 @@ class TolerantRedisCache(RedisCache):
     def _or(self, fallback: Any, operation: str, call, *args: Any, **kwargs: Any) -> Any:
         try:
             return call(*args, **kwargs)
-        except _UNREACHABLE as exc:
-            logger.warning("cache %s skipped, Redis unreachable: %s", operation, exc)
+        except RedisError as exc:
+            # ConnectionError/TimeoutError when Redis is away; a ResponseError such as
+            # OutOfMemoryError or ReadOnlyError when it answers but refuses the command.
+            logger.warning(
+                "cache %s skipped, Redis failed: %s: %s", operation, type(exc).__name__, exc
+            )
             return fallback
 
     def get(self, key, default=None, version=None):

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.baselines.services import baselines_mark_dirty
+from benchhub.lib.queueing import task_queue
 from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
 from benchhub.moderation.models import AliasRule, AuditEntry
 from benchhub.results.models import Run, Submission
@@ -297,7 +298,17 @@ def _rules_changed(dimension: str, field: str) -> None:
     from benchhub.moderation.tasks import alias_rules_apply_task
 
     transaction.on_commit(alias_map_forget)
-    alias_rules_apply_task.delay_on_commit(dimension, field)
+    # The rule is committed and new uploads take it at once; with the broker
+    # failing, stored rows keep their old values until the next rule change of
+    # this field queues the task (it applies every rule from the raw strings).
+    transaction.on_commit(
+        lambda: task_queue(
+            alias_rules_apply_task,
+            dimension,
+            field,
+            left_to=f"the next alias rule change of {dimension}.{field}",
+        )
+    )
 
 
 def alias_rules_apply(*, dimension: str, field: str, after_id: int = 0) -> int | None:

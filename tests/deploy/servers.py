@@ -20,6 +20,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import redis
+
 from tests.deploy.agent import ROOT, free_port
 
 
@@ -98,16 +100,22 @@ def stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
             process.wait()
 
 
-def start_gunicorn(environment: dict[str, str], port: int) -> subprocess.Popen:
+def start_gunicorn(
+    environment: dict[str, str], port: int, log: Path | None = None
+) -> subprocess.Popen:
     """gunicorn as production runs it (gunicorn.conf.py: 2 processes x 4 threads), answering
-    on 127.0.0.1:port when this returns."""
+    on 127.0.0.1:port when this returns; its log (stderr) appended to ``log`` if given."""
+    stderr = log.open("a") if log is not None else None
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py",
          "--log-level", "warning", "benchhub.wsgi:application"],
         cwd=ROOT,
         env={**environment, "GUNICORN_BIND": f"127.0.0.1:{port}"},
+        stderr=stderr,
         start_new_session=True,
     )  # fmt: skip
+    if stderr is not None:
+        stderr.close()  # the child has its own descriptor
 
     def answers() -> bool:
         assert server.poll() is None, f"gunicorn exited with status {server.returncode}"
@@ -126,8 +134,10 @@ def start_gunicorn(environment: dict[str, str], port: int) -> subprocess.Popen:
 
 
 @contextlib.contextmanager
-def gunicorn(environment: dict[str, str], port: int) -> Iterator[subprocess.Popen]:
-    server = start_gunicorn(environment, port)
+def gunicorn(
+    environment: dict[str, str], port: int, log: Path | None = None
+) -> Iterator[subprocess.Popen]:
+    server = start_gunicorn(environment, port, log)
     try:
         yield server
     finally:
@@ -172,6 +182,14 @@ class PrivateRedis:
         if self.process is not None:
             stop(self.process)
             self.process = None
+
+    def command(self, *args: str):
+        """One command to this server (CONFIG SET, REPLICAOF ...), its answer."""
+        client = redis.Redis.from_url(self.url)
+        try:
+            return client.execute_command(*args)
+        finally:
+            client.close()
 
 
 @contextlib.contextmanager

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import signal
 import threading
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlencode
 
 import psycopg
 import pytest
+import redis
 from django.contrib.auth.models import User
 from django.db import connection
 
@@ -187,6 +190,148 @@ def test_uploads_succeed_while_redis_is_down_and_baselines_catch_up_when_it_is_b
     assert points > 0
     assert Baseline.objects.count() == points
     assert set(Baseline.objects.values_list("n", flat=True)) == {1}
+
+
+# Redis up but refusing writes, as real redis-server 7.0 does it, and how each is undone.
+REFUSALS = {
+    # used_memory over maxmemory with nothing to evict: every write is "-OOM command not
+    # allowed when used memory > 'maxmemory'." (redis-py: OutOfMemoryError); reads answer.
+    "out of memory": (
+        [("CONFIG", "SET", "maxmemory-policy", "noeviction"), ("CONFIG", "SET", "maxmemory", "1")],
+        [("CONFIG", "SET", "maxmemory", "0")],
+        "OutOfMemoryError",
+    ),
+    # A replica (of a master that does not answer: nothing is synced over its data): every
+    # write is "-READONLY You can't write against a read only replica." (ReadOnlyError).
+    "read-only replica": (
+        [("REPLICAOF", "127.0.0.1", "{nobody}")],
+        [("REPLICAOF", "NO", "ONE")],
+        "ReadOnlyError",
+    ),
+}
+
+
+class Browser:
+    """Pages and forms over plain HTTP, keeping cookies (session, CSRF) as a browser does."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None):
+        """(status, body); a form is posted with the CSRF token of the last page read."""
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        body = None
+        if form is not None:
+            body = urlencode({**form, "csrfmiddlewaretoken": self._csrf})
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        text = response.read().decode()
+        conn.close()
+        for cookie in response.msg.get_all("Set-Cookie") or []:
+            name, _, value = cookie.split(";")[0].partition("=")
+            self.cookies[name] = value
+        if token := re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', text):
+            self._csrf = token[1]
+        return response.status, text
+
+    def sign_in(self, username: str, password: str) -> int:
+        self.request("GET", "/accounts/login/")
+        status, _ = self.request(
+            "POST", "/accounts/login/", {"username": username, "password": password}
+        )
+        return status
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+def test_requests_are_answered_while_redis_refuses_writes_and_baselines_catch_up_after(
+    refusal, alice, tmp_path
+):
+    """Redis answering but refusing every write (full, or a replica) is Redis away for
+    the requests: none answers 5xx, uploads and approvals keep their marks in PostgreSQL,
+    and the baselines catch up once Redis takes writes again."""
+    refuse, undo, error = REFUSALS[refusal]
+    _, token = api_token_create(user=alice, name="agent")
+    moderator = User.objects.create_user("moderator", password="moderator-password")
+    role_grant(user=moderator, role="moderator")
+    _, moderator_token = api_token_create(user=moderator, name="queue")
+    log = tmp_path / "gunicorn.log"
+    with private_redis() as redis_server:
+        environment = server_environment(
+            database_url_of_this_test(),
+            redis_url=redis_server.url,
+            BENCHHUB_BASELINES_SWEEP_SECONDS="1",
+            BH_TEST_TMP=str(tmp_path),
+            # Counted in Redis on every API request (the other tests here turn them off).
+            BENCHHUB_THROTTLE_ANON="1000/minute",
+            BENCHHUB_THROTTLE_USER="1000/minute",
+            BENCHHUB_THROTTLE_TOKEN="1000/minute",
+        )
+        port = free_port()
+        with gunicorn(environment, port, log), celery_worker_with_beat(environment):
+            approved = example_document()
+            assert post(port, token, approved) == 201
+            wait_for(lambda: not DirtyKey.objects.exists(), 60, "the first refresh")
+            # The alias rules the upload cached: gone, so that the next reader writes them.
+            for key in redis_server.command("KEYS", "*alias-rules"):
+                redis_server.command("DEL", key)
+
+            for command in refuse:
+                redis_server.command(*(a.format(nobody=free_port()) for a in command))
+            with pytest.raises(redis.ResponseError):  # Redis refuses writes now
+                redis_server.command("SET", "probe", "1")
+            during = [example_document() for _ in range(3)]
+            uploads = [post(port, token, document) for document in during]
+            browser = Browser(port)
+            api_read, _ = browser.request("GET", "/api/v1/benchmarks/")
+            page, _ = browser.request("GET", "/results/?cpu_vendor=AMD")  # an aliased filter
+            wrong_password = browser.sign_in("moderator", "not-the-password")
+            signed_in = browser.sign_in("moderator", "moderator-password")
+            browser.request("GET", "/moderation/dimensions/")
+            alias_rule, _ = browser.request(
+                "POST",
+                "/moderation/dimensions/",
+                {"target": "hardware.cpu_vendor", "from_value": "AuthenticAMD", "to_value": "AMD"},
+            )
+            approval = moderate(port, moderator_token, approved["uuid"], "approve")
+            statuses = {
+                "uploads": uploads,
+                "api read": api_read,
+                "filtered page": page,
+                "wrong password": wrong_password,
+                "sign-in": signed_in,
+                "alias rule": alias_rule,
+                "approval": approval,
+            }
+            assert statuses == {
+                "uploads": [201] * len(during),
+                "api read": 200,
+                "filtered page": 200,
+                "wrong password": 200,  # the form again, with its error
+                "sign-in": 302,
+                "alias rule": 302,
+                "approval": 200,
+            }
+            assert DirtyKey.objects.count() == 1  # the approval's mark, its refresh not queued
+            assert not Baseline.objects.exists()
+
+            for command in undo:
+                redis_server.command(*command)
+            wait_for(
+                lambda: Baseline.objects.exists() and not DirtyKey.objects.exists(),
+                60,
+                "baselines caught up",
+            )
+    assert Submission.objects.count() == 1 + len(during)
+    warnings = log.read_text()
+    # What went wrong is named: Redis's answer, for the cache and for the queue.
+    for skipped in ("count", "add", "set"):
+        assert f"cache {skipped} skipped, Redis failed: {error}:" in warnings
+    assert f"baselines_refresh_task not queued, the broker failed: {error}:" in warnings
+    assert f"alias_rules_apply_task not queued, the broker failed: {error}:" in warnings
+    assert "unexpected error" not in warnings
 
 
 class Readers:

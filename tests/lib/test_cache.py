@@ -1,11 +1,15 @@
-"""The cache on Redis (benchhub/lib/cache.py): what each command costs."""
+"""The cache on Redis (benchhub/lib/cache.py): what each command costs, and what it
+does when Redis refuses."""
 
 from __future__ import annotations
+
+import logging
 
 import redis
 from django.conf import settings
 
 from benchhub.lib.cache import TolerantRedisCache
+from tests.deploy.servers import private_redis
 
 
 def test_commands_share_one_redis_client_instead_of_building_one_each(monkeypatch):
@@ -27,3 +31,28 @@ def test_commands_share_one_redis_client_instead_of_building_one_each(monkeypatc
     cache.delete_many(["k", "c"])
 
     assert len(built) == 1
+
+
+def test_a_redis_refusing_writes_is_a_cache_that_drops_them_and_says_why(caplog):
+    # Full, as real redis-server answers it: "-OOM command not allowed when used memory >
+    # 'maxmemory'." to every write; reads still answer.
+    with private_redis() as server:
+        server.command("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        server.command("CONFIG", "SET", "maxmemory", "1")
+        cache = TolerantRedisCache(server.url, {"KEY_PREFIX": "test-refused"})
+
+        with caplog.at_level(logging.WARNING, logger="benchhub.lib.cache"):
+            answers = (
+                cache.set("k", 1),
+                cache.add("k", 1),
+                cache.count("c", 60),
+                cache.get("k", "missing"),
+            )
+
+    assert answers == (None, True, 1, "missing")
+    assert [r.getMessage().partition(":")[0] for r in caplog.records] == [
+        "cache set skipped, Redis failed",
+        "cache add skipped, Redis failed",
+        "cache count skipped, Redis failed",
+    ]
+    assert all("OutOfMemoryError: " in r.getMessage() for r in caplog.records)
