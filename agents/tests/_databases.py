@@ -1,10 +1,12 @@
 """The real databases the tpcb, sql-bench, backup and external-sort tests drive.
 
 Each test gets a database (or Firebird file) of its own, named after the test, the
-pytest-xdist worker and ``$BENCHHUB_TEST_DB_PREFIX`` (for two runs of the suite at once
-on the same servers), so that neither workers nor runs share tables or per-database
-statistics. Nothing here skips: an engine that does
-not answer fails the test, so a green run means the engine was really driven.
+pytest-xdist worker and the run (a token of its own, and ``$BENCHHUB_TEST_DB_PREFIX``),
+so that neither workers nor runs share tables or per-database statistics, and so that
+each worker drops what it made when its session ends (``drop_own_databases``, called by
+conftest.py) without touching another run's going on beside it. Nothing here skips: an
+engine that does not answer fails the test, so a green run means the engine was really
+driven.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import argparse
 import hashlib
 import os
 import re
+import secrets
 import socket
+from pathlib import Path
 from typing import Any
 
 from benchhub_agent.benchmarks import _connections as dbc
+from benchhub_agent.benchmarks import _firebird
 from benchhub_agent.benchmarks.base import BenchmarkResult, Target
 from benchhub_agent.document import agent_document
 from benchhub_agent.schema import catalog_errors, metric_catalog, validation_errors
@@ -29,6 +34,17 @@ FIREBIRD_PORT = 3050
 
 MAX_NAME = 60  # PostgreSQL cuts identifiers at 63 bytes, MariaDB at 64
 
+# This run's token: set once by the first process of the run that imports this module
+# and inherited through the environment by its xdist workers and the agents it starts.
+RUN = os.environ.setdefault("BENCHHUB_TEST_RUN", secrets.token_hex(3))
+
+
+def _own_stem() -> str:
+    """How every name of this run and this xdist worker begins."""
+    prefix = os.environ.get("BENCHHUB_TEST_DB_PREFIX", "")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return re.sub(r"[^a-z0-9_]", "_", f"{prefix}bh_{worker}_{RUN}_".lower())
+
 
 def database_name(label: str) -> str:
     """``label``'s database for this run of the suite and this xdist worker.
@@ -36,13 +52,57 @@ def database_name(label: str) -> str:
     Too long a name keeps its start and gains a digest of the whole, so that two
     labels cut at the same place still name two databases.
     """
-    prefix = os.environ.get("BENCHHUB_TEST_DB_PREFIX", "")
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    name = re.sub(r"[^a-z0-9_]", "_", f"{prefix}bh_{worker}_{label}".lower())
+    name = _own_stem() + re.sub(r"[^a-z0-9_]", "_", label.lower())
     if len(name) > MAX_NAME:
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
         name = f"{name[: MAX_NAME - 9]}_{digest}"
     return name
+
+
+def drop_own_databases() -> list[str]:
+    """Drop every PostgreSQL and MariaDB database and every Firebird file whose name
+    begins as this run's and this worker's do; the names dropped. An engine that does
+    not answer had nothing made on it by this run."""
+    import psycopg
+    import pymysql
+
+    stem = _own_stem()
+    like = stem.replace("_", r"\_") + "%"
+    dropped = []
+    servers = [
+        (
+            f"{PG_SERVER}/postgres",
+            psycopg.OperationalError,
+            "SELECT datname FROM pg_database WHERE datname LIKE %s",
+            # FORCE: a client that a failed test left connected does not keep it.
+            'DROP DATABASE IF EXISTS "{}" WITH (FORCE)',
+        ),
+        (
+            f"{MYSQL_SERVER}/mysql",
+            pymysql.OperationalError,
+            "SHOW DATABASES LIKE %s",
+            "DROP DATABASE IF EXISTS `{}`",
+        ),
+    ]
+    for server, unreachable, own, drop in servers:
+        try:
+            conn = dbc.connect(Target.parse(server))
+        except unreachable:
+            continue
+        try:
+            with conn.cursor() as cur:
+                cur.execute(own, (like,))
+                for (name,) in cur.fetchall():
+                    cur.execute(drop.format(name))
+                    dropped.append(name)
+        finally:
+            conn.close()
+    for path in sorted(Path(FIREBIRD_DIR).glob(f"{stem}*.fdb")):
+        _firebird.isql(
+            _firebird.FirebirdDatabase.from_target(_firebird_target(path.stem)), "DROP DATABASE;\n"
+        )
+        dropped.append(path.name)
+    return dropped
 
 
 def _database_name(test_name: str) -> str:
@@ -66,9 +126,11 @@ def firebird(test_name: str) -> Target:
     (``.ci/ensure-firebird.sh`` installs and starts it)."""
     with socket.create_connection(("127.0.0.1", FIREBIRD_PORT), timeout=5):
         pass
-    return Target.parse(
-        f"firebird://SYSDBA@localhost/{FIREBIRD_DIR}/{_database_name(test_name)}.fdb"
-    )
+    return _firebird_target(_database_name(test_name))
+
+
+def _firebird_target(name: str) -> Target:
+    return Target.parse(f"firebird://SYSDBA@localhost/{FIREBIRD_DIR}/{name}.fdb")
 
 
 def options(**values: Any) -> argparse.Namespace:

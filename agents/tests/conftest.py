@@ -2,14 +2,20 @@
 
 The databases are expected (CI starts them); a test that cannot reach one
 fails rather than skips, so a green run means the engines were really driven.
-Every pytest-xdist worker (and every run, given ``$BENCHHUB_TEST_DB_PREFIX``)
-works in databases of its own: see ``_databases.database_name``.
+Every pytest-xdist worker of every run works in databases of its own (see
+``_databases.database_name``) and drops them when its session ends, failed or not.
 """
 
 from __future__ import annotations
 
 import pytest
-from _databases import MYSQL_SERVER, PG_SERVER, database_name
+from _databases import MYSQL_SERVER, PG_SERVER, database_name, drop_own_databases
+
+
+def pytest_sessionfinish(session) -> None:
+    """Runs after the last test whatever its outcome (and after an interrupt): the
+    databases and Firebird files this worker made go, another run's stay."""
+    drop_own_databases()
 
 
 @pytest.fixture(scope="session")

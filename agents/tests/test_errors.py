@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,9 @@ def run(benchmark: str, dsn: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def unprivileged() -> dict[str, str]:
+def unprivileged() -> Iterator[dict[str, str]]:
     """DSNs of a user that may connect to a database of ours but create nothing there."""
     import psycopg
-    import pymysql
 
     pg_database = database_name("privileges")
     _connections.ensure_database(Target.parse(f"{PG_SERVER}/{pg_database}"))
@@ -63,17 +63,31 @@ def unprivileged() -> dict[str, str]:
             conn.execute(f"CREATE ROLE {NO_PRIVILEGES} LOGIN")
     maria_database = database_name("privileges")
     _connections.ensure_database(Target.parse(f"{MYSQL_SERVER}/{maria_database}"))
+    as_mariadb_root(
+        f"CREATE USER IF NOT EXISTS '{NO_PRIVILEGES}'@'%' IDENTIFIED BY 'pw'",
+        f"GRANT SELECT ON `{maria_database}`.* TO '{NO_PRIVILEGES}'@'%'",
+    )
+    try:
+        yield {
+            "postgresql": f"postgresql://{NO_PRIVILEGES}@127.0.0.1:5432/{pg_database}",
+            "mariadb": f"mysql://{NO_PRIVILEGES}:pw@127.0.0.1:3306/{maria_database}",
+        }
+    finally:
+        # The user and the role serve every run; the grant is this run's, and MariaDB
+        # keeps it after the database is dropped (conftest.py drops the databases).
+        as_mariadb_root(f"REVOKE ALL PRIVILEGES ON `{maria_database}`.* FROM '{NO_PRIVILEGES}'@'%'")
+
+
+def as_mariadb_root(*statements: str) -> None:
+    import pymysql
+
     conn = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
     try:
         with conn.cursor() as cur:
-            cur.execute(f"CREATE USER IF NOT EXISTS '{NO_PRIVILEGES}'@'%' IDENTIFIED BY 'pw'")
-            cur.execute(f"GRANT SELECT ON `{maria_database}`.* TO '{NO_PRIVILEGES}'@'%'")
+            for statement in statements:
+                cur.execute(statement)
     finally:
         conn.close()
-    return {
-        "postgresql": f"postgresql://{NO_PRIVILEGES}@127.0.0.1:5432/{pg_database}",
-        "mariadb": f"mysql://{NO_PRIVILEGES}:pw@127.0.0.1:3306/{maria_database}",
-    }
 
 
 # --- PostgreSQL ----------------------------------------------------------------

@@ -16,32 +16,28 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 
-import psycopg
 import pytest
 
 from benchhub.accounts.services import api_token_create
 from benchhub.results.models import Run
 from benchhub.results.noise import CLIENT_BOUND
+from tests.agent.databases import measured_database
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="the scheduler's per-thread statistics are Linux's"
 )
 
 
-def bench_dsn() -> str:
-    prefix = os.environ.get("BENCHHUB_TEST_DB_PREFIX", "").lower()
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    name = f"{prefix}bh_{worker}_client_bound_e2e"
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
-        if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            c.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql://postgres@127.0.0.1:5432/{name}"
+@pytest.fixture
+def bench_dsn(django_db_setup) -> Iterator[str]:
+    with measured_database("client_bound_e2e") as dsn:
+        yield dsn
 
 
 def saturated_share() -> float:
@@ -64,7 +60,9 @@ def saturated_share() -> float:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_engines_cpu_reaches_the_server_and_a_saturated_one_is_flagged(live_server, alice):
+def test_the_engines_cpu_reaches_the_server_and_a_saturated_one_is_flagged(
+    live_server, alice, bench_dsn
+):
     from benchhub_agent import document, upload
     from benchhub_agent.benchmarks import tpcb
     from benchhub_agent.benchmarks.base import SilentProgress, Target
@@ -73,7 +71,7 @@ def test_the_engines_cpu_reaches_the_server_and_a_saturated_one_is_flagged(live_
         clients=[2], duration=1.0, warmup=0.2, repeat=1, scale=1, load_engine="agent",
         transactions=None, pin=None, keep=False,
     )  # fmt: skip
-    result = tpcb.run(Target.parse(bench_dsn()), options, SilentProgress())
+    result = tpcb.run(Target.parse(bench_dsn), options, SilentProgress())
     measured = document.agent_document(
         document_uuid=str(uuid.uuid4()),
         result=result,

@@ -9,32 +9,22 @@ with that run and with the community baseline the server computed.
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Iterator
 
-import psycopg
 import pytest
 
 from benchhub.accounts.services import api_token_create
 from benchhub.baselines.services import baselines_refresh
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
+from tests.agent.databases import measured_database
 from tests.agent.test_outbox_e2e import agent
 
 
-def bench_database() -> str:
-    """This run's and this xdist worker's own database (as agents/tests/_databases.py names)."""
-    prefix = os.environ.get("BENCHHUB_TEST_DB_PREFIX", "").lower()
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    return f"{prefix}bh_{worker}_like_e2e"
-
-
-@pytest.fixture(scope="module")
-def bench_dsn() -> str:
-    name = bench_database()
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
-        if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            c.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql://postgres@127.0.0.1:5432/{name}"
+@pytest.fixture
+def bench_dsn(django_db_setup) -> Iterator[str]:
+    with measured_database("like_e2e") as dsn:
+        yield dsn
 
 
 @pytest.mark.django_db(transaction=True)

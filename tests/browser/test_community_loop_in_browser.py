@@ -11,18 +11,18 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection
 from playwright.sync_api import Browser, Page, expect
 
 from benchhub.accounts.roles import role_grant
 from benchhub.moderation.models import AuditEntry
 from benchhub.results.models import Submission
+from tests.agent.databases import measured_database
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,13 +32,10 @@ PASSWORD = "a long enough passphrase 42"
 
 
 @pytest.fixture
-def bench_dsn() -> str:
+def bench_dsn(django_db_setup) -> Iterator[str]:
     """A database of this suite's own for the agent to measure in."""
-    name = f"{connection.settings_dict['NAME']}_bench"
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
-        if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            c.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql://postgres@127.0.0.1:5432/{name}"
+    with measured_database("bench") as dsn:
+        yield dsn
 
 
 def shoot(page: Page, name: str) -> None:
