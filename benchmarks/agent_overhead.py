@@ -61,7 +61,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from benchhub_agent import db, sysinfo
 from benchhub_agent.benchmarks import _connections as dbc
@@ -189,31 +191,59 @@ def pgbench_environment(target: Target) -> dict[str, str]:
 def compare(args: argparse.Namespace, target: Target) -> bool:
     script = Path(tempfile.mkdtemp()) / "select_update.sql"
     script.write_text(PGBENCH_SCRIPT)
+
+    def measure(clients: int, round_: int) -> Round:
+        # Interleaved, so drift of the machine touches both alike; each after a
+        # checkpoint, so neither runs into one or into WAL files still to be created.
+        checkpoint(target)
+        agent = agent_tps(target, clients, args.duration, args.warmup, args.client_loop)
+        checkpoint(target)
+        return Round(agent, pgbench_tps(target, script, clients, args.duration, args.warmup))
+
     # Each table names its benchmark: the select-update and tpcb tables have the same
     # columns, and without a title the second read as the first printed twice.
-    print("select-update: agent against pgbench -M prepared -f (the same transaction)")
-    print(f"{'clients':>7} {'agent tps':>10} {'pgbench tps':>12} {'ratio':>6} {'target':>7}")
+    return comparison_table(
+        "select-update: agent against pgbench -M prepared -f (the same transaction)",
+        "pgbench",
+        args,
+        measure,
+    )
+
+
+class Round(NamedTuple):
+    """One round of a comparison: the agent's tps, the native tool's, and for tpcb the
+    CPU share of the agent's busiest worker process."""
+
+    agent: float
+    native: float
+    busiest_cpu: float | None = None
+
+
+def comparison_table(
+    title: str, tool: str, args: argparse.Namespace, measure: Callable[[int, int], Round]
+) -> bool:
+    """Print one comparison: for each of ``args.clients``, ``args.rounds`` rounds of
+    ``measure(clients, round)``, the medians of the agent's and ``tool``'s tps and of
+    their ratios against TARGET; whether every client count met it."""
+    print(title)
+    heading = f"{tool} tps"
+    width = len(heading) + 1
+    print(f"{'clients':>7} {'agent tps':>10} {heading:>{width}} {'ratio':>6} {'target':>7}")
     met = True
     for clients in args.clients:
-        agent, pgbench, ratios = [], [], []
-        for _ in range(args.rounds):
-            # Interleaved, so drift of the machine touches both alike; each after a
-            # checkpoint, so neither runs into one or into WAL files still to be created.
-            checkpoint(target)
-            a = agent_tps(target, clients, args.duration, args.warmup, args.client_loop)
-            checkpoint(target)
-            p = pgbench_tps(target, script, clients, args.duration, args.warmup)
-            agent.append(a)
-            pgbench.append(p)
-            ratios.append(a / p)
+        rounds = [measure(clients, round_) for round_ in range(args.rounds)]
+        ratios = [r.agent / r.native for r in rounds]
         ratio = statistics.median(ratios)
         met = met and ratio >= TARGET
         verdict = "ok" if ratio >= TARGET else "MISSED"
+        cpu = [r.busiest_cpu for r in rounds if r.busiest_cpu is not None]
+        busiest = f"   agent's busiest worker {max(cpu):.0f} % CPU" if cpu else ""
         print(
-            f"{clients:>7} {statistics.median(agent):>10.0f} {statistics.median(pgbench):>12.0f} "
+            f"{clients:>7} {statistics.median(r.agent for r in rounds):>10.0f} "
+            f"{statistics.median(r.native for r in rounds):>{width}.0f} "
             f"{ratio:>6.2f} {TARGET:>5.2f} {verdict}   rounds: "
             + " ".join(f"{r:.2f}" for r in ratios)
-            + f"   {load_average()}",
+            + f"{busiest}   {load_average()}",
             flush=True,
         )
     return met
@@ -312,36 +342,22 @@ def compare_select_update_mysql(args: argparse.Namespace, target: Target) -> boo
     script = Path(tempfile.mkdtemp()) / "select_update.lua"
     script.write_text(SYSBENCH_SELECT_UPDATE)
     driver = dbc.mysql_driver(args.mysql_driver)
-    print(
-        f"select-update on {target.engine}: agent ({driver}) against sysbench "
-        "(the same transaction)"
-    )
-    print(f"{'clients':>7} {'agent tps':>10} {'sysbench tps':>13} {'ratio':>6} {'target':>7}")
-    met = True
+
+    def measure(clients: int, round_: int) -> Round:
+        agent = agent_tps(target, clients, args.duration, args.warmup, "threads", driver)
+        select_update.reset_table(target)
+        return Round(agent, sysbench_tps(target, script, clients, 0, args))
+
     try:
-        for clients in args.clients:
-            agent, other, ratios = [], [], []
-            for _ in range(args.rounds):
-                a = agent_tps(target, clients, args.duration, args.warmup, "threads", driver)
-                select_update.reset_table(target)
-                o = sysbench_tps(target, script, clients, 0, args)
-                agent.append(a)
-                other.append(o)
-                ratios.append(a / o)
-            ratio = statistics.median(ratios)
-            met = met and ratio >= TARGET
-            verdict = "ok" if ratio >= TARGET else "MISSED"
-            print(
-                f"{clients:>7} {statistics.median(agent):>10.0f} "
-                f"{statistics.median(other):>13.0f} {ratio:>6.2f} {TARGET:>5.2f} "
-                f"{verdict}   rounds: "
-                + " ".join(f"{r:.2f}" for r in ratios)
-                + f"   {load_average()}",
-                flush=True,
-            )
+        return comparison_table(
+            f"select-update on {target.engine}: agent ({driver}) against sysbench "
+            "(the same transaction)",
+            "sysbench",
+            args,
+            measure,
+        )
     finally:
         dbc.remove_own_objects(target, select_update.NAME, select_update.OWN_TABLES)
-    return met
 
 
 def compare_tpcb_mysql(args: argparse.Namespace, target: Target) -> bool:
@@ -352,45 +368,32 @@ def compare_tpcb_mysql(args: argparse.Namespace, target: Target) -> bool:
     if args.rounds == 0:
         return True
     driver = dbc.mysql_driver(args.mysql_driver)
-    print(f"tpcb on {target.engine} at scale {args.tpcb_scale}: agent ({driver}) against sysbench")
-    print(f"{'clients':>7} {'agent tps':>10} {'sysbench tps':>13} {'ratio':>6} {'target':>7}")
-    met = True
+
+    def measure(clients: int, round_: int) -> Round:
+        tpcb._prepare_repetition(target)
+        histogram, _, cpu = tpcb.run_agent_load(
+            target,
+            clients,
+            args.tpcb_scale,
+            args.warmup,
+            args.duration,
+            round_,
+            args.mysql_driver,
+        )
+        tpcb._prepare_repetition(target)
+        native = sysbench_tps(target, script, clients, args.tpcb_scale, args)
+        return Round(histogram.count / args.duration, native, cpu)
+
     try:
-        for clients in args.clients:
-            agent, other, ratios = [], [], []
-            busiest = 0.0
-            for round_ in range(args.rounds):
-                tpcb._prepare_repetition(target)
-                histogram, _, cpu = tpcb.run_agent_load(
-                    target,
-                    clients,
-                    args.tpcb_scale,
-                    args.warmup,
-                    args.duration,
-                    round_,
-                    args.mysql_driver,
-                )
-                busiest = max(busiest, cpu)
-                a = histogram.count / args.duration
-                tpcb._prepare_repetition(target)
-                o = sysbench_tps(target, script, clients, args.tpcb_scale, args)
-                agent.append(a)
-                other.append(o)
-                ratios.append(a / o)
-            ratio = statistics.median(ratios)
-            met = met and ratio >= TARGET
-            verdict = "ok" if ratio >= TARGET else "MISSED"
-            print(
-                f"{clients:>7} {statistics.median(agent):>10.0f} "
-                f"{statistics.median(other):>13.0f} {ratio:>6.2f} {TARGET:>5.2f} "
-                f"{verdict}   rounds: "
-                + " ".join(f"{r:.2f}" for r in ratios)
-                + f"   agent's busiest worker {busiest:.0f} % CPU   {load_average()}",
-                flush=True,
-            )
+        return comparison_table(
+            f"tpcb on {target.engine} at scale {args.tpcb_scale}: agent ({driver}) "
+            "against sysbench",
+            "sysbench",
+            args,
+            measure,
+        )
     finally:
         drop_tpcb_tables(args, target)
-    return met
 
 
 def compare_tpcb(args: argparse.Namespace, target: Target) -> bool:
@@ -399,41 +402,27 @@ def compare_tpcb(args: argparse.Namespace, target: Target) -> bool:
     tpcb_tables(args, workspace)
     if args.rounds == 0:
         return True
-    print(f"tpcb on postgresql at scale {args.tpcb_scale}: agent against pgbench -b tpcb-like")
-    print(f"{'clients':>7} {'agent tps':>10} {'pgbench tps':>12} {'ratio':>6} {'target':>7}")
-    met = True
+
+    def measure(clients: int, round_: int) -> Round:
+        tpcb._prepare_repetition(workspace)
+        checkpoint(target)
+        histogram, _, cpu = _tpcb_event_loop.run_load(
+            workspace, clients, args.tpcb_scale, args.warmup, args.duration, round_
+        )
+        tpcb._prepare_repetition(workspace)
+        checkpoint(target)
+        native = pgbench_tps(workspace, None, clients, args.duration, args.warmup)
+        return Round(histogram.count / args.duration, native, cpu)
+
     try:
-        for clients in args.clients:
-            agent, pgbench, ratios = [], [], []
-            busiest = 0.0
-            for round_ in range(args.rounds):
-                tpcb._prepare_repetition(workspace)
-                checkpoint(target)
-                histogram, _, cpu = _tpcb_event_loop.run_load(
-                    workspace, clients, args.tpcb_scale, args.warmup, args.duration, round_
-                )
-                busiest = max(busiest, cpu)
-                a = histogram.count / args.duration
-                tpcb._prepare_repetition(workspace)
-                checkpoint(target)
-                p = pgbench_tps(workspace, None, clients, args.duration, args.warmup)
-                agent.append(a)
-                pgbench.append(p)
-                ratios.append(a / p)
-            ratio = statistics.median(ratios)
-            met = met and ratio >= TARGET
-            verdict = "ok" if ratio >= TARGET else "MISSED"
-            print(
-                f"{clients:>7} {statistics.median(agent):>10.0f} "
-                f"{statistics.median(pgbench):>12.0f} {ratio:>6.2f} {TARGET:>5.2f} "
-                f"{verdict}   rounds: "
-                + " ".join(f"{r:.2f}" for r in ratios)
-                + f"   agent's busiest worker {busiest:.0f} % CPU   {load_average()}",
-                flush=True,
-            )
+        return comparison_table(
+            f"tpcb on postgresql at scale {args.tpcb_scale}: agent against pgbench -b tpcb-like",
+            "pgbench",
+            args,
+            measure,
+        )
     finally:
         drop_tpcb_tables(args, target)
-    return met
 
 
 def process_tree(root: int) -> list[int]:
