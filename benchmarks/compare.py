@@ -405,13 +405,13 @@ def plan(query: dict) -> str:
     from django.db import connection, transaction
 
     from benchhub.comparisons import selectors
-    from benchhub.comparisons.in_database import WORK_MEM, cells_statement
+    from benchhub.comparisons.in_database import cells_statement, settings_statement
     from benchhub.comparisons.query import comparison_query_parse
 
     parsed = comparison_query_parse({k: [v] for k, v in query.items()})
     sql, params = cells_statement(selectors._measurements(AnonymousUser(), parsed), parsed)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        cursor.execute(settings_statement())
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS OFF) " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 

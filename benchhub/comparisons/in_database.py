@@ -23,9 +23,14 @@ of the filters), so the database groups by plain text. The embedded
 default (SQLite) aggregates in Python with the same rules;
 tests/comparisons/test_database_aggregation.py runs both on the same data.
 
-The statement needs more than PostgreSQL's default 4 MB of work memory
-for a large comparison (the per-cell arrays); it sets ``WORK_MEM`` for its
-own transaction only.
+The statement runs under ``SETTINGS``, for its own transaction only: more
+than PostgreSQL's default 4 MB of work memory for a large comparison (the
+per-cell arrays), and parallel workers for the scan and joins of a large
+one. At the default costs the planner never splits the scan here; with
+these, cases 1 and 2 of benchmarks/compare.py (148,000 and 74,000
+measurements) are read by two processes and case 3 (55,000, most of its
+time in Python) is not. The aggregate stays in the leader (array_agg has
+no parallel form before PostgreSQL 16). docs/performance.md has the figures.
 """
 
 from __future__ import annotations
@@ -52,6 +57,22 @@ from benchhub.results.filters import PARAM_NAME
 from benchhub.results.points import point_from_key
 
 WORK_MEM = "64MB"
+SETTINGS = {
+    "work_mem": WORK_MEM,
+    # PostgreSQL's defaults: 1000 and 0.1.
+    "parallel_setup_cost": "100",
+    "parallel_tuple_cost": "0.01",
+}
+
+
+def settings_statement() -> str:
+    """``SETTINGS`` for the current transaction only, in one round trip
+    (SET LOCAL takes a statement per setting)."""
+    return "SELECT " + ", ".join(
+        f"set_config('{name}', '{value}', true)" for name, value in SETTINGS.items()
+    )
+
+
 # A cell of more measurements than this many times VERDICT_RUNS groups only
 # the runs whose sample key falls below a cutoff that leaves about as many
 # measurements (the first VERDICT_RUNS runs in sample order are among them
@@ -186,7 +207,7 @@ def cells_in_postgresql(
     # No savepoint inside a caller's transaction: the setting then lasts
     # until that transaction ends, which is harmless, and costs no round trip.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        cursor.execute(settings_statement())
         cursor.execute(*cells_statement(queryset, query, mixed=check_parameters))
         rows = cursor.fetchall()
         if any(row[-1] and len(row[7] or ()) < aggregation.VERDICT_RUNS for row in rows):

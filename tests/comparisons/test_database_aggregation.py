@@ -9,6 +9,7 @@ import json
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db import transaction
 
 from benchhub.comparisons import aggregation, in_database, selectors
 from benchhub.comparisons.aggregation import cells_from_rows
@@ -235,3 +236,75 @@ def _close(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
     return a == b
+
+
+def _current_settings(cursor) -> tuple[str, str, str]:
+    cursor.execute(
+        "SELECT current_setting('work_mem'), current_setting('parallel_setup_cost'), "
+        "current_setting('parallel_tuple_cost')"
+    )
+    return cursor.fetchone()
+
+
+@pytest.mark.django_db(transaction=True)  # the statement's own transaction, not the test's
+def test_the_cells_statement_runs_under_its_settings_and_they_end_with_it(varied):
+    from django.db import connection
+
+    params = {"benchmark": "select-update", "metric": "throughput", "x": "param.point"}
+    query = comparison_query_parse({key: [value] for key, value in params.items()})
+    seen = []
+
+    def look(execute, sql, params, many, context):
+        if "percentile_cont" in sql:  # the cells statement: what it runs under
+            seen.append(_current_settings(context["cursor"].cursor))
+        return execute(sql, params, many, context)
+
+    with connection.cursor() as cursor:
+        before = _current_settings(cursor)
+    with connection.execute_wrapper(look):
+        cells_in_postgresql(selectors._measurements(AnonymousUser(), query), query)
+    with connection.cursor() as cursor:
+        after = _current_settings(cursor)
+
+    assert seen == [("64MB", "100", "0.01")]
+    assert before == after == ("4MB", "1000", "0.1")  # PostgreSQL's defaults, as configured
+
+
+@pytest.mark.parametrize("given", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
+def test_a_parallel_plan_computes_the_same_cells(varied, given, monkeypatch):
+    """Workers hand the leader the rows in no fixed order: nothing the
+    statement sends back may depend on it. Tiny tables made parallel here,
+    the leader only gathering."""
+    from django.db import connection
+
+    monkeypatch.setattr(
+        in_database,
+        "SETTINGS",
+        {
+            **in_database.SETTINGS,
+            "parallel_setup_cost": "0",
+            "parallel_tuple_cost": "0",
+            "min_parallel_table_scan_size": "0",
+            "min_parallel_index_scan_size": "0",
+            "parallel_leader_participation": "off",
+            # the tiny tables' plan: index scans in nested loops, never parallel
+            "enable_indexscan": "off",
+            "enable_bitmapscan": "off",
+            "enable_nestloop": "off",
+        },
+    )
+    params = {"benchmark": "select-update", "metric": "throughput", **given}
+    query = comparison_query_parse({key: [value] for key, value in params.items()})
+    user = AnonymousUser()
+    with connection.cursor() as cursor, transaction.atomic():
+        cursor.execute(in_database.settings_statement())
+        sql, sql_params = in_database.cells_statement(selectors._measurements(user, query), query)
+        cursor.execute("EXPLAIN " + sql, sql_params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Gather" in plan, plan  # the statement below is read by workers
+
+    in_sql = cells_in_postgresql(selectors._measurements(user, query), query)
+    in_python = cells_from_rows(query, selectors._rows(user, query))
+
+    assert in_sql.stats
+    assert_same_cells(in_sql, in_python)
