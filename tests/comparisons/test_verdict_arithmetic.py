@@ -155,6 +155,27 @@ def test_u_in_the_middle_of_its_distribution_has_p_one_not_more():
     assert (result.u, result.exact, result.p_value) == (2, True, 1.0)
 
 
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct values", "ties"])
+def test_u_counts_the_pairs_the_first_sample_wins_in_any_order(ties):
+    """U of x is how many (x, y) pairs x wins, a tie counting half, whatever
+    the order the samples come in (unsorted, skewed, negative)."""
+    rng = random.Random(41)
+    for _ in range(200):
+        n1, n2 = rng.randint(1, 40), rng.randint(1, 40)
+        if ties:
+            x = [float(rng.randint(-3, 3)) for _ in range(n1)]
+            y = [float(rng.randint(-3, 3)) for _ in range(n2)]
+        else:
+            values = rng.sample(range(-(10**6), 10**6), n1 + n2)
+            x, y = [v**3 / 7 for v in values[:n1]], [v**3 / 7 for v in values[n1:]]
+        wins = sum((a > b) + (a == b) / 2 for a in x for b in y)
+        result = mann_whitney_u(x, y)
+        assert result.u == wins
+        assert result.exact == (not ties and min(n1, n2) <= 8)
+        if ties and len(set(x + y)) == 1:
+            assert result.p_value == 1.0
+
+
 # --- the verdict's branches at their edges ------------------------------------------
 
 
