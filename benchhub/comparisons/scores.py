@@ -80,6 +80,9 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
         for point in series.points
     }
     reference_has = {x for x in operations if (reference, x) in medians}
+    # The reference's runs' totals over each set of common operations: the
+    # same for every series that has all of the reference's operations.
+    reference_totals: dict[tuple[Any, ...], list[RunValues]] = {}
     rows = []
     for series in comparison.series:
         if series.label == reference:
@@ -98,7 +101,11 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
         )
         totals = None
         if metric.unit in ADDITIVE_UNITS and common:
-            totals = _totals(comparison, medians, series.label, reference, common)
+            reference_runs = reference_totals.get(tuple(common))
+            if reference_runs is None:
+                reference_runs = _run_totals(comparison, reference, common)
+                reference_totals[tuple(common)] = reference_runs
+            totals = _totals(comparison, medians, series.label, reference, common, reference_runs)
         rows.append(
             SummaryRow(
                 label=series.label,
@@ -120,13 +127,14 @@ def _totals(
     label: str,
     reference: str,
     common: list[Any],
+    reference_runs: list[RunValues],
 ) -> Totals:
     value = math.fsum(medians[label, x] for x in common)
     reference_value = math.fsum(medians[reference, x] for x in common)
     query = comparison.query
     judged = verdict(
         _run_totals(comparison, label, common),
-        _run_totals(comparison, reference, common),
+        reference_runs,
         direction=query.metric.direction,
         minimum_effect=query.minimum_effect,
     )
@@ -137,12 +145,10 @@ def _totals(
 def _run_totals(comparison: Comparison, label: str, common: list[Any]) -> list[RunValues]:
     """Each run's own total over the common operations, for the runs that
     ran all of them (a run missing one has no comparable total)."""
-    per_run: dict[int, dict[Any, float]] = {}
-    for x in common:
+    per_run: dict[int, list[float]] = {}
+    for x in common:  # a cell's runs are keyed by run: one value per run and operation
         for run_id, run in comparison.cell_runs.get((label, x), {}).items():
-            per_run.setdefault(run_id, {})[x] = run.value
+            per_run.setdefault(run_id, []).append(run.value)
     return [
-        RunValues(math.fsum(values.values()))
-        for values in per_run.values()
-        if len(values) == len(common)
+        RunValues(math.fsum(values)) for values in per_run.values() if len(values) == len(common)
     ]

@@ -119,3 +119,25 @@ def test_a_numeric_sweep_has_no_combined_score(anonymous_api, bob):
     ).json()
 
     assert body["summary"] == []
+
+
+def test_each_series_totals_are_judged_against_the_reference_over_its_own_operations(
+    anonymous_api, bob
+):
+    """ext2 never ran alter_table, xfs ran everything exactly as ufs: xfs's
+    total is the reference's over all five operations, not over ext2's four."""
+    for jitter in (0.0, 0.1, -0.1, 0.05):
+        runs = {op: v + jitter for op, v in UFS.items()}
+        sql_bench(bob, "UFS2", runs)
+        sql_bench(bob, "xfs", runs)
+        sql_bench(bob, "ext2", {op: UFS[op] * 1.5 + jitter for op in ZFS_FACTORS})
+
+    summary = {row["label"]: row for row in anonymous_api.get(URL, QUERY).json()["summary"]}
+
+    assert list(summary) == ["ext2", "xfs"]  # ext2's four operations judged first
+    assert summary["ext2"]["operations"] == 4
+    assert summary["ext2"]["totals"]["verdict"]["verdict"] == "worse"
+    assert summary["xfs"]["operations"] == 5
+    assert summary["xfs"]["totals"]["reference"] == pytest.approx(41 + 5 * 0.025)  # medians
+    assert summary["xfs"]["totals"]["verdict"]["verdict"] == "within noise"
+    assert summary["xfs"]["totals"]["verdict"]["p_value"] == 1.0
