@@ -279,3 +279,28 @@ def test_the_page_reads_in_a_few_queries_whatever_the_size(
         )
 
     assert embedded_json(response.content.decode(), "comparison-data")["series"]
+
+
+def test_each_table_cell_shows_value_spread_and_verdict_or_a_dash(client, bob):
+    for jitter in (0, 10, -10, 5):
+        store(bob, sweep_document({1: 300.0 + jitter, 20: 1500.0 + jitter}))
+        store(bob, sweep_document({1: 200.0 + jitter}, database=MARIADB))
+
+    page = client.get(f"{PAGE}?{THROUGHPUT}&reference=postgresql").content.decode()
+
+    table = page[page.index('id="comparison-table"') : page.index("</table>")]
+    cells = re.findall(r'<td class="number">(.*?)</td>', table, re.S)
+    # by row (clients 1, then 20), the reference's column first
+    assert cells[0] == (
+        '<span class="value">100</span> <span class="absolute">302.5&nbsp;tx/s</span> '
+        '<span class="n">n=4, 290\u2013310</span>'
+    )
+    assert re.fullmatch(
+        r'<span class="value">66\.9421</span> <span class="absolute">202\.5&nbsp;tx/s</span> '
+        r'<span class="n">n=4, 190\u2013210</span> <span class="verdict verdict-worse" '
+        r'title="mann-whitney-u, p = 0\.0286; ratio 0\.6694, 95 % interval [0-9.]+ to [0-9.]+">'
+        r"▼ worse</span>",
+        cells[1],
+    ), cells[1]
+    assert cells[2].startswith('<span class="value">100</span>')
+    assert cells[3] == '<span class="missing" title="no measurement">\u2014</span>'

@@ -1,10 +1,15 @@
-"""Filters for the comparison page. They return plain text: autoescape applies."""
+"""Filters for the comparison page. They return plain text: autoescape
+applies. ``comparison_cell`` returns a table cell's HTML, escaped by
+format_html: a comparison of operations has hundreds of cells, and the
+template language took 60 ms to render them (benchmarks/compare.py, case 3)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from benchhub.comparisons.verdicts import Verdict
 
@@ -71,3 +76,37 @@ def verdict_detail(verdict: Verdict) -> str:
 @register.filter
 def percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
+
+
+_MISSING = mark_safe('<span class="missing" title="no measurement">\u2014</span>')
+
+
+@register.simple_tag
+def comparison_cell(point: Any, reference: Any, unit: str) -> SafeString:
+    """The inside of a comparison table's cell: the value (relative to the
+    reference, with the absolute value beside it, when there is one), n and
+    the range, and the verdict; a dash where the series has no value."""
+    if not point:
+        return _MISSING
+    if reference:
+        value = format_html(
+            '<span class="value">{}</span> <span class="absolute">{}&nbsp;{}</span>',
+            figure(point.relative),
+            figure(point.value),
+            unit,
+        )
+    else:
+        value = format_html('<span class="value">{}</span>', figure(point.value))
+    spread = f", {figure(point.min)}\u2013{figure(point.max)}" if point.n > 1 else ""  # en dash
+    html = format_html('{} <span class="n">n={}{}</span>', value, point.n, spread)
+    if point.verdict:
+        verdict = point.verdict
+        html = format_html(
+            '{} <span class="verdict {}" title="{}">{} {}</span>',
+            html,
+            verdict_class(verdict),
+            verdict_detail(verdict),
+            verdict_mark(verdict),
+            verdict.verdict,
+        )
+    return html
