@@ -1,0 +1,68 @@
+"""Every column a filter matches case-insensitively has statistics on its
+UPPER() (results migration 0008): without them PostgreSQL takes such a
+condition to keep 0.5 % of the rows and plans a comparison as if it read a
+handful of runs."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from benchhub.results.filters import RUN_FIELDS
+from benchhub.results.models import DatabaseServer, Run
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="statistics on expressions are PostgreSQL's"
+)
+
+
+def _column(path: str) -> tuple[str, str]:
+    """RUN_FIELDS' path from Run → (table, column)."""
+    model = Run
+    *relations, name = path.split("__")
+    for relation in relations:
+        model = model._meta.get_field(relation).related_model
+    return model._meta.db_table, model._meta.get_field(name).column
+
+
+CASE_INSENSITIVE = sorted(
+    _column(path) for path, lookup in RUN_FIELDS.values() if lookup.startswith("i")
+)
+
+
+def test_every_case_insensitive_filter_column_has_statistics_on_its_upper(db):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT stxrelid::regclass::text, pg_get_statisticsobjdef_expressions(oid)::text "
+            "FROM pg_statistic_ext"
+        )
+        kept = {(table, expressions) for table, expressions in cursor.fetchall()}
+
+    assert len(CASE_INSENSITIVE) == 14
+    missing = [
+        (table, column)
+        for table, column in CASE_INSENSITIVE
+        if (table, f"{{upper(({column})::text)}}") not in kept
+    ]
+    assert missing == []
+
+
+def test_the_planner_counts_a_case_insensitive_match_as_it_is(db):
+    # Half of the servers have the profile, spelled as people type it.
+    for index in range(40):
+        DatabaseServer.objects.create(
+            digest=f"{index:064d}",
+            engine="mariadb",
+            version="10.11.9",
+            version_major="10.11",
+            config_profile="my-huge.cnf" if index % 2 else f"profile-{index}",
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE results_databaseserver")
+        cursor.execute(
+            "EXPLAIN (FORMAT JSON) SELECT * FROM results_databaseserver "
+            "WHERE UPPER(config_profile::text) = UPPER('My-Huge.cnf')"
+        )
+        (plan,) = cursor.fetchone()
+
+    assert plan[0]["Plan"]["Plan Rows"] == 20  # not 1 (0.5 % of 40)
