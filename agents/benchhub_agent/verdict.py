@@ -107,7 +107,7 @@ def verdict(
     # which is linear on sorted input
     x = sorted(run.value for run in candidate)
     y = sorted(run.value for run in reference)
-    ratio = ratio_of(statistics.median(x), statistics.median(y))
+    ratio = ratio_of(_median_of_sorted(x), _median_of_sorted(y))
     if ratio is None:
         return insufficient()  # a ratio to zero, or beyond a double, says nothing
     if len(candidate) >= MIN_RUNS_FOR_U and len(reference) >= MIN_RUNS_FOR_U:
@@ -124,6 +124,15 @@ def verdict(
     p_value = min(1.0, (2 * far + 1) / (len(ratios) + 1))
     low, high = _finite(_quantile(ratios, 0.025)), _finite(_quantile(ratios, 0.975))
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+
+
+def _median_of_sorted(ordered: Sequence[float]) -> float:
+    """statistics.median of values already in order, without sorting them
+    again: the middle one, or the mean of the two middle ones."""
+    n = len(ordered)
+    if n % 2:
+        return ordered[n // 2]
+    return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
 def ratio_of(numerator: float, denominator: float) -> float | None:
@@ -239,7 +248,7 @@ def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | N
         lo = ordered[max(0, math.floor(n / 2 - half_width))]
         hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
         spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
-        return math.log(statistics.median(ordered)), spread**2
+        return math.log(_median_of_sorted(ordered)), spread**2
 
     mx, vx = log_median_and_variance(x)
     my, vy = log_median_and_variance(y)

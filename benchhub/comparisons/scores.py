@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from benchhub.comparisons.aggregation import Comparison, verdict_reference
@@ -145,10 +146,13 @@ def _totals(
 def _run_totals(comparison: Comparison, label: str, common: list[Any]) -> list[RunValues]:
     """Each run's own total over the common operations, for the runs that
     ran all of them (a run missing one has no comparable total)."""
-    per_run: dict[int, list[float]] = {}
-    for x in common:  # a cell's runs are keyed by run: one value per run and operation
-        for run_id, run in comparison.cell_runs.get((label, x), {}).items():
-            per_run.setdefault(run_id, []).append(run.value)
-    return [
-        RunValues(math.fsum(values)) for values in per_run.values() if len(values) == len(common)
-    ]
+    cells = [comparison.cell_runs.get((label, x), {}) for x in common]
+    complete = set(cells[0]).intersection(*cells[1:])
+    # The order the runs had before (a bootstrap's draws depend on it): as
+    # they first appear, which for a complete run is in the first cell.
+    order = [run_id for run_id in cells[0] if run_id in complete]
+    columns = [list(map(cell.__getitem__, order)) for cell in cells]
+    return [RunValues(math.fsum(map(_VALUE, runs))) for runs in zip(*columns, strict=True)]
+
+
+_VALUE = attrgetter("value")
