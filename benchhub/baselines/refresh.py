@@ -101,7 +101,39 @@ def mark_runs(runs: Iterable[tuple[int, str]], now: dt.datetime) -> bool:
             [item for run in runs for item in (*run, stamp)]
             + [item for key in keys for item in (key, stamp, None)],
         )
-        return _queue_needed(cursor.fetchall(), now)
+        return queue_needed(cursor.fetchall(), now)
+
+
+# The marks of runs that the same statement inserts (PostgreSQL): two CTEs
+# to append to a WITH that has a CTE {runs} of (id, fingerprint), with the
+# stamp as the parameter %(marked_at)s. The same upserts as mark_runs; the
+# key marks' rows (inserted, claimed_at) are what queue_needed takes. The
+# upload stores its rows and their marks in one statement this way
+# (results/services.py).
+MARK_INSERTED_RUNS = """
+dirty_run AS (
+    INSERT INTO {run_table} (run_id, fingerprint, marked_at)
+    SELECT id, fingerprint, %(marked_at)s FROM {runs} ORDER BY id
+    ON CONFLICT (run_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
+        marked_at = EXCLUDED.marked_at
+), dirty_key AS (
+    INSERT INTO {key_table} (fingerprint, marked_at, rebuild_at)
+    SELECT DISTINCT fingerprint, %(marked_at)s, NULL::timestamptz FROM {runs}
+    ORDER BY fingerprint
+    ON CONFLICT (fingerprint) DO UPDATE SET marked_at = EXCLUDED.marked_at
+    RETURNING (xmax = 0) AS inserted, claimed_at
+)"""
+
+
+def mark_inserted_runs_sql(runs: str) -> str:
+    """MARK_INSERTED_RUNS over the CTE named ``runs``: it defines the CTE
+    ``dirty_key``, whose rows tell queue_needed whether to queue a refresh."""
+    quote = connection.ops.quote_name
+    return MARK_INSERTED_RUNS.format(
+        run_table=quote(DirtyRun._meta.db_table),
+        key_table=quote(DirtyKey._meta.db_table),
+        runs=runs,
+    )
 
 
 # xmax = 0 marks a row this statement inserted rather than updated.
@@ -111,7 +143,9 @@ _KEY_UPSERT = (
 )
 
 
-def _queue_needed(rows: list[tuple[bool, dt.datetime | None]], now: dt.datetime) -> bool:
+def queue_needed(rows: list[tuple[bool, dt.datetime | None]], now: dt.datetime) -> bool:
+    """Whether key marks' rows (inserted, claimed_at) call for a refresh: a
+    new mark, or one held by an expired claim."""
     stale = now - CLAIM_EXPIRY
     return any(inserted or (claimed and claimed < stale) for inserted, claimed in rows)
 
@@ -131,7 +165,7 @@ def mark_keys(keys: list[str], now: dt.datetime, *, rebuild: bool = False) -> bo
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(_KEY_UPSERT.format(table=table, values=values, update=update), params)
-            return _queue_needed(cursor.fetchall(), now)
+            return queue_needed(cursor.fetchall(), now)
         cursor.execute(
             f"INSERT INTO {table} (fingerprint, marked_at, rebuild_at) VALUES {values} "  # noqa: S608 -- only the table name is interpolated
             f"ON CONFLICT (fingerprint) DO UPDATE SET {update}",

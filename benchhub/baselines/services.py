@@ -36,6 +36,13 @@ def baselines_mark_dirty(
     now = timezone.now()
     queue = mark_runs(runs, now)
     queue = mark_keys(sorted(set(fingerprints)), now) or queue
+    baselines_runs_marked(queue=queue)
+
+
+def baselines_runs_marked(*, queue: bool) -> None:
+    """The runs of an upload were marked by the upload's own statement
+    (refresh.mark_inserted_runs_sql; ``queue`` from refresh.queue_needed):
+    queue the refresh as baselines_mark_dirty does."""
     if queue or settings.CELERY_TASK_ALWAYS_EAGER:
         # In-process (no worker), every change runs one bounded round: a
         # key re-marked while marked queues nothing on a broker, since a

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import uuid as uuid_module
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -10,10 +12,10 @@ from typing import Any, TypeVar
 from benchhub_agent.schema import DocumentError, benchmark_catalog, parse_time
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import JSONField
-from django.db.models.expressions import RawSQL
+from django.utils import timezone
 
-from benchhub.baselines.services import baselines_mark_dirty
+from benchhub.baselines.refresh import mark_inserted_runs_sql, queue_needed
+from benchhub.baselines.services import baselines_mark_dirty, baselines_runs_marked
 from benchhub.moderation.aliases import alias_map, aliases_apply
 from benchhub.moderation.services import submission_arrived
 from benchhub.results.comparability import (
@@ -161,64 +163,86 @@ def _store(
     status: str,
 ) -> tuple[Submission, tuple[Run, ...]]:
     source = document["source"]
-    submission = Submission.objects.create(
+    submission = Submission(
         uuid=submission_uuid,
         submitter=submitter,
         source=source["kind"],
         status=status,
         schema_version=int(document["schema"]),  # 1.0 passes the schema's const 1
         content_digest=digest,
-        # On PostgreSQL the digest's JSON text is stored as it is: jsonb keeps
-        # no key order nor spacing, so it is the same value, and the document
-        # (up to megabytes) is not serialized a second time.
-        document=RawSQL("%s::jsonb", (canonical,), output_field=JSONField())
-        if connection.vendor == "postgresql"
-        else document,
+        document=document,
         tool=source.get("tool", ""),
         tool_version=source.get("tool_version", ""),
         command=source.get("command", ""),
         citation=source.get("citation"),
         note=source.get("note", ""),
     )
-    submission.document = document  # not the expression it was stored by
     used = {run["benchmark"] for run in document["runs"]}
-    metrics = {
-        (m.benchmark.name, m.name): m
-        for m in Metric.objects.filter(benchmark__name__in=used).select_related("benchmark")
-    }
-    benchmarks = {m.benchmark.name: m.benchmark for m in metrics.values()}
-    measurements = []
-    runs = []
+    metrics = _metric_ids(used)
     aliases = alias_map()
-    for position, run_doc in enumerate(document["runs"]):
-        run = _run_create(submission, position, run_doc, document, benchmarks, aliases)
-        runs.append(run)
-        for m in run_doc["measurements"]:
-            measurements.append(
-                (
-                    run.pk,
-                    metrics[(run.benchmark.name, m["metric"])].pk,
-                    m.get("parameters", {}),
-                    m["value"],
-                    m.get("samples", []),
-                    m.get("approximate", False),
-                    m.get("note", ""),
-                    parameter_keys(m.get("parameters", {})),
-                )
-            )
+    runs = [
+        _run_new(position, run_doc, document, metrics, aliases)
+        for position, run_doc in enumerate(document["runs"])
+    ]
+    measurements = [
+        (
+            position,
+            metrics[(run_doc["benchmark"], m["metric"])][0],
+            m.get("parameters", {}),
+            m["value"],
+            m.get("samples", []),
+            m.get("approximate", False),
+            m.get("note", ""),
+            parameter_keys(m.get("parameters", {})),
+        )
+        for position, run_doc in enumerate(document["runs"])
+        for m in run_doc["measurements"]
+    ]
     names = _parameter_names(measurements, runs)
     if connection.vendor == "postgresql":
-        _insert_measurements_postgresql(measurements, names)
+        _insert_postgresql(submission, canonical, runs, measurements, names)
     else:
-        _insert_measurements(measurements)
+        submission.save(force_insert=True)
+        for run in runs:
+            run.submission = submission
+            run.save(force_insert=True)
+        ids = [run.pk for run in runs]
+        _insert_measurements([(ids[row[0]], *row[1:]) for row in measurements])
         MetricParameter.objects.bulk_create(
             [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in names],
             ignore_conflicts=True,
         )
-    # Pending results are scored against the approved baseline too, so that
-    # a moderator sees an outlier before approving it.
-    baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
+        # Pending results are scored against the approved baseline too, so
+        # that a moderator sees an outlier before approving it.
+        baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
     return submission, tuple(runs)
+
+
+_METRIC_IDS = """
+SELECT b.name, m.name, m.id, b.id
+FROM {metric} m JOIN {benchmark} b ON b.id = m.benchmark_id
+WHERE b.name IN ({names})
+"""
+
+
+def _metric_ids(benchmarks: set[str]) -> dict[tuple[str, str | None], tuple[int, int]]:
+    """(benchmark name, metric name) → (metric id, benchmark id) of the
+    catalog's metrics of these benchmarks, and (benchmark name, None) →
+    (benchmark id, benchmark id). Raw SQL of fixed text: the ORM compiled
+    this query anew for every upload."""
+    quote = connection.ops.quote_name
+    statement = _METRIC_IDS.format(
+        metric=quote(Metric._meta.db_table),
+        benchmark=quote(Benchmark._meta.db_table),
+        names=", ".join(["%s"] * len(benchmarks)),
+    )
+    found: dict[tuple[str, str | None], tuple[int, int]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(statement, sorted(benchmarks))
+        for benchmark, metric, metric_id, benchmark_id in cursor.fetchall():
+            found[(benchmark, metric)] = (metric_id, benchmark_id)
+            found[(benchmark, None)] = (benchmark_id, benchmark_id)
+    return found
 
 
 def _parameter_names(
@@ -226,13 +250,14 @@ def _parameter_names(
 ) -> set[tuple[int, str, str]]:
     """The metrics' parameter names /compare/ offers (MetricParameter) that
     this document uses: (metric id, scope, name); stored by one insert that
-    leaves those already known as they are."""
-    run_keys = {run.pk: run.parameter_keys for run in runs}
+    leaves those already known as they are. ``measurements`` give their
+    run's position first."""
     names = set()
-    for run_id, metric_id, *_, keys in measurements:
+    for position, metric_id, *_, keys in measurements:
         names.update((metric_id, MetricParameter.Scope.POINT.value, name) for name in keys)
         names.update(
-            (metric_id, MetricParameter.Scope.RUN.value, name) for name in run_keys[run_id]
+            (metric_id, MetricParameter.Scope.RUN.value, name)
+            for name in runs[position].parameter_keys
         )
     return names
 
@@ -250,47 +275,177 @@ _MEASUREMENT_COLUMNS = (
 _JSON_COLUMNS = (2, 4, 7)
 
 
-# PostgreSQL: the measurements travel as one JSON array of rows (one
-# json.dumps, in C) and the statement's text is the same for every upload,
-# so psycopg parses it once and caches it. A multi-row VALUES list had a
-# text per row count, too long for psycopg's cache: it was re-parsed on
-# every upload, 432 placeholders for a sweep of 54 measurements
-# (docs/performance.md, "Ingest, 2026-11-25 afternoon"). The parameter names
-# go in the same statement.
-_MEASUREMENTS_FROM_JSON = """
-WITH stored AS (
-    INSERT INTO {measurement} ({columns})
-    SELECT {columns}
-    FROM json_to_recordset(%s::json) AS m(
-        run_id bigint, metric_id bigint, parameters jsonb, value double precision,
+# PostgreSQL: a document is stored by one statement of fixed text (psycopg
+# parses it once and caches it): the submission, its runs, their
+# measurements, the metrics' parameter names and the runs' baseline marks
+# (baselines/refresh.py). Rows travel as JSON arrays (one json.dumps, in
+# C). Through the ORM these were five statements, two of them compiled anew
+# for every upload; a multi-row VALUES list had a text per row count, too
+# long for psycopg's cache (docs/performance.md, "Ingest, 2026-11-25").
+_SUBMISSION_COLUMNS = (
+    "uuid",
+    "submitter_id",
+    "source",
+    "status",
+    "status_reason",
+    "status_before_hidden",
+    "schema_version",
+    "content_digest",
+    "document",
+    "tool",
+    "tool_version",
+    "command",
+    "citation",
+    "note",
+    "created_at",
+)
+# Each with its type in the JSON rows; submission_id comes from the INSERT.
+_RUN_COLUMNS = (
+    ("position", "integer"),
+    ("benchmark_id", "bigint"),
+    ("benchmark_version", "text"),
+    ("parameters", "jsonb"),
+    ("repetitions", "integer"),
+    ("started_at", "timestamptz"),
+    ("ended_at", "timestamptz"),
+    ("note", "text"),
+    ("hardware_id", "bigint"),
+    ("storage_id", "bigint"),
+    ("os_id", "bigint"),
+    ("server_id", "bigint"),
+    ("client_id", "bigint"),
+    ("fingerprint", "text"),
+    ("fingerprint_version", "integer"),
+    ("parameter_keys", "jsonb"),
+    ("noise", "text"),
+    ("repetition_cv", "double precision"),
+    ("load_engine_cpu", "double precision"),
+)
+_DOCUMENT_INSERT = """
+WITH submission AS (
+    INSERT INTO {submission} ({submission_columns})
+    VALUES ({submission_values})
+    RETURNING id
+), run AS (
+    INSERT INTO {run} (submission_id, {run_columns})
+    SELECT submission.id, {run_columns}
+    FROM submission, json_to_recordset(%(runs)s::json) AS r({run_types})
+    ORDER BY position
+    RETURNING id, position, fingerprint
+), run_ids AS (
+    SELECT array_agg(id ORDER BY position) AS ids FROM run
+), measurement AS (
+    INSERT INTO {measurement} (run_id, {measurement_columns})
+    SELECT run_ids.ids[m.position + 1], {measurement_columns}
+    FROM run_ids, json_to_recordset(%(measurements)s::json) AS m(
+        position integer, metric_id bigint, parameters jsonb, value double precision,
         samples jsonb, approximate boolean, note text, parameter_keys jsonb
     )
-)
-INSERT INTO {parameter} (metric_id, scope, name)
-SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[])
-ON CONFLICT DO NOTHING
+), parameter_name AS (
+    INSERT INTO {parameter} (metric_id, scope, name)
+    SELECT * FROM unnest(%(name_metrics)s::bigint[], %(name_scopes)s::text[],
+                         %(name_names)s::text[])
+    ON CONFLICT DO NOTHING
+), {marks}
+SELECT (SELECT id FROM submission), (SELECT ids FROM run_ids),
+       (SELECT array_agg(inserted) FROM dirty_key),
+       (SELECT array_agg(claimed_at) FROM dirty_key)
 """
 
 
-def _insert_measurements_postgresql(
-    rows: list[tuple[Any, ...]], names: set[tuple[int, str, str]]
-) -> None:
-    """A document's measurements and the parameter names they use, in one
-    statement. JSON values go in as JSON text, exactly as JSONField's
-    adapter writes them (json.dumps); numbers as json.dumps writes a float
-    (its shortest exact form), which PostgreSQL reads back to the same
-    double. Non-finite numbers never get here (bounds_errors)."""
+@functools.cache
+def _document_insert() -> str:
     quote = connection.ops.quote_name
-    statement = _MEASUREMENTS_FROM_JSON.format(
+    measurement_columns = ", ".join(_MEASUREMENT_COLUMNS[1:])
+    return _DOCUMENT_INSERT.format(
+        submission=quote(Submission._meta.db_table),
+        submission_columns=", ".join(_SUBMISSION_COLUMNS),
+        submission_values=", ".join(
+            f"%({c})s::jsonb" if c in ("document", "citation") else f"%({c})s"
+            for c in _SUBMISSION_COLUMNS
+        ),
+        run=quote(Run._meta.db_table),
+        run_columns=", ".join(name for name, _ in _RUN_COLUMNS),
+        run_types=", ".join(f"{name} {kind}" for name, kind in _RUN_COLUMNS),
         measurement=quote(Measurement._meta.db_table),
+        measurement_columns=measurement_columns,
         parameter=quote(MetricParameter._meta.db_table),
-        columns=", ".join(_MEASUREMENT_COLUMNS),
+        marks=mark_inserted_runs_sql("run"),
     )
-    data = json.dumps([dict(zip(_MEASUREMENT_COLUMNS, row, strict=True)) for row in rows])
+
+
+def _insert_postgresql(
+    submission: Submission,
+    canonical: str,
+    runs: list[Run],
+    measurements: list[tuple[Any, ...]],
+    names: set[tuple[int, str, str]],
+) -> None:
+    """The document in one statement (_DOCUMENT_INSERT); ``submission`` and
+    ``runs`` get their ids as if saved. JSON values go in as JSON text,
+    exactly as JSONField's adapter writes them (json.dumps); numbers as
+    json.dumps writes a float (its shortest exact form), which PostgreSQL
+    reads back to the same double. Non-finite numbers of the document never
+    get here (bounds_errors); a run's coefficient of variation may overflow
+    to infinity, which goes as the text PostgreSQL reads it from."""
+    now = timezone.now()
+    submission.created_at = now
+    params: dict[str, Any] = {
+        column: getattr(submission, column)
+        for column in _SUBMISSION_COLUMNS
+        if column not in ("document", "citation")
+    }
+    # On PostgreSQL the digest's JSON text is stored as it is: jsonb keeps
+    # no key order nor spacing, so it is the same value, and the document
+    # (up to megabytes) is not serialized a second time.
+    params["document"] = canonical
+    params["citation"] = None if submission.citation is None else json.dumps(submission.citation)
+    params["runs"] = json.dumps([_run_row(run) for run in runs])
+    params["measurements"] = json.dumps(
+        [dict(zip(_MEASUREMENT_JSON_KEYS, row, strict=True)) for row in measurements]
+    )
     ordered = sorted(names)  # rows of one metric locked in one order by every upload
-    columns = [[name[i] for name in ordered] for i in range(3)]
+    params["name_metrics"], params["name_scopes"], params["name_names"] = (
+        [name[i] for name in ordered] for i in range(3)
+    )
+    params["marked_at"] = now
     with connection.cursor() as cursor:
-        cursor.execute(statement, [data, *columns])
+        cursor.execute(_document_insert(), params)
+        submission_id, run_ids, inserted, claimed = cursor.fetchone()
+    _stored(submission, submission_id)
+    for run, run_id in zip(runs, run_ids, strict=True):
+        run.submission = submission
+        _stored(run, run_id)
+    # Pending results are scored against the approved baseline too, so that
+    # a moderator sees an outlier before approving it.
+    baselines_runs_marked(queue=queue_needed(list(zip(inserted, claimed, strict=True)), now))
+
+
+_MEASUREMENT_JSON_KEYS = ("position", *_MEASUREMENT_COLUMNS[1:])
+
+
+def _run_row(run: Run) -> dict[str, Any]:
+    """The run's values as the ORM would write them: each field prepares
+    its own (an integer the document gave as 62.0 is stored as 62)."""
+    row = {name: field.get_prep_value(getattr(run, name)) for name, field in _run_fields().items()}
+    for name in ("started_at", "ended_at"):
+        if row[name] is not None:
+            row[name] = row[name].isoformat()
+    if row["repetition_cv"] is not None and not math.isfinite(row["repetition_cv"]):
+        row["repetition_cv"] = str(row["repetition_cv"])  # "inf": float8's input reads it
+    return row
+
+
+@functools.cache
+def _run_fields() -> dict[str, Any]:
+    return {name: Run._meta.get_field(name.removesuffix("_id")) for name, _ in _RUN_COLUMNS}
+
+
+def _stored(instance: Submission | Run, pk: int) -> None:
+    """The model instance as the ORM leaves one it has just inserted."""
+    instance.pk = pk
+    instance._state.adding = False
+    instance._state.db = connection.alias
 
 
 def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
@@ -324,18 +479,21 @@ def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
             )
 
 
-def _run_create(
-    submission: Submission,
+def _run_new(
     position: int,
     run_doc: dict[str, Any],
     document: dict[str, Any],
-    benchmarks: dict[str, Benchmark],
+    metrics: dict[tuple[str, str | None], tuple[int, int]],
     aliases: dict,
 ) -> Run:
+    """The run of ``run_doc``, not yet stored (its submission is not either),
+    with the ids of its dimensions (rows created where missing)."""
     environment = run_environment(document, run_doc)
     server = server_fields(environment["database"])
     client = client_fields(environment.get("client", {}))
-    benchmark = benchmarks[run_doc["benchmark"]]
+    # Only the id and name are read of it: the answer names the benchmark.
+    benchmark = Benchmark(pk=metrics[(run_doc["benchmark"], None)][0], name=run_doc["benchmark"])
+    benchmark._state.adding = False
     benchmark_version = run_doc.get("benchmark_version", "1")
     parameters = run_doc.get("parameters", {})
     started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")
@@ -358,8 +516,7 @@ def _run_create(
         samples=(m.get("samples") or () for m in run_doc["measurements"]),
         load_engine_cpu=run_doc.get("load_engine_cpu"),
     )
-    return Run.objects.create(
-        submission=submission,
+    return Run(
         position=position,
         benchmark=benchmark,
         benchmark_version=benchmark_version,

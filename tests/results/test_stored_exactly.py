@@ -6,6 +6,7 @@ benchhub/results/services.py that mutation testing found alive; docs/testing.md.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import statistics
 import uuid
 
@@ -14,8 +15,10 @@ from django.contrib.auth.models import User
 
 from benchhub.moderation.aliases import alias_map_forget
 from benchhub.moderation.models import AliasRule
+from benchhub.results import services
 from benchhub.results.comparability import run_fingerprint
-from benchhub.results.models import Benchmark, Measurement, Metric, Submission
+from benchhub.results.models import Benchmark, Measurement, Metric, Run, Submission
+from benchhub.results.noise import RunNoise
 from benchhub.results.services import (
     InvalidDocument,
     SubmissionConflict,
@@ -335,3 +338,61 @@ def test_measurement_values_text_and_json_survive_the_trip_exactly(bob):
     assert [s[0].hex() for s in stored] == [float(v).hex() for v in values]
     assert [s[1:4] for s in stored] == [(m["parameters"], m["samples"], note) for m in measurements]
     assert stored[0][4] == {"clients": "n:0", "mode": 's:for "update" ü\\', "pinned": "s:true"}
+
+
+def test_the_statement_that_stores_a_document_names_every_column_of_its_rows():
+    """On PostgreSQL a document is stored by one statement of raw SQL: a
+    field added to a model must be added there too (or it would be left to
+    a default the ORM never gives it)."""
+
+    def columns(model: type) -> set[str]:
+        return {field.column for field in model._meta.concrete_fields} - {"id"}
+
+    assert set(services._SUBMISSION_COLUMNS) == columns(Submission)
+    assert {name for name, _ in services._RUN_COLUMNS} | {"submission_id"} == columns(Run)
+    # The outlier score is the baselines' to set.
+    assert set(services._MEASUREMENT_COLUMNS) == columns(Measurement) - {"outlier_score"}
+
+
+def test_runs_and_measurements_are_stored_in_document_order(bob):
+    measurements = [
+        {"metric": metric, "value": i + 1.0, "parameters": {"clients": i}}
+        for i, metric in enumerate(["throughput", "latency_mean", "throughput", "latency_p99"])
+    ]
+    document = minimal_document(measurements=measurements)
+    document["runs"] = [
+        {**document["runs"][0], "parameters": {"transactions": n}} for n in (30, 10, 20)
+    ]
+
+    submission = submission_create(submitter=bob, document=document).submission
+
+    runs = list(submission.runs.order_by("id").values_list("position", "parameters"))
+    assert runs == [(0, {"transactions": 30}), (1, {"transactions": 10}), (2, {"transactions": 20})]
+    for run in submission.runs.all():
+        stored = run.measurements.order_by("id").values_list("metric__name", "value", "parameters")
+        assert list(stored) == [(m["metric"], m["value"], m["parameters"]) for m in measurements]
+
+
+def test_a_coefficient_of_variation_that_overflowed_is_stored_as_infinity(bob, monkeypatch):
+    """No catalog metric takes values of both signs today, so the spread of
+    valid samples cannot overflow; if one ever does, the run is stored with
+    an infinite coefficient (as the ORM stored it), not refused with a 500."""
+
+    def overflowing(**kwargs: object) -> RunNoise:
+        return RunNoise(("noisy",), math.inf, 3)
+
+    monkeypatch.setattr(services, "run_noise", overflowing)
+
+    run = submission_create(submitter=bob, document=minimal_document()).submission.runs.get()
+
+    assert Run.objects.get(pk=run.pk).repetition_cv == math.inf
+
+
+def test_an_integer_written_with_a_fraction_of_zero_is_stored_as_that_integer(bob):
+    """JSON Schema takes 62.0 for an integer; the run's repetitions are
+    stored as 62, as the ORM stored them (found by tests/test_api_fuzz.py)."""
+    document = minimal_document(repetitions=62.0)
+
+    run = submission_create(submitter=bob, document=document).submission.runs.get()
+
+    assert Run.objects.values_list("repetitions", flat=True).get(pk=run.pk) == 62
