@@ -1,6 +1,9 @@
 import datetime as dt
+import functools
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -18,6 +21,8 @@ from benchhub.accounts.services import (
 # Writing last_used_at on every request would turn each upload into two
 # writes; once a minute is precise enough to tell a user what is in use.
 _LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+
+User = get_user_model()
 
 
 def client_address(request) -> str:
@@ -48,20 +53,11 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed(
                 "Malformed Authorization header: expected 'Token <your API token>'."
             )
-        # digest is unique: one row per group of the user (one with none),
-        # so that the roles an upload asks about (is_trusted) cost no second
-        # query. No first(): its ORDER BY id cost more to compile than the
-        # lookup took.
-        rows = list(
-            ApiToken.objects.select_related("user")
-            .filter(digest=token_digest(secret), revoked_at__isnull=True)
-            .annotate(group_name=F("user__groups__name"))
-        )
-        token = rows[0] if rows else None
+        token, group_names = _token_with_user(token_digest(secret))
         if token is None or not token.user.is_active:
             auth_failure_record(address=address)
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
-        group_names_remember(token.user, (row.group_name for row in rows if row.group_name))
+        group_names_remember(token.user, group_names)
         now = timezone.now()
         if token.last_used_at is None or now - token.last_used_at > _LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
@@ -69,6 +65,73 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return "Token"
+
+
+def _token_with_user(digest: str) -> tuple[ApiToken | None, list[str]]:
+    """The unrevoked token of this digest with its user, and the user's
+    group names, read on every request: a revoked token or a deactivated
+    user is refused from the next request on, in every process.
+
+    digest is unique: one row per group of the user (one with none), so that
+    the roles an upload asks about (is_trusted) cost no second query. On
+    PostgreSQL the statement is raw SQL of fixed text: the ORM compiled the
+    same select_related join for every request, which cost more than
+    PostgreSQL's answer (docs/performance.md, Ingest). Elsewhere (SQLite
+    returns times as text, which the ORM converts) the ORM reads it."""
+    if connection.vendor != "postgresql":
+        rows = list(
+            ApiToken.objects.select_related("user")
+            .filter(digest=digest, revoked_at__isnull=True)
+            .annotate(group_name=F("user__groups__name"))
+        )
+        names = [row.group_name for row in rows if row.group_name]
+        return (rows[0] if rows else None), names
+    with connection.cursor() as cursor:
+        cursor.execute(_token_statement(), [digest])
+        rows = cursor.fetchall()
+    if not rows:
+        return None, []
+    token_fields, user_fields = _token_fields()
+    first = rows[0]
+    token = ApiToken.from_db(connection.alias, token_fields, first[: len(token_fields)])
+    token.user = User.from_db(connection.alias, user_fields, first[len(token_fields) : -1])
+    return token, [row[-1] for row in rows if row[-1]]
+
+
+@functools.cache
+def _token_fields() -> tuple[list[str], list[str]]:
+    return (
+        [field.attname for field in ApiToken._meta.concrete_fields],
+        [field.attname for field in User._meta.concrete_fields],
+    )
+
+
+_LOOKUP_BY_DIGEST = """
+SELECT {token_columns}, {user_columns}, g.name
+FROM {token} t
+JOIN {user} u ON u.id = t.user_id
+LEFT JOIN {membership} ug ON ug.user_id = u.id
+LEFT JOIN {group} g ON g.id = ug.group_id
+WHERE t.digest = %s AND t.revoked_at IS NULL
+"""
+
+
+@functools.cache
+def _token_statement() -> str:
+    quote = connection.ops.quote_name
+    groups = User._meta.get_field("groups")
+
+    def columns(model: type, alias: str) -> str:
+        return ", ".join(f"{alias}.{quote(f.column)}" for f in model._meta.concrete_fields)
+
+    return _LOOKUP_BY_DIGEST.format(
+        token_columns=columns(ApiToken, "t"),
+        user_columns=columns(User, "u"),
+        token=quote(ApiToken._meta.db_table),
+        user=quote(User._meta.db_table),
+        membership=quote(groups.remote_field.through._meta.db_table),
+        group=quote(groups.related_model._meta.db_table),
+    )
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):

@@ -1,11 +1,15 @@
 import io
 
 import pytest
+from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from benchhub.accounts.auth import ApiTokenAuthentication
 from benchhub.accounts.models import ApiToken
+from benchhub.accounts.roles import user_roles
 from benchhub.accounts.services import api_token_create, token_digest
 
 
@@ -60,3 +64,51 @@ def test_a_malformed_header_says_what_is_expected(db):
 
     assert response.status_code == 401
     assert "expected 'Token <your API token>'" in response.json()["error"]["message"]
+
+
+def test_a_token_revoked_after_use_is_refused_on_the_next_request(alice):
+    token, secret = api_token_create(user=alice, name="laptop")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    assert client.get("/api/v1/submissions/").status_code == 200
+
+    ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+
+    assert client.get("/api/v1/submissions/").status_code == 401
+
+
+def test_a_deactivated_users_token_is_refused_on_the_next_request(alice):
+    _, secret = api_token_create(user=alice, name="laptop")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    assert client.get("/api/v1/submissions/").status_code == 200
+
+    User.objects.filter(pk=alice.pk).update(is_active=False)
+
+    response = client.get("/api/v1/submissions/")
+    assert response.status_code == 401
+    assert response.json()["error"]["message"] == "Invalid or revoked API token."
+
+
+def test_the_token_brings_its_whole_user_and_the_users_groups(alice):
+    """One statement reads the token, its user and the user's groups: every
+    field as the ORM would read it."""
+    alice.first_name, alice.email, alice.is_staff = "Alice", "alice@example.org", True
+    alice.last_login = timezone.now()
+    alice.save()
+    for name in ("trusted submitters", "moderators"):
+        alice.groups.add(Group.objects.get_or_create(name=name)[0])
+    token, secret = api_token_create(user=alice, name="laptop")
+    request = RequestFactory().get("/", HTTP_AUTHORIZATION=f"Token {secret}")
+    stored = ApiToken.objects.get(pk=token.pk)  # before its use is noted
+
+    user, authenticated = ApiTokenAuthentication().authenticate(request)
+
+    def fields(instance) -> dict:
+        return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.fields}
+
+    assert fields(user) == fields(User.objects.get(pk=alice.pk))
+    assert fields(authenticated) == fields(stored)
+    assert authenticated.user is user
+    assert user._benchhub_groups == {"trusted submitters", "moderators"}
+    assert user_roles(user) == ["submitter", "trusted", "moderator"]
