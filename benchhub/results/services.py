@@ -189,7 +189,7 @@ def _store(
             position,
             metrics[(run_doc["benchmark"], m["metric"])][0],
             m.get("parameters", {}),
-            m["value"],
+            m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
             m.get("samples", []),
             m.get("approximate", False),
             m.get("note", ""),
@@ -511,10 +511,17 @@ def _run_new(
             for key, (model, values) in described.items()
         }
     )
+    load_engine_cpu = run_doc.get("load_engine_cpu")
+    if load_engine_cpu is not None:
+        # -0.0 (it passes a minimum of 0) is stored as 0.0 on both databases:
+        # SQLite's REAL drops the sign, and so did the ORM on PostgreSQL (the
+        # literal -0.0 it sent is a numeric), but float8 read from the JSON
+        # rows of _insert_postgresql keeps it. Adding 0.0 drops it (IEEE).
+        load_engine_cpu += 0.0
     noise = run_noise(
         repetitions=run_doc.get("repetitions"),
         samples=(m.get("samples") or () for m in run_doc["measurements"]),
-        load_engine_cpu=run_doc.get("load_engine_cpu"),
+        load_engine_cpu=load_engine_cpu,
     )
     return Run(
         position=position,
@@ -525,7 +532,7 @@ def _run_new(
         repetitions=run_doc.get("repetitions", 1),
         noise=noise.stored,
         repetition_cv=noise.cv,
-        load_engine_cpu=run_doc.get("load_engine_cpu"),
+        load_engine_cpu=load_engine_cpu,
         started_at=parse_time(started_at) if started_at else None,
         ended_at=parse_time(ended_at) if ended_at else None,
         note=run_doc.get("note", ""),

@@ -6,6 +6,7 @@ benchhub/results/services.py that mutation testing found alive; docs/testing.md.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import statistics
 import uuid
@@ -396,3 +397,27 @@ def test_an_integer_written_with_a_fraction_of_zero_is_stored_as_that_integer(bo
     run = submission_create(submitter=bob, document=document).submission.runs.get()
 
     assert Run.objects.values_list("repetitions", flat=True).get(pk=run.pk) == 62
+
+
+def test_a_negative_zero_is_stored_as_zero_as_sqlite_and_the_orm_store_it(alice_api):
+    """-0.0 passes a minimum of 0 (it equals 0). SQLite's REAL stores it as
+    0.0, and so did the ORM on PostgreSQL (psycopg sends it as the literal
+    -0.0, a numeric, which has no negative zero); float8 read from JSON text
+    keeps the sign, and the API would then answer -0.0 where the embedded
+    default answers 0.0."""
+    document = minimal_document(
+        load_engine_cpu=-0.0,
+        measurements=[{"metric": "throughput", "value": -0.0, "samples": [-0.0, 0.0]}],
+    )
+
+    response = alice_api.post(
+        "/api/v1/submissions/", data=json.dumps(document), content_type="application/json"
+    )
+
+    assert response.status_code == 201, response.json()
+    run_id = response.json()["runs"][0]["id"]
+    run = alice_api.get(f"/api/v1/runs/{run_id}/").json()
+    measurement = Measurement.objects.get(run_id=run_id)
+    stored = (Run.objects.get(pk=run_id).load_engine_cpu, measurement.value)
+    assert [math.copysign(1.0, number) for number in stored] == [1.0, 1.0]
+    assert run["load_engine_cpu"] == 0.0 and math.copysign(1.0, run["load_engine_cpu"]) == 1.0
