@@ -101,6 +101,20 @@ class Stack:
         )
         return json.loads(done.stdout)
 
+    def up(self) -> None:
+        """``up``; if a service fails to start, the failure carries every
+        service's last log lines (compose itself names only a container id,
+        and the teardown removes the container before anyone can look)."""
+        try:
+            self.run("up", "--detach", "--no-build", timeout=400)
+        except AssertionError as exc:
+            logs = subprocess.run(
+                [*self.compose, "logs", "--no-color", "--tail", "40"],
+                cwd=ROOT, env=self.environment, capture_output=True, text=True, timeout=120,
+                check=False,
+            )  # fmt: skip
+            pytest.fail(f"{exc}\n--- the services' logs ---\n{logs.stdout}{logs.stderr}")
+
     def wait_healthy(self, *services: str, limit: float = 240) -> None:
         deadline = time.monotonic() + limit
         states = {}
@@ -198,7 +212,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     try:
         stack.run("down", "--volumes", "--remove-orphans")  # a run killed before its teardown
         stack.run("build", "migrate", timeout=600)  # one image for the four app services
-        stack.run("up", "--detach", "--no-build", timeout=400)
+        stack.up()
         stack.wait_healthy("db", "redis", "web", "worker")
         migrate = stack.state("migrate")
         assert (migrate["Status"], migrate["ExitCode"]) == ("exited", 0)
@@ -310,7 +324,7 @@ def test_a_backup_restored_as_the_operations_guide_says_brings_back_what_it_held
             "exec", "-T", "db", "pg_restore", "-U", "benchhub", "-d", "benchhub",
             "--clean", "--if-exists", "--no-owner", stdin=backup,
         )  # fmt: skip
-    stack.run("up", "--detach", "--no-build", timeout=400)
+    stack.up()
     stack.wait_healthy("web", "worker")
 
     assert own_submissions(stack, token) == held  # the later upload is gone, the rest is back
