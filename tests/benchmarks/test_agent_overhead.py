@@ -8,6 +8,7 @@ import argparse
 import importlib.util
 import os
 
+import pytest
 from django.conf import settings
 
 _spec = importlib.util.spec_from_file_location(
@@ -59,3 +60,26 @@ def test_a_tpcb_table_against_sysbench_names_the_busiest_worker_and_a_miss(monke
         "   agent's busiest worker 88 % CPU   load 0.25",
     ]
     assert not met
+
+
+def test_no_rounds_measures_nothing_and_says_so(capsys):
+    # What a --rounds 0 run (filling tpcb's tables, --keep-tables) does with select-update,
+    # which has no tables to keep: it raised StatisticsError on the median of no rounds.
+    def measure(clients: int, round_: int):
+        raise AssertionError("measured with --rounds 0")
+
+    args = argparse.Namespace(clients=[1, 8, 32], rounds=0)
+    met = agent_overhead.comparison_table("the title", "pgbench", args, measure)
+
+    assert capsys.readouterr().out.splitlines() == ["the title", "not measured (--rounds 0)"]
+    assert met  # nothing missed: nothing was meant to be measured
+
+
+def test_negative_rounds_are_refused_naming_the_option(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["agent_overhead.py", "--rounds", "-1"])
+
+    with pytest.raises(SystemExit) as exit_:
+        agent_overhead.main()
+
+    assert exit_.value.code == 2
+    assert "--rounds -1: give 0 or more" in capsys.readouterr().err
