@@ -1,6 +1,10 @@
 """GET /healthz: whether this process can serve, for load balancers and
 container health checks. 200 when PostgreSQL answers, Redis answers (when
 REDIS_URL is set) and no migration is pending; 503 otherwise, saying which.
+Redis answering but refusing writes (full at maxmemory, a read-only replica)
+is 200 with the status "degraded", naming Redis and its error: the site
+serves through it (tests/deploy/test_faults.py), while tasks are not queued
+and rate limits are not counted until it takes writes again.
 No secret and no version in the answer: it is public."""
 
 from __future__ import annotations
@@ -42,11 +46,26 @@ def redis_check() -> dict[str, Any]:
         )
         try:
             client.ping()
+            refused = _write_refused(client)
         finally:
             client.close()
     except Exception as exc:
         return {"ok": False, "error": type(exc).__name__}
-    return {"ok": True, "ms": round((time.monotonic() - started) * 1000, 1)}
+    ms = round((time.monotonic() - started) * 1000, 1)
+    if refused:
+        return {"ok": False, "degraded": True, "writes": False, "error": refused, "ms": ms}
+    return {"ok": True, "ms": ms}
+
+
+def _write_refused(client: redis.Redis) -> str | None:
+    """The name of Redis's error when it refuses a write (OutOfMemoryError,
+    ReadOnlyError, MISCONF's ResponseError), None when it takes one. PING
+    answers either way."""
+    try:
+        client.set(f"{settings.CACHE_KEY_PREFIX}:healthz", 1, px=10_000)  # gone in 10 s
+    except redis.ResponseError as exc:
+        return type(exc).__name__
+    return None
 
 
 def migrations_check() -> dict[str, Any]:
@@ -71,8 +90,15 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "redis": redis_check(),
         "migrations": migrations_check(),
     }
-    healthy = all(check["ok"] for check in checks.values())
-    return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "checks": checks},
-        status=200 if healthy else 503,
-    )
+    failing = [name for name, check in checks.items() if not check["ok"]]
+    degraded = [name for name in failing if checks[name].get("degraded")]
+    if not failing:
+        status = "ok"
+    elif failing == degraded:
+        status = "degraded"  # still serving: a load balancer keeps sending requests
+    else:
+        status = "unavailable"
+    answer = {"status": status, "checks": checks}
+    if degraded:
+        answer["degraded"] = degraded
+    return JsonResponse(answer, status=503 if status == "unavailable" else 200)

@@ -136,6 +136,55 @@ def test_healthz_is_503_naming_redis_when_it_does_not_answer(db, fresh_health):
     assert response.json()["checks"]["postgresql"]["ok"] is True
 
 
+# Redis answering PING but refusing every write, as redis-server does it.
+WRITES_REFUSED = {
+    "out of memory": (
+        [("CONFIG", "SET", "maxmemory-policy", "noeviction"), ("CONFIG", "SET", "maxmemory", "1")],
+        "OutOfMemoryError",
+    ),
+    "read-only replica": ([("REPLICAOF", "127.0.0.1", "{nobody}")], "ReadOnlyError"),
+}
+
+
+@pytest.mark.parametrize("refusal", WRITES_REFUSED)
+def test_healthz_names_redis_as_degraded_but_stays_200_while_it_refuses_writes(
+    db, fresh_health, refusal
+):
+    refuse, error = WRITES_REFUSED[refusal]
+    with deploy_servers.private_redis() as redis_server:
+        for command in refuse:
+            redis_server.command(*(a.format(nobody=deploy_servers.free_port()) for a in command))
+        assert redis_server.command("PING")  # what the check asked alone, and got
+        with override_settings(REDIS_URL=redis_server.url):
+            response = Client().get("/healthz")
+
+    # The site serves without Redis's writes: a load balancer must keep it, and a
+    # reader of the answer must see what is wrong.
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["status"], body["degraded"]) == ("degraded", ["redis"])
+    redis_check = body["checks"]["redis"]
+    assert {k: redis_check[k] for k in ("ok", "degraded", "writes", "error")} == {
+        "ok": False,
+        "degraded": True,
+        "writes": False,
+        "error": error,
+    }
+    assert body["checks"]["postgresql"]["ok"] is True
+
+
+def test_a_failing_check_beside_a_degraded_redis_is_503(db, fresh_health, monkeypatch):
+    monkeypatch.setattr(
+        health, "redis_check", lambda: {"ok": False, "degraded": True, "error": "ReadOnlyError"}
+    )
+    monkeypatch.setattr(health, "migrations_check", lambda: {"ok": False, "pending": 1})
+
+    response = Client().get("/healthz")
+
+    assert response.status_code == 503
+    assert (response.json()["status"], response.json()["degraded"]) == ("unavailable", ["redis"])
+
+
 def test_healthz_is_503_with_a_pending_migration(db, fresh_health):
     with connection.cursor() as cursor:  # rolled back with the test
         cursor.execute(
