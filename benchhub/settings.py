@@ -210,6 +210,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "benchhub.baselines.tasks.baselines_recompute_all_task",
         "schedule": 24 * 3600.0,
     },
+    "moderation-alias-sweep": {
+        "task": "benchhub.moderation.tasks.alias_rules_apply_task",
+        # The stored rows of alias rules changed while the broker failed.
+        "schedule": float(envint("BENCHHUB_ALIAS_SWEEP_SECONDS", 300)),
+    },
     "moderation-autoflag": {
         "task": "benchhub.moderation.tasks.moderation_autoflag_task",
         "schedule": 60.0,

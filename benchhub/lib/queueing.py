@@ -4,7 +4,8 @@ An upload, an approval or an alias rule commits its data before it queues
 the task that follows it up. If the broker (Redis) fails then, the request
 must still answer for what it committed: the task is not queued and a warning
 names Redis's error; what the task would have done is left to what the caller
-keeps in PostgreSQL (the baselines' marks, which the sweep queues again).
+keeps in PostgreSQL (the baselines' dirty keys, the alias rules' marked fields),
+which beat's sweeps and a starting worker queue again.
 
 Whether Redis is away or answers with an error (OutOfMemoryError at maxmemory,
 ReadOnlyError on a replica), kombu retries the publish as Celery's retry policy

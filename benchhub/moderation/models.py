@@ -81,3 +81,27 @@ class AliasRule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dimension}.{self.field}: {self.from_value!r} → {self.to_value!r}"
+
+
+class AliasMark(models.Model):
+    """A field whose alias rules changed and whose stored rows are not all
+    normalized again yet. Written in the rule change's transaction and taken
+    off by the task that finishes the field (services.alias_rules_apply), so
+    that the work outlives a task the broker lost or never took: the next
+    task to run, whoever queued it (a rule change, beat's sweep, a starting
+    worker), does it."""
+
+    dimension = models.CharField(max_length=10, choices=AliasRule.Dimension.choices)
+    field = models.CharField(max_length=40)
+    marked_at = models.DateTimeField()
+    # The rows up to this id are normalized with the rules as they are now;
+    # a rule change of the field starts it again from 0.
+    done_to_id = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dimension", "field"], name="alias_mark_unique_field")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dimension}.{self.field} from id {self.done_to_id}"

@@ -16,12 +16,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.lib.queueing import task_queue
 from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
-from benchhub.moderation.models import AliasRule, AuditEntry
+from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry
 from benchhub.results.models import Run, Submission
 
 Action = AuditEntry.Action
@@ -295,50 +296,69 @@ def alias_rule_remove(*, actor: AbstractBaseUser, rule_id: int, reason: str = ""
 
 
 def _rules_changed(dimension: str, field: str) -> None:
+    """Mark the field in the rule change's transaction, and queue the task
+    that normalizes its stored rows once that commits. New uploads take the
+    rule at once; stored rows once a task takes the mark: this one, or, when
+    the broker fails, beat's sweep or a starting worker (the mark stays in
+    PostgreSQL until the field is done)."""
     from benchhub.moderation.tasks import alias_rules_apply_task
 
-    transaction.on_commit(alias_map_forget)
-    # The rule is committed and new uploads take it at once; with the broker
-    # failing, stored rows keep their old values until the next rule change of
-    # this field queues the task (it applies every rule from the raw strings).
-    transaction.on_commit(
-        lambda: task_queue(
-            alias_rules_apply_task,
-            dimension,
-            field,
-            left_to=f"the next alias rule change of {dimension}.{field}",
-        )
+    AliasMark.objects.bulk_create(
+        [AliasMark(dimension=dimension, field=field, marked_at=timezone.now(), done_to_id=0)],
+        update_conflicts=True,  # marked already: start again, with the new rules
+        unique_fields=["dimension", "field"],
+        update_fields=["marked_at", "done_to_id"],
     )
+    transaction.on_commit(alias_map_forget)
+    left_to = "the sweep (the mark stays in PostgreSQL)"
+    transaction.on_commit(lambda: task_queue(alias_rules_apply_task, left_to=left_to))
 
 
-def alias_rules_apply(*, dimension: str, field: str, after_id: int = 0) -> int | None:
-    """Normalize one batch of stored rows of ``dimension`` again from their
-    raw strings, with today's rules, from id ``after_id`` on; mark the
-    baselines of the runs on changed rows dirty. Returns the id to continue
-    after, or None when the table is done. Idempotent."""
+def alias_rules_apply() -> bool:
+    """Normalize one batch of stored rows of the field marked longest ago
+    again from their raw strings, with today's rules, and mark the baselines
+    of the runs on changed rows dirty; move its mark past the batch, or take
+    it off when the field is done. The mark is held locked meanwhile: one
+    process at a time works on a field, and a rule change of it waits for
+    the batch, then starts the field again. True while marks are left.
+    Idempotent: a batch done again (its worker died) changes nothing more."""
+    with transaction.atomic():
+        marks = AliasMark.objects.select_for_update(skip_locked=True)
+        mark = marks.order_by("marked_at", "pk").first()
+        if mark is None:
+            return False  # none, or each held by another process that goes on with it
+        next_id = _renormalize(mark.dimension, mark.field, after_id=mark.done_to_id)
+        if next_id is None:
+            mark.delete()
+        else:
+            AliasMark.objects.filter(pk=mark.pk).update(done_to_id=next_id)
+    return AliasMark.objects.exists()
+
+
+def _renormalize(dimension: str, field: str, *, after_id: int) -> int | None:
+    """One batch of ``dimension``'s rows from id ``after_id`` on; the id to go
+    on after, or None when the table is done."""
     spec = ALIASABLE[dimension, field]
     rules = _rules_from_database()
-    with transaction.atomic():
-        rows = list(
-            spec.model.objects.filter(pk__gt=after_id)
-            .order_by("pk")
-            .select_for_update()
-            .only("pk", field, spec.raw_field)[:ALIAS_BATCH]
+    rows = list(
+        spec.model.objects.filter(pk__gt=after_id)
+        .order_by("pk")
+        .select_for_update()
+        .only("pk", field, spec.raw_field)[:ALIAS_BATCH]
+    )
+    changed = []
+    for row in rows:
+        value = renormalized(dimension, field, getattr(row, spec.raw_field), rules)
+        if getattr(row, field) != value:
+            setattr(row, field, value)
+            changed.append(row)
+    spec.model.objects.bulk_update(changed, [field], batch_size=ALIAS_BATCH)
+    if changed:
+        baselines_mark_dirty(
+            fingerprints=Run.objects.filter(**{f"{dimension}__in": changed})
+            .values_list("fingerprint", flat=True)
+            .distinct()
         )
-        changed = []
-        for row in rows:
-            value = renormalized(dimension, field, getattr(row, spec.raw_field), rules)
-            if getattr(row, field) != value:
-                setattr(row, field, value)
-                changed.append(row)
-        spec.model.objects.bulk_update(changed, [field], batch_size=ALIAS_BATCH)
-        if changed:
-            relation = {"hardware": "hardware", "storage": "storage", "os": "os"}[dimension]
-            baselines_mark_dirty(
-                fingerprints=Run.objects.filter(**{f"{relation}__in": changed})
-                .values_list("fingerprint", flat=True)
-                .distinct()
-            )
     return rows[-1].pk if len(rows) == ALIAS_BATCH else None
 
 

@@ -25,7 +25,8 @@ from django.db import connection
 from benchhub.accounts.roles import role_grant
 from benchhub.accounts.services import api_token_create
 from benchhub.baselines.models import Baseline, DirtyKey
-from benchhub.results.models import Measurement, Run, Submission
+from benchhub.moderation.models import AliasMark
+from benchhub.results.models import Hardware, Measurement, Run, Submission
 from tests.deploy.agent import agent, agent_started, free_port, import_kept
 from tests.deploy.servers import (
     celery_worker_with_beat,
@@ -250,8 +251,9 @@ def test_requests_are_answered_while_redis_refuses_writes_and_baselines_catch_up
     refusal, alice, tmp_path
 ):
     """Redis answering but refusing every write (full, or a replica) is Redis away for
-    the requests: none answers 5xx, uploads and approvals keep their marks in PostgreSQL,
-    and the baselines catch up once Redis takes writes again."""
+    the requests: none answers 5xx, uploads, approvals and alias rules keep their marks in
+    PostgreSQL, and the baselines and the stored rows catch up once Redis takes writes
+    again."""
     refuse, undo, error = REFUSALS[refusal]
     _, token = api_token_create(user=alice, name="agent")
     moderator = User.objects.create_user("moderator", password="moderator-password")
@@ -263,6 +265,7 @@ def test_requests_are_answered_while_redis_refuses_writes_and_baselines_catch_up
             database_url_of_this_test(),
             redis_url=redis_server.url,
             BENCHHUB_BASELINES_SWEEP_SECONDS="1",
+            BENCHHUB_ALIAS_SWEEP_SECONDS="1",
             BH_TEST_TMP=str(tmp_path),
             # Counted in Redis on every API request (the other tests here turn them off).
             BENCHHUB_THROTTLE_ANON="1000/minute",
@@ -293,7 +296,11 @@ def test_requests_are_answered_while_redis_refuses_writes_and_baselines_catch_up
             alias_rule, _ = browser.request(
                 "POST",
                 "/moderation/dimensions/",
-                {"target": "hardware.cpu_vendor", "from_value": "AuthenticAMD", "to_value": "AMD"},
+                {
+                    "target": "hardware.cpu_vendor",
+                    "from_value": "amd",
+                    "to_value": "advanced micro devices",
+                },
             )
             approval = moderate(port, moderator_token, approved["uuid"], "approve")
             statuses = {
@@ -316,15 +323,22 @@ def test_requests_are_answered_while_redis_refuses_writes_and_baselines_catch_up
             }
             assert DirtyKey.objects.count() == 1  # the approval's mark, its refresh not queued
             assert not Baseline.objects.exists()
+            # The rule's mark, its task not queued: the stored rows keep the old value.
+            assert list(AliasMark.objects.values_list("dimension", "field")) == [
+                ("hardware", "cpu_vendor")
+            ]
+            assert set(Hardware.objects.values_list("cpu_vendor", flat=True)) == {"amd"}
 
             for command in undo:
                 redis_server.command(*command)
+            wait_for(lambda: not AliasMark.objects.exists(), 60, "the rule applied to stored rows")
             wait_for(
                 lambda: Baseline.objects.exists() and not DirtyKey.objects.exists(),
                 60,
                 "baselines caught up",
             )
     assert Submission.objects.count() == 1 + len(during)
+    assert set(Hardware.objects.values_list("cpu_vendor", flat=True)) == {"advanced micro devices"}
     warnings = log.read_text()
     # What went wrong is named: Redis's answer, for the cache and for the queue.
     for skipped in ("count", "add", "set"):
