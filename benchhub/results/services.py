@@ -180,10 +180,12 @@ def _store(
     used = {run["benchmark"] for run in document["runs"]}
     metrics = _metric_ids(used)
     aliases = alias_map()
-    runs = [
+    built = [
         _run_new(position, run_doc, document, metrics, aliases)
         for position, run_doc in enumerate(document["runs"])
     ]
+    runs = [run for run, _ in built]
+    dimensions_create([(run, *item) for run, missing in built for item in missing])
     measurements = [
         (
             position,
@@ -485,9 +487,10 @@ def _run_new(
     document: dict[str, Any],
     metrics: dict[tuple[str, str | None], tuple[int, int]],
     aliases: dict,
-) -> Run:
+) -> tuple[Run, list[tuple[str, type[Dimension], dict[str, Any]]]]:
     """The run of ``run_doc``, not yet stored (its submission is not either),
-    with the ids of its dimensions (rows created where missing)."""
+    with the ids of its dimensions already stored, and the (key, model,
+    values) of those that are not, for dimensions_create."""
     environment = run_environment(document, run_doc)
     server = server_fields(environment["database"])
     client = client_fields(environment.get("client", {}))
@@ -505,12 +508,12 @@ def _run_new(
         "client": (Client, client),
     }
     # Moderators' alias rules ("openzfs" is "zfs") apply after normalization.
-    ids = dimension_ids(
-        {
-            key: (model, aliases_apply(key, values, aliases))
-            for key, (model, values) in described.items()
-        }
-    )
+    wanted = {
+        key: (model, aliases_apply(key, values, aliases))
+        for key, (model, values) in described.items()
+    }
+    ids = dimension_ids(wanted)
+    missing = [(key, *wanted[key]) for key, pk in ids.items() if pk is None]
     load_engine_cpu = run_doc.get("load_engine_cpu")
     if load_engine_cpu is not None:
         # -0.0 (it passes a minimum of 0) is stored as 0.0 on both databases:
@@ -523,7 +526,7 @@ def _run_new(
         samples=(m.get("samples") or () for m in run_doc["measurements"]),
         load_engine_cpu=load_engine_cpu,
     )
-    return Run(
+    run = Run(
         position=position,
         benchmark=benchmark,
         benchmark_version=benchmark_version,
@@ -551,6 +554,7 @@ def _run_new(
         ),
         fingerprint_version=FINGERPRINT_VERSION,
     )
+    return run, missing
 
 
 D = TypeVar("D", bound=Dimension)
@@ -562,12 +566,14 @@ def dimension_get_or_create(model: type[D], values: dict[str, Any]) -> D:
     return row
 
 
-def dimension_ids(dimensions: dict[str, tuple[type[Dimension], dict[str, Any]]]) -> dict[str, int]:
-    """The id of the row of each described dimension, created if missing.
+def dimension_ids(
+    dimensions: dict[str, tuple[type[Dimension], dict[str, Any]]],
+) -> dict[str, int | None]:
+    """The id of the row of each described dimension, None where no row is
+    stored yet (dimensions_create makes those).
 
     Most uploads come from machines already described, so all rows are
-    looked up in one statement; only missing ones go through
-    dimension_get_or_create (and its handling of a concurrent insert).
+    looked up in one statement.
     """
     digests = [sha256_hex(canonical_json(values)) for _, values in dimensions.values()]
     quote = connection.ops.quote_name  # table names come from the models, values are parameters
@@ -578,10 +584,28 @@ def dimension_ids(dimensions: dict[str, tuple[type[Dimension], dict[str, Any]]])
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {lookups}", digests)
         found = cursor.fetchone()
-    return {
-        key: pk if pk is not None else dimension_get_or_create(model, values).pk
-        for (key, (model, values)), pk in zip(dimensions.items(), found, strict=True)
-    }
+    return dict(zip(dimensions, found, strict=True))
+
+
+def dimensions_create(missing: list[tuple[Run, str, type[Dimension], dict[str, Any]]]) -> None:
+    """The dimension rows a document's runs need and nobody stored yet,
+    created through dimension_get_or_create (which handles a concurrent
+    insert) and their ids set on the runs. Created in one order, by table
+    and digest, in every upload: two uploads whose runs brought the same new
+    rows in other orders each waited for a row the other held, and
+    PostgreSQL broke the deadlock by failing one of them (a 503)."""
+    ordered = sorted(
+        (
+            ((model._meta.db_table, sha256_hex(canonical_json(values))), run, key, model, values)
+            for run, key, model, values in missing
+        ),
+        key=lambda item: item[0],
+    )
+    created: dict[tuple[str, str], int] = {}
+    for row_key, run, key, model, values in ordered:
+        if row_key not in created:
+            created[row_key] = dimension_get_or_create(model, values).pk
+        setattr(run, f"{key}_id", created[row_key])
 
 
 def hardware_fields(section: dict[str, Any]) -> dict[str, Any]:

@@ -404,3 +404,43 @@ def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_
     # The submitter's groups (is a trusted one's upload approved on arrival?)
     # come with the token.
     assert not any(s.startswith('SELECT "auth_group"') for s in statements)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_uploads_bringing_the_same_new_machines_in_other_orders_are_both_stored(alice):
+    """Two documents whose runs describe the same new machines, in opposite
+    orders, uploaded at the same moment: each upload used to create the
+    rows run by run, each held a row the other waited for, and PostgreSQL
+    broke the deadlock by failing one (a 503). Rows are created in one
+    order now."""
+    from benchhub.accounts.services import api_token_create
+
+    _, secret = api_token_create(user=alice, name="race")
+    machines = [{"cpu": f"new machine {n}", "cores": n} for n in (1, 2, 3)]
+    documents = []
+    for order in (machines, machines[::-1]):
+        document = example_document()
+        run = document["runs"][0]
+        document["runs"] = [{**run, "environment": {"hardware": machine}} for machine in order]
+        documents.append(document)
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def upload(document: dict) -> None:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+        barrier.wait()
+        try:
+            statuses.append(post(client, document).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(document,)) for document in documents]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert statuses == [201, 201]
+    assert Run.objects.count() == 6
+    assert Run.objects.values("hardware").distinct().count() == 3
