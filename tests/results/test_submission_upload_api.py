@@ -262,18 +262,13 @@ def test_upload_with_wrong_token_is_unauthorized(db):
     assert Submission.objects.count() == 0
 
 
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_duplicate_uploads_store_one_submission(alice):
-    """Two clients post the same uuid at the same moment: PostgreSQL's unique
-    index makes the second insert wait for the first, which then wins."""
-    from benchhub.accounts.services import api_token_create
-
-    _, secret = api_token_create(user=alice, name="race")
-    document = example_document()
-    barrier = threading.Barrier(4)
+def post_at_once(secret: str, documents: list[dict]) -> list[int]:
+    """Each document posted by its own client and thread, all released at
+    the same moment by a barrier: the statuses, in the order they came."""
+    barrier = threading.Barrier(len(documents))
     statuses: list[int] = []
 
-    def upload() -> None:
+    def upload(document: dict) -> None:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
         barrier.wait()
@@ -282,11 +277,24 @@ def test_concurrent_duplicate_uploads_store_one_submission(alice):
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=upload) for _ in range(4)]
+    threads = [threading.Thread(target=upload, args=(document,)) for document in documents]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return statuses
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_duplicate_uploads_store_one_submission(alice):
+    """Two clients post the same uuid at the same moment: PostgreSQL's unique
+    index makes the second insert wait for the first, which then wins."""
+    from benchhub.accounts.services import api_token_create
+
+    _, secret = api_token_create(user=alice, name="race")
+    document = example_document()
+
+    statuses = post_at_once(secret, [document] * 4)
 
     assert sorted(statuses) == [200, 200, 200, 201]
     assert Submission.objects.count() == 1
@@ -423,23 +431,8 @@ def test_concurrent_uploads_bringing_the_same_new_machines_in_other_orders_are_b
         run = document["runs"][0]
         document["runs"] = [{**run, "environment": {"hardware": machine}} for machine in order]
         documents.append(document)
-    barrier = threading.Barrier(2)
-    statuses: list[int] = []
 
-    def upload(document: dict) -> None:
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
-        barrier.wait()
-        try:
-            statuses.append(post(client, document).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=upload, args=(document,)) for document in documents]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = post_at_once(secret, documents)
 
     assert statuses == [201, 201]
     assert Run.objects.count() == 6
