@@ -334,8 +334,17 @@ def _apply(fingerprint: str, limit: int) -> None:
         CountedRun.objects.bulk_create(
             [CountedRun(run_id=r, fingerprint=fingerprint) for r in sorted(adding)]
         )
+        _unmark(dirty)
+
+
+def _unmark(marks: list[tuple[int, dt.datetime]]) -> None:
+    """Delete these run marks, each only if its ``marked_at`` is still the
+    one read: a run marked again meanwhile stays marked for the next round.
+    (A re-mark not yet committed holds the row: the DELETE waits for it and
+    then sees the new time.)"""
+    for start in range(0, len(marks), 500):
         unchanged = Q(pk__in=[])
-        for run_id, marked_at in dirty:
+        for run_id, marked_at in marks[start : start + 500]:
             unchanged |= Q(run_id=run_id, marked_at=marked_at)
         DirtyRun.objects.filter(unchanged).delete()
 
@@ -489,10 +498,20 @@ def _stored_summaries(fingerprint: str, keys: set[PointKey]) -> dict[PointKey, S
 def _rebuild(fingerprint: str) -> None:
     """Recompute one key from every measurement of it: the buckets, the
     baselines and every score, in one pass over values-only rows (no model
-    instance per measurement), writing only the scores that changed. The
-    runs marked before it started are covered by it."""
-    started = timezone.now()
+    instance per measurement), writing only the scores that changed.
+
+    The run marks it covers are those it reads before it reads the data:
+    each was committed with its change, which the data read then sees. A
+    mark's time says nothing of that: an upload takes its time before its
+    statement and may commit after the data read, so clearing the marks
+    older than the rebuild's start lost such a run from the baselines and
+    from the marks (tests/baselines/test_rebuild_races.py)."""
     with transaction.atomic():
+        covered = list(
+            DirtyRun.objects.filter(fingerprint=fingerprint)
+            .order_by("run_id")
+            .values_list("run_id", "marked_at")
+        )
         buckets: dict[PointKey, Counter] = defaultdict(Counter)
         parameters: dict[PointKey, dict] = {}
         points: dict[str, str] = {}  # raw parameters' repr → point (few distinct)
@@ -549,7 +568,7 @@ def _rebuild(fingerprint: str) -> None:
             [CountedRun(run_id=r, fingerprint=fingerprint) for r in sorted(counted)],
             batch_size=5000,
         )
-        DirtyRun.objects.filter(fingerprint=fingerprint, marked_at__lte=started).delete()
+        _unmark(covered)
 
 
 def _insert_buckets(rows: Iterable[tuple[int, float, int]]) -> None:
