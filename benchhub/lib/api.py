@@ -13,13 +13,16 @@ Every error answer is::
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.template import loader
 from django.urls import resolve
@@ -125,11 +128,12 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     response = drf_exception_handler(exc, context)
     if response is None:
         set_rollback()
-        if database_unavailable(exc):
+        trouble = database_trouble(exc)
+        if trouble is not None:
             return Response(
-                _logged_unavailable(context["request"], exc),
+                _logged_trouble(context["request"], exc, trouble),
                 status=503,
-                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+                headers={"Retry-After": str(trouble.retry_after)},
             )
         return Response(_logged_server_error(context["request"], exc), status=500)
     if isinstance(exc, ApiError):
@@ -168,19 +172,110 @@ def _logged_server_error(request: HttpRequest, exc: BaseException | None) -> dic
 # What a client should wait before trying again while the database is away:
 # a restart or a fail-over takes seconds.
 RETRY_AFTER_SECONDS = 5
+# ... and after a concurrent change broke its transaction: that change has
+# committed or rolled back by the time the answer is sent.
+CONFLICT_RETRY_AFTER_SECONDS = 1
 
 
-def database_unavailable(exc: BaseException | None) -> bool:
-    """The database refused, dropped or timed out the request's work: a
-    condition of the moment (a restart, a fail-over, a statement timeout, a
-    deadlock), not a bug, so the answer is 503 "try again", not 500."""
-    return isinstance(exc, (OperationalError, InterfaceError))
+@dataclass(frozen=True)
+class DatabaseTrouble:
+    """Why the database refused a request's work, when it is a condition
+    of the moment (the answer is 503 "send it again"), not a bug (500)."""
+
+    code: str
+    reason: str  # what happened, for the message and the page
+    retry_after: int
 
 
-def _logged_unavailable(request: HttpRequest, exc: BaseException) -> dict:
+_ROLLED_BACK = {
+    # SQLSTATE class 40: PostgreSQL rolled the transaction back because of
+    # a concurrent one. psycopg raises both as OperationalError, which read
+    # as "the database is not answering" before.
+    "40P01": (
+        "a concurrent change and this request each waited for rows the other held "
+        "(a deadlock), and the database rolled this request back"
+    ),
+    "40001": (
+        "a concurrent change to the same rows stopped this request's transaction "
+        "(a serialization failure), and the database rolled it back"
+    ),
+}
+FOREIGN_KEY_VIOLATION = "23503"
+# psycopg's diag.message_detail of a foreign key violation: a row refers to
+# one that is gone, or a deleted row is still referred to. (In English: a
+# server with other lc_messages gets the general sentence.)
+_KEY = r"Key \([^)]*\)=\((?P<key>[^)]*)\)"
+_GONE = re.compile(_KEY + r' is not present in table "(?P<table>[^"]+)"')
+_STILL_REFERRED = re.compile(_KEY + r' is still referenced from table "(?P<table>[^"]+)"')
+
+
+def database_trouble(exc: BaseException | None) -> DatabaseTrouble | None:
+    """What made the database refuse the request's work, when sending the
+    request again is the remedy: a concurrent change broke its transaction
+    (a deadlock, a serialization failure, a row it refers to deleted before
+    its COMMIT checked the foreign keys), or the database refused, dropped
+    or timed out the connection (a restart, a fail-over, a statement
+    timeout). None for anything else: a bug."""
+    cause = exc.__cause__ if isinstance(exc, DatabaseError) else None
+    sqlstate = getattr(cause, "sqlstate", None)
+    if isinstance(exc, OperationalError) and sqlstate in _ROLLED_BACK:
+        return DatabaseTrouble(
+            "concurrent_change", _ROLLED_BACK[sqlstate], CONFLICT_RETRY_AFTER_SECONDS
+        )
+    if isinstance(exc, IntegrityError) and sqlstate == FOREIGN_KEY_VIOLATION:
+        detail = getattr(getattr(cause, "diag", None), "message_detail", None) or ""
+        return DatabaseTrouble(
+            "concurrent_change", _reference_lost(detail), CONFLICT_RETRY_AFTER_SECONDS
+        )
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return DatabaseTrouble("unavailable", "the database is not answering", RETRY_AFTER_SECONDS)
+    return None
+
+
+def _reference_lost(detail: str) -> str:
+    """The foreign key violation's detail, in the models' words. Every write
+    checks what it refers to first: a row that vanished before the COMMIT
+    was deleted by a concurrent change (an administrator, say)."""
+    if found := _GONE.search(detail):
+        return (
+            f"the {_row_name(found['table'])} with id {found['key']} this request refers to "
+            "was deleted by a concurrent change before the request could commit"
+        )
+    if found := _STILL_REFERRED.search(detail):
+        return (
+            f"a {_row_name(found['table'])} referring to the row this request deletes "
+            "was stored by a concurrent change"
+        )
+    return "a row this request refers to was deleted by a concurrent change"
+
+
+def _row_name(table: str) -> str:
+    for model in apps.get_models():
+        if model._meta.db_table == table:
+            return str(model._meta.verbose_name)
+    return f"row of {table}"
+
+
+def _trouble_message(trouble: DatabaseTrouble) -> str:
+    if trouble.code == "unavailable":
+        first = f"The database is not answering; try again in {trouble.retry_after} seconds."
+    else:
+        seconds = "1 second" if trouble.retry_after == 1 else f"{trouble.retry_after} seconds"
+        first = (
+            f"{trouble.reason[0].upper()}{trouble.reason[1:]}: nothing of it was stored; "
+            f"send it again in {seconds}."
+        )
+    return (
+        f"{first} An upload that got this answer can be sent again as it is: "
+        "a submission already stored is recognised by its uuid."
+    )
+
+
+def _logged_trouble(request: HttpRequest, exc: BaseException, trouble: DatabaseTrouble) -> dict:
     error_id = uuid.uuid4().hex[:16]
     logger.warning(
-        "database unavailable %s on %s %s: %s",
+        "database %s %s on %s %s: %s",
+        trouble.code.replace("_", " "),
         error_id,
         request.method,
         request.path,
@@ -188,10 +283,8 @@ def _logged_unavailable(request: HttpRequest, exc: BaseException) -> dict:
         extra={"error_id": error_id},
     )
     return error_body(
-        "unavailable",
-        f"The database is not answering; try again in {RETRY_AFTER_SECONDS} seconds. "
-        "An upload that got this answer can be sent again as it is: "
-        "a submission already stored is recognised by its uuid.",
+        trouble.code,
+        _trouble_message(trouble),
         [{"path": "$", "message": f"error id {error_id}"}],
     )
 
@@ -221,16 +314,23 @@ def _resolves(path: str) -> bool:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500, for what fails outside a DRF view (middleware, rendering)."""
     exc = sys.exc_info()[1]
-    if database_unavailable(exc):
-        body = _logged_unavailable(request, exc)
+    trouble = database_trouble(exc)
+    if trouble is not None:
+        body = _logged_trouble(request, exc, trouble)
         if _is_api(request):
             response = JsonResponse(body, status=503)
         else:
             # A page of its own, rendered without the request: base.html
             # asks the database who is signed in.
-            page = loader.get_template("503.html").render({"seconds": RETRY_AFTER_SECONDS})
+            page = loader.get_template("503.html").render(
+                {
+                    "seconds": trouble.retry_after,
+                    "conflict": trouble.code == "concurrent_change",
+                    "reason": trouble.reason,
+                }
+            )
             response = HttpResponse(page, status=503)
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response["Retry-After"] = str(trouble.retry_after)
         return response
     if _is_api(request):
         return JsonResponse(_logged_server_error(request, exc), status=500)

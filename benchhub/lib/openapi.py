@@ -53,7 +53,12 @@ COMMON_ERRORS = {
     "405": "method not allowed on this path",
     "429": "too many requests: wait the Retry-After header's seconds",
     "500": "a bug: nothing was stored; the message carries an id that is in the log",
-    "503": "the database is not answering (a restart): try again after Retry-After seconds",
+    "503": (
+        "send the request again after Retry-After seconds: the database is not answering "
+        "(code unavailable: a restart), or a concurrent change broke this request's "
+        "transaction (code concurrent_change: a deadlock, a serialization failure, a row "
+        "it refers to deleted meanwhile); nothing of it was stored"
+    ),
 }
 WRITE_ERRORS = {
     "400": "invalid body: every error with its JSON path",

@@ -1,0 +1,196 @@
+"""A request whose transaction a concurrent change broke: a row the upload
+refers to deleted before its COMMIT (PostgreSQL checks foreign keys
+there), a deadlock, a serialization failure. Each made on the real
+database by a second connection; the answer is 503 with Retry-After,
+names what happened and says to send again (a 500 before, or a 503
+claiming the database was not answering), and nothing of the request is
+stored."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+from django.db import connection, connections, transaction
+from django.test import Client
+
+from benchhub.results import services as result_services
+from benchhub.results.models import Benchmark, Hardware, Measurement, Run, Submission
+from tests.factories import small_document
+from tests.imports.test_tool_upload_form import sysbench_form
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+URL = "/api/v1/submissions/"
+
+
+class OtherConnection:
+    """``work`` in a thread with a connection of its own (an administrator's,
+    another request's), committed when it returns."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.failure: list[BaseException] = []
+        self.thread = threading.Thread(target=self._run, args=(work,))
+        self.thread.start()
+
+    def _run(self, work: Callable[[], object]) -> None:
+        try:
+            with transaction.atomic():
+                work()
+        except BaseException as error:  # reported in the test's thread
+            self.failure.append(error)
+        finally:
+            connections.close_all()
+
+    def join(self) -> None:
+        self.thread.join(30)
+        assert not self.thread.is_alive() and not self.failure, self.failure
+
+
+def while_the_upload_is_stored(monkeypatch, work: Callable[[], object]) -> None:
+    """Commit ``work`` on another connection once the upload has written its
+    rows and before it commits (submission_arrived is its last step in the
+    transaction)."""
+    arrived = result_services.submission_arrived
+
+    def after_work(*, submission):
+        OtherConnection(work).join()
+        return arrived(submission=submission)
+
+    monkeypatch.setattr(result_services, "submission_arrived", after_work)
+
+
+def before_the_upload_stores(monkeypatch, work: Callable[[], object]) -> None:
+    """Run ``work`` first in the upload's transaction."""
+    store = result_services._store
+
+    def after_work(*args, **kwargs):
+        work()
+        return store(*args, **kwargs)
+
+    monkeypatch.setattr(result_services, "_store", after_work)
+
+
+def lock_benchmark(name: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE results_benchmark SET title = title WHERE name = %s", [name])
+
+
+def assert_told_to_send_again(answer, *, naming: str) -> str:
+    assert answer.status_code == 503, answer.content
+    assert answer["Retry-After"] == "1"
+    error = answer.json()["error"]
+    assert error["code"] == "concurrent_change"
+    assert naming in error["message"], error["message"]
+    assert "nothing of it was stored; send it again" in error["message"]
+    assert "not answering" not in error["message"]
+    return error["message"]
+
+
+def test_an_upload_whose_hardware_row_is_deleted_before_its_commit_is_told_to_send_again(
+    alice_api, bob_api, monkeypatch
+):
+    # bob's upload described the machine; his run was deleted since (the
+    # admin can), leaving a hardware row that nothing refers to.
+    assert bob_api.post(URL, small_document(), format="json").status_code == 201
+    Run.objects.all().delete()
+    (hardware,) = Hardware.objects.all()
+    # The administrator deletes it while alice's upload of the same machine
+    # is being stored.
+    while_the_upload_is_stored(
+        monkeypatch, lambda: Hardware.objects.filter(pk=hardware.pk).delete()
+    )
+    document = small_document()
+
+    answer = alice_api.post(URL, document, format="json")
+
+    assert_told_to_send_again(
+        answer, naming=f"hardware with id {hardware.pk} this request refers to was deleted"
+    )
+    assert not Submission.objects.filter(uuid=document["uuid"]).exists()
+    assert not Run.objects.exists() and not Measurement.objects.exists()
+    # Sent again, it is stored, on a hardware row of its own.
+    monkeypatch.undo()
+    assert alice_api.post(URL, document, format="json").status_code == 201
+    assert Run.objects.get().hardware_id != hardware.pk
+
+
+def test_an_upload_whose_benchmark_is_deleted_before_its_commit_is_told_so(alice_api, monkeypatch):
+    document = small_document()
+    benchmark = Benchmark.objects.get(name=document["runs"][0]["benchmark"])
+    while_the_upload_is_stored(
+        monkeypatch, lambda: Benchmark.objects.filter(pk=benchmark.pk).delete()
+    )
+
+    answer = alice_api.post(URL, document, format="json")
+
+    assert_told_to_send_again(answer, naming=f"benchmark with id {benchmark.pk}")
+    assert not Submission.objects.exists() and not Run.objects.exists()
+
+
+def test_a_deadlock_is_a_conflict_to_send_again_not_a_database_that_is_away(alice_api, monkeypatch):
+    """The upload locks one catalog row, another transaction the other,
+    and each then waits for the other's. The other one checks for a
+    deadlock only after a minute: PostgreSQL breaks the tie (after its
+    deadlock_timeout, a second) by failing the upload."""
+    other_has_its_row = threading.Event()
+    upload_has_its_row = threading.Event()
+
+    def other() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL deadlock_timeout = '60s'")
+        lock_benchmark("select-update")
+        other_has_its_row.set()
+        assert upload_has_its_row.wait(20)
+        lock_benchmark("tpcb")
+
+    def deadlocking() -> None:
+        assert other_has_its_row.wait(20)
+        lock_benchmark("tpcb")
+        upload_has_its_row.set()
+        lock_benchmark("select-update")
+
+    before_the_upload_stores(monkeypatch, deadlocking)
+    concurrent = OtherConnection(other)
+
+    answer = alice_api.post(URL, small_document(), format="json")
+
+    concurrent.join()  # it got the row once the upload was rolled back
+    assert_told_to_send_again(answer, naming="(a deadlock)")
+    assert not Submission.objects.exists()
+
+
+def test_a_serialization_failure_is_a_conflict_to_send_again(alice_api, monkeypatch):
+    def serialization_failure() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor.execute("SELECT title FROM results_benchmark WHERE name = 'tpcb'")
+        # Changed and committed after this transaction's snapshot.
+        OtherConnection(lambda: lock_benchmark("tpcb")).join()
+        lock_benchmark("tpcb")
+
+    before_the_upload_stores(monkeypatch, serialization_failure)
+
+    answer = alice_api.post(URL, small_document(), format="json")
+
+    assert_told_to_send_again(answer, naming="(a serialization failure)")
+    assert not Submission.objects.exists()
+
+
+def test_a_page_whose_upload_lost_its_benchmark_says_so_and_to_send_again(alice, monkeypatch):
+    """The tool upload form, whose errors go to handler500: the 503 page,
+    not the one that says the database is not answering."""
+    browser = Client(raise_request_exception=False)
+    browser.force_login(alice)
+    while_the_upload_is_stored(monkeypatch, lambda: Benchmark.objects.all().delete())
+
+    page = browser.post("/imports/new/", sysbench_form())
+
+    assert page.status_code == 503
+    assert page["Retry-After"] == "1"
+    text = page.content.decode()
+    assert "Your request was not done" in text
+    assert "this request refers to was deleted by a concurrent change" in text
+    assert "nothing of it was stored" in text and "not answering" not in text
+    assert not Submission.objects.exists()
