@@ -1,19 +1,7 @@
 from django.contrib import admin
 
+from benchhub.lib.admin import ReadOnlyAdmin
 from benchhub.moderation.models import AliasRule, AuditEntry
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Listed only: moderation.services writes these rows."""
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(AuditEntry)

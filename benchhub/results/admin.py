@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 
+from benchhub.lib.admin import ReadOnlyAdmin
 from benchhub.results import models
 
 
@@ -59,13 +60,19 @@ class RunAdmin(admin.ModelAdmin):
     raw_id_fields = ("submission", "hardware", "storage", "os", "server", "client")
 
 
+@admin.register(models.Benchmark, models.Metric)
+class CatalogAdmin(ReadOnlyAdmin):
+    """The benchmark catalog (agents/benchhub_agent/schema/benchmarks.json),
+    mirrored here by every migrate, which undid an edit made here; a
+    benchmark or metric deleted here left every upload of it failing (500)
+    until the next migrate. Change the file instead."""
+
+
 for dimension in (
     models.Hardware,
     models.Storage,
     models.OperatingSystem,
     models.DatabaseServer,
     models.Client,
-    models.Benchmark,
-    models.Metric,
 ):
     admin.site.register(dimension)

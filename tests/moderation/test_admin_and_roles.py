@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.moderation.models import AuditEntry
-from benchhub.results.models import Submission
+from benchhub.results.models import Benchmark, Metric, Submission
+from tests.factories import small_document
 from tests.moderation.conftest import upload, web
 
 
@@ -44,6 +45,36 @@ def test_the_admin_action_approves_through_the_service(root, alice):
     assert (statuses[pending.pk], statuses[deleted.pk]) == ("approved", "deleted")
     entry = AuditEntry.objects.get(action="approve")
     assert (entry.actor, entry.submission_id) == (root, pending.pk)
+
+
+@pytest.mark.parametrize("model", [Benchmark, Metric])
+def test_the_catalog_is_read_only_in_the_admin(root, alice_api, model):
+    """Benchmarks and metrics mirror the catalog file (every migrate writes
+    them again). Deleted in the admin, every upload of that benchmark
+    answered 500 until the next migrate; edited, the edit was undone by it."""
+    row = (
+        Benchmark.objects.get(name="tpcb")
+        if model is Benchmark
+        else Metric.objects.get(benchmark__name="tpcb", name="tps")
+    )
+    base = f"/admin/results/{model._meta.model_name}/"
+    admin = web(root)
+
+    assert admin.get(f"{base}{row.pk}/change/").status_code == 200  # seen
+    deleted = admin.post(f"{base}{row.pk}/delete/", {"post": "yes"})
+    admin.post(f"{base}{row.pk}/change/", {"name": "renamed", "title": "renamed"})
+    admin.post(
+        f"{base}", {"action": "delete_selected", "_selected_action": [row.pk], "post": "yes"}
+    )
+
+    assert deleted.status_code == 403
+    assert model.objects.get(pk=row.pk).name == row.name
+    assert admin.get(f"{base}add/").status_code == 403
+    document = small_document()
+    document["runs"][0]["benchmark"] = "tpcb"
+    document["runs"][0]["measurements"] = [{"metric": "tps", "unit": "tx/s", "value": 812.0}]
+    answer = alice_api.post("/api/v1/submissions/", document, format="json")
+    assert answer.status_code == 201, answer.content
 
 
 def test_the_role_groups_exist_for_the_admin_to_grant(db):
