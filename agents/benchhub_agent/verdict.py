@@ -35,7 +35,7 @@ import statistics
 import sys
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
 from itertools import groupby, repeat, starmap
@@ -98,26 +98,74 @@ def verdict(
     """``candidate`` against ``reference``; ``direction`` is the metric's
     ("higher" or "lower" is better, anything else has none)."""
 
-    def insufficient(ratio: float | None = None) -> Verdict:
-        return Verdict(INSUFFICIENT, None, None, ratio, None, None, minimum_effect)
-
     if _single_unrepeated(candidate) or _single_unrepeated(reference):
-        return insufficient()
+        return _insufficient(minimum_effect)
+    return _verdict(
+        [run.value for run in candidate],
+        [run.value for run in reference],
+        partial(_samples, candidate),
+        partial(_samples, reference),
+        direction,
+        minimum_effect,
+        seed,
+    )
+
+
+def values_verdict(
+    candidate: Sequence[float],
+    reference: Sequence[float],
+    *,
+    direction: str,
+    minimum_effect: float = DEFAULT_MINIMUM_EFFECT,
+    seed: int = SEED,
+) -> Verdict:
+    """``verdict`` of runs without repetition samples, given their values in
+    run order: the same answer as ``verdict`` of ``RunValues(value)`` each,
+    without building them (a comparison judges tens of thousands of runs)."""
+    if len(candidate) <= 1 or len(reference) <= 1:  # a single unrepeated value
+        return _insufficient(minimum_effect)
+    return _verdict(
+        candidate,
+        reference,
+        partial(list, candidate),
+        partial(list, reference),
+        direction,
+        minimum_effect,
+        seed,
+    )
+
+
+def _insufficient(minimum_effect: float, ratio: float | None = None) -> Verdict:
+    return Verdict(INSUFFICIENT, None, None, ratio, None, None, minimum_effect)
+
+
+def _verdict(
+    candidate: Sequence[float],
+    reference: Sequence[float],
+    candidate_samples: Callable[[], list[float]],
+    reference_samples: Callable[[], list[float]],
+    direction: str,
+    minimum_effect: float,
+    seed: int,
+) -> Verdict:
+    """Runs' values in, each side at least two runs or one repeated run; the
+    samples a bootstrap resamples are asked for only when it runs."""
     # sorted once: the median, the ranks and the interval each sort again,
     # which is linear on sorted input
-    x = sorted(run.value for run in candidate)
-    y = sorted(run.value for run in reference)
+    x = sorted(candidate)
+    y = sorted(reference)
     ratio = ratio_of(_median_of_sorted(x), _median_of_sorted(y))
     if ratio is None:
-        return insufficient()  # a ratio to zero, or beyond a double, says nothing
-    if len(candidate) >= MIN_RUNS_FOR_U and len(reference) >= MIN_RUNS_FOR_U:
+        # a ratio to zero, or beyond a double, says nothing
+        return _insufficient(minimum_effect)
+    if len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U:
         p_value = mann_whitney_u(x, y).p_value
         low, high = _order_statistic_interval(x, y)
         return _judged(ratio, direction, MANN_WHITNEY, p_value, low, high, minimum_effect)
     rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
-    ratios = _bootstrap_ratios(_samples(candidate), _samples(reference), rng)
+    ratios = _bootstrap_ratios(candidate_samples(), reference_samples(), rng)
     if not ratios:
-        return insufficient(ratio)
+        return _insufficient(minimum_effect, ratio)
     # Two-sided: the resamples on the far side of 1, with the +1 that keeps a
     # finite number of resamples from claiming p = 0.
     far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))

@@ -17,11 +17,9 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
-from itertools import repeat
-from operator import attrgetter
 from typing import Any, NamedTuple
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
@@ -30,6 +28,7 @@ from benchhub.comparisons.verdicts import (
     RunValues,
     Verdict,
     ratio_of,
+    values_verdict,
     verdict,
 )
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
@@ -52,8 +51,64 @@ class RunCell(NamedTuple):
     measurement_id: int | None
 
 
-# Per cell (series label, x): per run id, the run there.
-CellRuns = dict[tuple[str, Any], dict[int, RunCell]]
+_new_run_cell = partial(tuple.__new__, RunCell)
+
+
+class RunCells(Mapping[int, RunCell]):
+    """One cell's runs, in sample order: run id -> RunCell. Kept as the
+    three lists the database sends (run ids, their values there, their one
+    measurement's id or None): a large comparison has tens of thousands of
+    runs, and a verdict reads only the values, in order (``run_values``).
+    The lookup by run id is built on its first use."""
+
+    __slots__ = ("_positions", "measurement_ids", "run_ids", "run_values")
+
+    def __init__(
+        self,
+        run_ids: Sequence[int] = (),
+        run_values: Sequence[float] = (),
+        measurement_ids: Sequence[int | None] = (),
+    ):
+        if not len(run_ids) == len(run_values) == len(measurement_ids):
+            raise ValueError("a run id, a value and a measurement id (or None) per run")
+        self.run_ids = run_ids
+        self.run_values = run_values
+        self.measurement_ids = measurement_ids
+        self._positions: dict[int, int] | None = None
+
+    @classmethod
+    def of(cls, runs: Mapping[int, RunCell]) -> RunCells:
+        """From run id -> RunCell, in its order."""
+        cells = list(runs.values())
+        return cls(list(runs), [run.value for run in cells], [run.measurement_id for run in cells])
+
+    def __len__(self) -> int:
+        return len(self.run_ids)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.run_ids)
+
+    def __getitem__(self, run_id: int) -> RunCell:
+        if self._positions is None:
+            self._positions = dict(zip(self.run_ids, range(len(self.run_ids)), strict=True))
+        at = self._positions[run_id]
+        return RunCell(self.run_values[at], self.measurement_ids[at])
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self.run_ids if self._positions is None else run_id in self._positions
+
+    def values(self) -> list[RunCell]:  # type: ignore[override]
+        """The runs in order (built without a call of the interpreter per run)."""
+        return list(map(_new_run_cell, zip(self.run_values, self.measurement_ids, strict=True)))
+
+    def __repr__(self) -> str:
+        return f"RunCells({dict(zip(self.run_ids, self.values(), strict=True))!r})"
+
+
+NO_RUNS = RunCells()
+
+# Per cell (series label, x): its runs.
+CellRuns = dict[tuple[str, Any], RunCells]
 
 
 @dataclass(frozen=True)
@@ -234,13 +289,11 @@ def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
             (run_id for run_id in runs if not (query.quiet_verdicts and run_id in noisy)),
             key=run_sample_key,
         )[:VERDICT_RUNS]
-        cells.runs[key] = {
-            run_id: RunCell(
-                statistics.median(v for v, _ in runs[run_id]),
-                runs[run_id][0][1] if len(runs[run_id]) == 1 else None,
-            )
-            for run_id in kept
-        }
+        cells.runs[key] = RunCells(
+            kept,
+            [statistics.median(v for v, _ in runs[run_id]) for run_id in kept],
+            [runs[run_id][0][1] if len(runs[run_id]) == 1 else None for run_id in kept],
+        )
     return cells
 
 
@@ -368,10 +421,6 @@ def samples_wanted(comparison: Comparison) -> list[int]:
     ]
 
 
-_new_run_values = partial(tuple.__new__, RunValues)
-_value = attrgetter("value")
-
-
 def comparison_with_verdicts(
     comparison: Comparison, samples: Mapping[int, Iterable[float]]
 ) -> Comparison:
@@ -384,12 +433,18 @@ def comparison_with_verdicts(
     query = comparison.query
 
     @cache
-    def side(label: str, x: Any) -> list[RunValues]:
+    def side(label: str, x: Any) -> Sequence[float] | list[RunValues]:
         # cached: the reference's side at x serves every other series
-        runs = comparison.cell_runs.get((label, x), {}).values()
-        if not samples:  # the usual case, large cells: values only, built in C
-            return list(map(_new_run_values, zip(map(_value, runs), repeat(()))))
-        return [RunValues(run.value, tuple(samples.get(run.measurement_id, ()))) for run in runs]
+        runs = comparison.cell_runs.get((label, x), NO_RUNS)
+        if not samples:  # the usual case, large cells: the runs' values, as sent
+            return runs.run_values
+        return [
+            RunValues(value, tuple(samples.get(measurement_id, ())))
+            for value, measurement_id in zip(runs.run_values, runs.measurement_ids, strict=True)
+        ]
+
+    # The same verdict either way (values_verdict: runs without samples).
+    judge = verdict if samples else values_verdict
 
     series = []
     for one in comparison.series:
@@ -399,7 +454,7 @@ def comparison_with_verdicts(
         points = []
         for point in one.points:
             judged = (
-                verdict(
+                judge(
                     side(one.label, point.x),
                     side(reference, point.x),
                     direction=query.metric.direction,

@@ -35,7 +35,6 @@ no parallel form before PostgreSQL 16). docs/performance.md has the figures.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
@@ -48,7 +47,7 @@ from benchhub.comparisons.aggregation import (
     SAMPLE_MULTIPLIER,
     Cells,
     CellStats,
-    RunCell,
+    RunCells,
     _axis_value,
     _label,
 )
@@ -249,16 +248,5 @@ def cells_in_postgresql(
         if (label, x) in cells.stats:
             raise SplitGroups(label, x)
         cells.stats[label, x] = CellStats(n, median, low, high, q1, q3)
-        cells.runs[label, x] = _run_cells(run_ids or [], run_values or [], only_ids or [])
+        cells.runs[label, x] = RunCells(run_ids or [], run_values or [], only_ids or [])
     return cells
-
-
-_new_run_cell = partial(tuple.__new__, RunCell)
-
-
-def _run_cells(run_ids: list[int], values: list[float], only_ids: list[int | None]):
-    """Run id -> RunCell, built without a call of the interpreter per run
-    (RunCell's own __new__ is Python): a large comparison has tens of
-    thousands."""
-    cells = map(_new_run_cell, zip(values, only_ids, strict=True))
-    return dict(zip(run_ids, cells, strict=True))

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
-from benchhub.comparisons.aggregation import Comparison, verdict_reference
+from benchhub.comparisons.aggregation import NO_RUNS, Comparison, verdict_reference
 from benchhub.comparisons.verdicts import (
-    RunValues,
     Verdict,
     geometric_mean_verdict,
     ratio_of,
-    verdict,
+    values_verdict,
 )
 
 # Units a sum of makes sense for (the catalog's time units).
@@ -83,7 +81,7 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
     reference_has = {x for x in operations if (reference, x) in medians}
     # The reference's runs' totals over each set of common operations: the
     # same for every series that has all of the reference's operations.
-    reference_totals: dict[tuple[Any, ...], list[RunValues]] = {}
+    reference_totals: dict[tuple[Any, ...], list[float]] = {}
     rows = []
     for series in comparison.series:
         if series.label == reference:
@@ -128,12 +126,12 @@ def _totals(
     label: str,
     reference: str,
     common: list[Any],
-    reference_runs: list[RunValues],
+    reference_runs: list[float],
 ) -> Totals:
     value = math.fsum(medians[label, x] for x in common)
     reference_value = math.fsum(medians[reference, x] for x in common)
     query = comparison.query
-    judged = verdict(
+    judged = values_verdict(
         _run_totals(comparison, label, common),
         reference_runs,
         direction=query.metric.direction,
@@ -143,16 +141,19 @@ def _totals(
     return Totals(value, reference_value, ratio, judged)
 
 
-def _run_totals(comparison: Comparison, label: str, common: list[Any]) -> list[RunValues]:
+def _run_totals(comparison: Comparison, label: str, common: list[Any]) -> list[float]:
     """Each run's own total over the common operations, for the runs that
     ran all of them (a run missing one has no comparable total)."""
-    cells = [comparison.cell_runs.get((label, x), {}) for x in common]
-    complete = set(cells[0]).intersection(*cells[1:])
-    # The order the runs had before (a bootstrap's draws depend on it): as
-    # they first appear, which for a complete run is in the first cell.
-    order = [run_id for run_id in cells[0] if run_id in complete]
-    columns = [list(map(cell.__getitem__, order)) for cell in cells]
-    return [RunValues(math.fsum(map(_VALUE, runs))) for runs in zip(*columns, strict=True)]
-
-
-_VALUE = attrgetter("value")
+    cells = [comparison.cell_runs.get((label, x), NO_RUNS) for x in common]
+    first = cells[0]
+    if all(cell.run_ids == first.run_ids for cell in cells):
+        # The usual case: every run in every cell (a cell's runs are listed
+        # in sample order, a function of the run id alone).
+        columns = [cell.run_values for cell in cells]
+    else:
+        complete = set(first).intersection(*cells[1:])
+        # The order the runs had before (a bootstrap's draws depend on it):
+        # as they first appear, which for a complete run is in the first cell.
+        order = [run_id for run_id in first if run_id in complete]
+        columns = [[cell[run_id].value for run_id in order] for cell in cells]
+    return list(map(math.fsum, zip(*columns, strict=True)))

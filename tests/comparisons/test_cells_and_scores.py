@@ -14,6 +14,7 @@ from benchhub.comparisons.aggregation import (
     Comparison,
     Point,
     RunCell,
+    RunCells,
     Series,
     _axis_value,
     _reference_missing,
@@ -130,7 +131,7 @@ def test_a_missing_reference_names_at_most_twenty_of_the_values_there_are():
 
 
 def test_a_point_where_the_reference_has_no_cell_gets_no_verdict():
-    runs = {run: RunCell(v, None) for run, v in enumerate((10.0, 11.0, 12.0, 13.0))}
+    runs = RunCells.of({run: RunCell(v, None) for run, v in enumerate((10.0, 11.0, 12.0, 13.0))})
     comparison = Comparison(
         query=query(),
         x_values=[1, 2],
@@ -232,7 +233,7 @@ def scored(medians: dict[str, dict[str, float]], *, unit="s", minimum_effect=0.0
     ]
     operations = sorted({x for points in medians.values() for x in points})
     cell_runs = {
-        (label, x): {run: RunCell(v * (1 + run / 100), None) for run in range(4)}
+        (label, x): RunCells.of({run: RunCell(v * (1 + run / 100), None) for run in range(4)})
         for label, points in medians.items()
         for x, v in points.items()
     }
@@ -288,3 +289,19 @@ def test_a_reference_total_of_zero_has_no_ratio():
     (row,) = scored({"ufs": {"insert": 0.0, "select": 0.0}, "zfs": {"insert": 1.0, "select": 2.0}})
     assert (row.totals.value, row.totals.reference, row.totals.ratio) == (3.0, 0.0, None)
     assert row.geometric_mean.verdict.verdict == "insufficient data"
+
+
+def test_a_cells_runs_read_as_a_mapping_of_run_id_to_run_in_sample_order():
+    runs = RunCells([31, 7, 19], [2.5, 1.0, 4.0], [None, 70, 190])
+
+    assert list(runs) == [31, 7, 19]  # the order sent: sample order, not ids'
+    assert len(runs) == 3
+    assert runs[7] == RunCell(1.0, 70) and runs[31] == RunCell(2.5, None)
+    assert 19 in runs and 20 not in runs
+    assert runs.values() == [RunCell(2.5, None), RunCell(1.0, 70), RunCell(4.0, 190)]
+    assert runs == {31: RunCell(2.5, None), 7: RunCell(1.0, 70), 19: RunCell(4.0, 190)}
+    assert RunCells.of(dict(runs.items())).run_values == [2.5, 1.0, 4.0]
+    with pytest.raises(KeyError):
+        runs[20]
+    with pytest.raises(ValueError, match="a run id, a value and a measurement id"):
+        RunCells([1, 2], [1.0], [None, None])

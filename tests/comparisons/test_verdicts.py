@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 
 import pytest
 
@@ -13,6 +14,7 @@ from benchhub.comparisons.verdicts import (
     MANN_WHITNEY,
     RunValues,
     mann_whitney_u,
+    values_verdict,
     verdict,
 )
 from benchhub.results.models import Submission
@@ -135,6 +137,30 @@ def test_a_bootstrap_of_overlapping_repetitions_is_within_noise():
     result = verdict(candidate, reference, direction="higher")
     assert (result.verdict, result.test) == ("within noise", BOOTSTRAP)
     assert result.ratio_low < 1 < result.ratio_high
+
+
+def test_runs_given_as_values_are_judged_as_runs_without_repetitions():
+    """values_verdict (what a comparison calls for runs without samples) is
+    verdict of RunValues(value) each: every path, in run order (a bootstrap
+    resamples the runs as listed), with ties, zeros, negatives and sides of
+    0 to 9 runs."""
+    rng = random.Random(7)
+    pools = ([1.0, 2.0, 2.0, 3.0], [0.0, 0.0, 1.0], [-2.0, -1.0, 5.0, 7.5], [9.5, 10.0, 10.5, 30.0])
+    seen = set()
+    for _ in range(400):
+        sizes = rng.randrange(10), rng.randrange(10)
+        candidate, reference = (
+            [rng.choice(pool) * rng.choice((1, 1.02, 1.3)) for _ in range(size)]
+            for pool, size in zip(rng.sample(pools, 2), sizes, strict=True)
+        )
+        for direction in ("higher", "lower", ""):
+            expected = verdict(runs(*candidate), runs(*reference), direction=direction)
+            got = values_verdict(candidate, reference, direction=direction)
+            assert got == expected, (candidate, reference, direction)
+            seen.add((expected.test, expected.verdict))
+    # every path was taken: insufficient, bootstrap, U test, and their verdicts
+    assert {test for test, _ in seen} == {None, BOOTSTRAP, MANN_WHITNEY}
+    assert {name for _, name in seen} >= {"better", "worse", "within noise", "insufficient data"}
 
 
 # --- in the API --------------------------------------------------------------------
