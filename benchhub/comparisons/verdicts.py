@@ -31,12 +31,12 @@ import math
 import random
 import statistics
 import sys
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
-from itertools import groupby, repeat, starmap
+from itertools import repeat, starmap
 from typing import NamedTuple
 
 ALPHA = 0.05
@@ -354,20 +354,22 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     if n1 == 0 or n2 == 0:
         raise ValueError("both samples need at least one value")
     combined = [*x, *y]
+    ordered_y = sorted(y)
+    # U is the rank sum of x less n1(n1+1)/2: how many y's each x beats, a
+    # tie counting one half (mean ranks), counted by bisection in sorted y.
+    # The same number as the ranks give, exactly (whole numbers and halves).
+    beaten = sum(map(partial(bisect_left, ordered_y), x))
     if len(set(combined)) == len(combined):
-        # No ties, the usual case: U is how many y's each x beats (the rank
-        # sum less n1(n1+1)/2), counted by bisection in sorted y, and there
-        # is no tie term. The same number as the ranks give, exactly.
-        u1 = float(sum(map(partial(bisect_left, sorted(y)), x)))
+        # No ties, the usual case: no tie term.
+        u1 = float(beaten)
         if min(n1, n2) <= 8:
-            return UTest(u1, _exact_p(int(u1), n1, n2), exact=True)
+            return UTest(u1, _exact_p(beaten, n1, n2), exact=True)
         return _normal_approximation(u1, n1, n2, 0.0)
-    ranks = _ranks(combined)
-    r1 = sum(ranks[:n1])
-    u1 = r1 - n1 * (n1 + 1) / 2
+    u1 = (beaten + sum(map(partial(bisect_right, ordered_y), x))) / 2
     n = n1 + n2
+    # the groups of tied values: equal values share one rank
     return _normal_approximation(
-        u1, n1, n2, sum(t**3 - t for t in Counter(ranks).values()) / (n * (n - 1))
+        u1, n1, n2, sum(t**3 - t for t in Counter(combined).values()) / (n * (n - 1))
     )
 
 
@@ -385,20 +387,6 @@ def _normal_approximation(u1: float, n1: int, n2: int, tie_term: float) -> UTest
     z = (u - mean - 0.5) / math.sqrt(variance)
     p = min(1.0, 2 * _normal_sf(z))
     return UTest(u1, p, exact=False)
-
-
-def _ranks(values: list[float]) -> list[float]:
-    """Ranks from 1, ties given their mean rank."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    below = 0  # how many values are smaller than this group's
-    for _, group in groupby(order, key=values.__getitem__):
-        tied = list(group)
-        rank = below + (len(tied) + 1) / 2
-        for index in tied:
-            ranks[index] = rank
-        below += len(tied)
-    return ranks
 
 
 def _exact_p(u: int, n1: int, n2: int) -> float:

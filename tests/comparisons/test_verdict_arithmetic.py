@@ -18,9 +18,9 @@ from benchhub.comparisons.verdicts import (
     UTest,
     Verdict,
     _bootstrap_ratios,
+    _normal_approximation,
     _order_statistic_interval,
     _quantile,
-    _ranks,
     _samples,
     mann_whitney_u,
     verdict,
@@ -123,9 +123,43 @@ def test_a_bootstrap_mixing_runs_with_and_without_samples_judges_all_of_them():
 # --- ranks and the U test -------------------------------------------------------------
 
 
-def test_tied_values_share_their_mean_rank_at_both_ends():
-    assert _ranks([3.0, 1.0, 3.0, 1.0, 2.0]) == [4.5, 1.5, 4.5, 1.5, 3.0]
-    assert _ranks([5.0, 5.0, 5.0]) == [2.0, 2.0, 2.0]
+def mean_ranks(values: list[float]) -> list[float]:
+    """Ranks from 1, tied values given their mean rank: the textbook way,
+    the oracle of the U test's counting."""
+    ranks = []
+    for value in values:
+        below = sum(1 for other in values if other < value)
+        tied = sum(1 for other in values if other == value)
+        ranks.append(below + (tied + 1) / 2)
+    return ranks
+
+
+def test_the_oracles_ranks_share_their_mean_at_both_ends():
+    assert mean_ranks([3.0, 1.0, 3.0, 1.0, 2.0]) == [4.5, 1.5, 4.5, 1.5, 3.0]
+    assert mean_ranks([5.0, 5.0, 5.0]) == [2.0, 2.0, 2.0]
+
+
+def test_u_counted_by_bisection_is_the_rank_sums_exactly_with_ties():
+    """U and its tie term from mean ranks (scipy's way), against the test's
+    counting in sorted y: equal to the last bit, for sides in any order,
+    with ties within and across sides, zeros of both signs and negatives."""
+    rng = random.Random(11)
+    pool = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 1.0, 3.25, 7.0, 1e18]
+    for _ in range(500):
+        x = [rng.choice(pool) for _ in range(rng.randrange(1, 30))]
+        y = [rng.choice(pool) for _ in range(rng.randrange(1, 30))]
+        ranks = mean_ranks([*x, *y])
+        n1, n2 = len(x), len(y)
+        n = n1 + n2
+        u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+        groups = {}
+        for rank in ranks:
+            groups[rank] = groups.get(rank, 0) + 1
+        tie_term = sum(t**3 - t for t in groups.values()) / (n * (n - 1))
+        result = mann_whitney_u(x, y)
+        assert result.u == u1, (x, y)
+        if tie_term:
+            assert result == _normal_approximation(u1, n1, n2, tie_term), (x, y)
 
 
 @pytest.mark.parametrize(("x", "y"), [([], [1.0, 2.0]), ([1.0, 2.0], [])])
