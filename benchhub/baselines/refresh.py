@@ -22,7 +22,9 @@ and no step reads a whole key:
 - a claim older than CLAIM_EXPIRY is taken as abandoned (its process died)
   and claimed again by the next refresh, whoever runs it: the periodic
   sweep, a starting worker, or the next upload to that key (marking a key
-  whose claim expired queues a refresh like a new mark does).
+  whose claim expired queues a refresh like a new mark does). Its round
+  may only be slow, so each round's transaction also holds its key's
+  advisory lock (``_hold``): two rounds of one key never overlap.
 
 A key marked for a *rebuild* (``rebuild_at``: the nightly recompute, an
 upgrade from baselines without histograms, a counted run deleted outright)
@@ -278,6 +280,7 @@ def _apply(fingerprint: str, limit: int) -> None:
     buckets, the runs' measurements scored. Reads the dirty runs'
     measurements and the changed baselines' buckets; nothing else of the key."""
     with transaction.atomic():
+        _hold(fingerprint)
         dirty = list(
             DirtyRun.objects.filter(fingerprint=fingerprint)
             .order_by("marked_at", "run_id")
@@ -335,6 +338,26 @@ def _apply(fingerprint: str, limit: int) -> None:
             [CountedRun(run_id=r, fingerprint=fingerprint) for r in sorted(adding)]
         )
         _unmark(dirty)
+
+
+# The first key of PostgreSQL's two-key advisory locks that _hold takes:
+# the baselines' (any constant no other lock of the database uses).
+_KEY_LOCKS = 0x6262  # "bb"
+
+
+def _hold(fingerprint: str) -> None:
+    """Work on this key in one round at a time, until the caller's
+    transaction ends (PostgreSQL; SQLite runs one writing transaction at a
+    time anyway). Claims keep rounds apart, but a claim older than
+    CLAIM_EXPIRY is taken as abandoned while its round may only be slow (a
+    nightly batch of large keys): a rebuild from data read before another
+    round's commit would then replace what that round counted, and the run
+    it counted would be neither counted nor marked. Only refreshes take this
+    lock: an upload's or an approval's marks never wait for it."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_KEY_LOCKS, fingerprint])
 
 
 def _unmark(marks: list[tuple[int, dt.datetime]]) -> None:
@@ -507,6 +530,7 @@ def _rebuild(fingerprint: str) -> None:
     older than the rebuild's start lost such a run from the baselines and
     from the marks (tests/baselines/test_rebuild_races.py)."""
     with transaction.atomic():
+        _hold(fingerprint)
         covered = list(
             DirtyRun.objects.filter(fingerprint=fingerprint)
             .order_by("run_id")

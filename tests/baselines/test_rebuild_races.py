@@ -10,11 +10,11 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from django.db import connections, transaction
+from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from benchhub.baselines import refresh
-from benchhub.baselines.models import Baseline, DirtyRun
+from benchhub.baselines.models import Baseline, DirtyKey, DirtyRun
 from benchhub.baselines.refresh import baselines_refresh, mark_keys
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
@@ -121,6 +121,93 @@ def test_an_approval_committed_during_a_rebuild_is_counted_by_the_next_round(
 
     refresh._rebuild(key)
     refresh._finish(claimed)
+    baselines_refresh()
+
+    assert (clients_20(key).n, clients_20(key).maximum) == (2, 3000.0)
+    assert not DirtyRun.objects.exists()
+
+
+class Alongside:
+    """``work`` in a thread with a connection of its own, started now; the
+    caller goes on once it has finished or waits for a lock (which the
+    caller's transaction may hold)."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,))
+        self._thread.start()
+        for _ in range(2000):  # a bound, not a timing: each turn asks PostgreSQL
+            self._thread.join(0.01)
+            if not self._thread.is_alive() or self._waiting_for_a_lock():
+                return
+        raise AssertionError("the work neither finished nor waited for a lock")
+
+    def _run(self, work: Callable[[], object]) -> None:
+        try:
+            work()
+        except BaseException as error:  # reported by the test's thread
+            self.error = error
+        finally:
+            connections.close_all()
+
+    @staticmethod
+    def _waiting_for_a_lock() -> bool:
+        with connection.cursor() as cursor:  # pg_locks is read live, not per transaction
+            cursor.execute("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted)")
+            return cursor.fetchone()[0]
+
+    def join(self) -> None:
+        self._thread.join(20)
+        assert not self._thread.is_alive(), "the work never finished"
+        assert self.error is None, self.error
+
+
+def after_the_data_read(monkeypatch, work: Callable[[], object], started: list) -> None:
+    """Start ``work`` alongside once the rebuild has read the key's data,
+    before it writes anything."""
+    read = refresh.baseline_measurements
+
+    class Read(list):
+        def iterator(self, chunk_size: int):
+            return iter(self)
+
+    def reading_first(*, fingerprints):
+        rows = Read(read(fingerprints=fingerprints))
+        started.append(Alongside(work))
+        return rows
+
+    monkeypatch.setattr(refresh, "baseline_measurements", reading_first)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_rebuild_whose_claim_was_taken_over_does_not_undo_a_later_round(
+    bob, alice, monkeypatch
+):
+    """A claim older than CLAIM_EXPIRY is taken as abandoned, but its round
+    may only be slow (the nightly batch of 100 keys, one worker): another
+    refresh claims the key, rebuilds it and releases it; an approval marks
+    it again and a third refresh counts the run. The slow round then
+    rebuilds from data it read before that approval: it must not replace
+    the counted runs and baselines the third one wrote."""
+    publish(bob, 1000.0)
+    pending = publish(alice, 3000.0, status=Status.PENDING)
+    (key,) = set(Run.objects.values_list("fingerprint", flat=True))
+    baselines_refresh()
+    mark_keys([key], timezone.now(), rebuild=True)  # the nightly recompute
+    slow = refresh._claim(10)
+    DirtyKey.objects.update(claimed_at=timezone.now() - refresh.CLAIM_EXPIRY * 2)
+    assert baselines_refresh() == (1, 0)  # took the key over, rebuilt it, released it
+
+    def approved_and_counted() -> None:
+        submission_moderate(submission=pending, actor=None, action="approve")
+        baselines_refresh()
+
+    alongside: list[Alongside] = []
+    after_the_data_read(monkeypatch, approved_and_counted, alongside)
+    refresh._rebuild(key)  # the slow round gets to the key at last
+    refresh._finish(slow)
+    monkeypatch.undo()
+    alongside.pop().join()
     baselines_refresh()
 
     assert (clients_20(key).n, clients_20(key).maximum) == (2, 3000.0)
