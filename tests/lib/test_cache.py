@@ -46,13 +46,15 @@ def test_a_redis_refusing_writes_is_a_cache_that_drops_them_and_says_why(caplog)
                 cache.set("k", 1),
                 cache.add("k", 1),
                 cache.count("c", 60),
+                cache.count_many([("c", 60), ("d", 60)]),
                 cache.get("k", "missing"),
             )
 
-    assert answers == (None, True, 1, "missing")
+    assert answers == (None, True, 1, [1, 1], "missing")
     assert [r.getMessage().partition(":")[0] for r in caplog.records] == [
         "cache set skipped, Redis failed",
         "cache add skipped, Redis failed",
+        "cache count skipped, Redis failed",
         "cache count skipped, Redis failed",
     ]
     assert all("OutOfMemoryError: " in r.getMessage() for r in caplog.records)
