@@ -399,3 +399,107 @@ def test_a_date_time_checker_if_installed_is_used_by_both_paths(
         assert rust_agrees(good, valid=True)
     finally:
         schema._fast_validator.cache_clear()
+
+
+# ------------------------------------------------------------------ bounds in one walk
+
+
+def nested(depth: int) -> Any:
+    """A value whose innermost list is ``depth`` containers deep."""
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+# A parameter's value sits 5 containers deep ($.runs[0].measurements[0].parameters.clients):
+# lists inside it reach MAX_DEPTH (16) with 11 of them.
+PARAMETER = (*MEASUREMENT, "parameters", "clients")
+OUT_OF_BOUNDS = {
+    "value NaN": setter(*MEASUREMENT, "value", value=float("nan")),
+    "sample -infinity": setter(*MEASUREMENT, "samples", value=[1.0, float("-inf")]),
+    "ram 2**63": setter(*HARDWARE, "ram_bytes", value=2**63),
+    "ram -2**63 - 1": setter(*HARDWARE, "ram_bytes", value=-(2**63) - 1),
+    "an integer of 30 digits as loads leaves it": setter(
+        *HARDWARE, "ram_bytes", value=schema.OversizedInteger("9" * 30)
+    ),
+    "NUL in text": setter(*HARDWARE, "cpu", value="Xeon\x00"),
+    "NUL in a key": setter(*MEASUREMENT, "parameters", value={"clients\x00": 1}),
+    "surrogate in text": setter("source", "command", value="run \ud800"),
+    "surrogate in non-ASCII text": setter("source", "command", value="é \udfff"),
+    "surrogate in a key": setter(*MEASUREMENT, "parameters", value={"c\udc00": 1}),
+    "nested to MAX_DEPTH": setter(*PARAMETER, value=nested(11)),
+    "objects nested to MAX_DEPTH": setter(
+        *PARAMETER, value=json.loads('{"a":' * 11 + "1" + "}" * 11)
+    ),
+}
+WITHIN_BOUNDS = {
+    "nested one short of MAX_DEPTH": setter(*PARAMETER, value=nested(10)),
+    "ram -2**63 and 2**63 - 1": both(
+        setter(*HARDWARE, "ram_bytes", value=-(2**63)),
+        setter(*HARDWARE, "cores", value=2**63 - 1),
+    ),
+    "astral and accented text": setter(*HARDWARE, "cpu", value="é \U0001f600"),
+    "a non-ASCII key": setter(*MEASUREMENT, "parameters", value={"clïents": 1}),
+}
+
+
+@pytest.mark.parametrize("name", OUT_OF_BOUNDS)
+def test_nothing_out_of_bounds_passes_the_walk_without_paths(name: str) -> None:
+    document = mutated(OUT_OF_BOUNDS[name])
+    assert not schema._plain_within_bounds(document)
+    errors = schema.bounds_errors(document)
+    assert errors != []
+    assert errors == schema._bounds_walk(document) == schema.validation_errors(document)
+
+
+@pytest.mark.parametrize("name", [*WITHIN_BOUNDS, *VALID_MUTATIONS])
+def test_plain_json_within_bounds_is_known_in_one_walk(name: str) -> None:
+    document = mutated({**WITHIN_BOUNDS, **VALID_MUTATIONS}[name])
+    assert schema._plain_within_bounds(document)
+    assert schema._bounds_walk(document) == schema.bounds_errors(document) == []
+    assert schema._plain_json(document)
+
+
+@pytest.mark.parametrize("name", [*FOREIGN, "a key that is not a string"])
+def test_what_json_loads_does_not_make_is_left_to_the_two_walks(name: str) -> None:
+    foreign = {
+        **FOREIGN,
+        "a key that is not a string": setter(*MEASUREMENT, "parameters", value={1: 1}),
+    }
+    document = mutated(foreign[name])
+    assert not schema._plain_within_bounds(document)
+    assert schema.bounds_errors(document) == schema._bounds_walk(document)
+
+
+@pytest.mark.parametrize("document", [[], "text", None, 1, float("nan"), "\x00"], ids=repr)
+def test_a_value_that_is_not_an_object_is_left_to_the_walk(document: Any) -> None:
+    assert not schema._plain_within_bounds(document)
+    assert schema.bounds_errors(document) == schema._bounds_walk(document)
+
+
+def test_the_example_is_known_plain_and_within_bounds_in_one_walk() -> None:
+    assert schema._plain_within_bounds(load(EXAMPLE))
+
+
+@pytest.mark.parametrize(
+    ("value", "samples", "expected"),
+    [
+        (5, [1, 10], []),
+        (5.5, [], []),
+        (11, [0.5, 3], [("value", "11 is out of range for m (from 1 to 10)"),
+                        ("samples[0]", "0.5 is out of range for m (from 1 to 10)")]),
+        (5, [2, 10.5], [("samples[1]", "10.5 is out of range for m (from 1 to 10)")]),
+        (0, [], [("value", "0 is out of range for m (from 1 to 10)")]),
+    ],
+)  # fmt: skip
+def test_a_catalog_range_names_each_number_outside_it(value, samples, expected) -> None:
+    definition = {"name": "m", "minimum": 1, "maximum": 10}
+    errors = schema._range_errors(definition, {"value": value, "samples": samples}, "$.m")
+    assert [(e.path, e.message) for e in errors] == [(f"$.m.{w}", m) for w, m in expected]
+    low_only = {"name": "m", "minimum": 1}
+    assert schema._range_errors(low_only, {"value": 10**6}, "$.m") == []
+    high_only = {"name": "m", "maximum": 10}
+    assert [e.message for e in schema._range_errors(high_only, {"value": 11}, "$.m")] == [
+        "11 is out of range for m (from -∞ to 10)"
+    ]

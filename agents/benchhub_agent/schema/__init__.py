@@ -122,14 +122,15 @@ def _plain_json(document: Any) -> bool:
     return True
 
 
-def _valid_fast(document: Any) -> bool:
+def _valid_fast(document: Any, *, plain: bool = False) -> bool:
     """True only when ``jsonschema_rs`` finds ``document`` valid. False means
     "ask jsonschema", not "invalid": the two regex engines differ ("abc\\n"
     matches ``^[a-z]+$`` in Python, not in Rust) and NaN is a number only to
     Python, and in such cases the Rust side is the stricter one, never the
-    laxer, so a False from here costs time and never changes an answer."""
+    laxer, so a False from here costs time and never changes an answer.
+    ``plain``: the caller knows ``_plain_json(document)`` holds."""
     validator = _fast_validator() if fast_path_enabled else None
-    if validator is None or not _plain_json(document):
+    if validator is None or not (plain or _plain_json(document)):
         return False
     try:
         return validator.is_valid(document)
@@ -159,10 +160,12 @@ def json_path(parts: Any) -> str:
 def validation_errors(document: Any) -> list[DocumentError]:
     """Every schema violation in ``document``, in document order; first the
     bounds of :func:`bounds_errors`, which the schema cannot say."""
-    out_of_bounds = bounds_errors(document)
-    if out_of_bounds:
-        return out_of_bounds  # neither validator may see what is out of bounds
-    if _valid_fast(document):
+    plain = _plain_within_bounds(document)
+    if not plain:
+        out_of_bounds = _bounds_walk(document)
+        if out_of_bounds:
+            return out_of_bounds  # neither validator may see what is out of bounds
+    if _valid_fast(document, plain=plain):
         return []  # ~0.1 ms instead of ~5 ms for a valid upload
     found = []
     for error in _validator().iter_errors(document):
@@ -231,6 +234,57 @@ def bounds_errors(value: Any) -> list[DocumentError]:
     store it or arithmetic on it breaks: non-finite numbers, integers beyond
     64 bits, NUL characters and unpaired surrogates in text (and in object
     keys), nesting deeper than :data:`MAX_DEPTH`."""
+    return [] if _plain_within_bounds(value) else _bounds_walk(value)
+
+
+def _plain_within_bounds(document: Any) -> bool:
+    """True only when ``document`` is plain JSON (:func:`_plain_json`) with
+    nothing :func:`bounds_errors` refuses: one walk that keeps no paths,
+    for the common case (an upload of 8 kB: ~0.07 ms, where the two walks
+    it stands for took ~0.25). False means "walk again with paths", not
+    "out of bounds": anything unusual (a type json.loads does not make) is
+    left to :func:`_bounds_walk` and :func:`_plain_json`, which decide as
+    before."""
+    if type(document) is not dict:
+        return False
+    integer_low, integer_high, finite = -INTEGER_LIMIT - 1, INTEGER_LIMIT, math.isfinite
+    stack = [(document, 0)]  # each container with the length of its path
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is dict:
+            for key in item:
+                if type(key) is not str or _unusual_text(key):
+                    return False
+            children: Any = item.values()
+        else:
+            children = item
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                if _unusual_text(child):
+                    return False
+            elif kind is float:
+                if not finite(child):
+                    return False
+            elif kind is int:
+                if not integer_low <= child <= integer_high:
+                    return False
+            elif kind is dict or kind is list:
+                if depth + 1 >= MAX_DEPTH:
+                    return False
+                stack.append((child, depth + 1))
+            elif kind is not bool and child is not None:
+                return False
+    return True
+
+
+def _unusual_text(text: str) -> bool:
+    """Whether _text_problem would find a problem (ASCII text holds no surrogate)."""
+    return "\x00" in text or (not text.isascii() and _UNPAIRED_SURROGATE.search(text) is not None)
+
+
+def _bounds_walk(value: Any) -> list[DocumentError]:
+    """bounds_errors' walk, which keeps every container's path."""
     found: list[tuple[tuple[Any, ...], DocumentError]] = []
     if type(value) is not dict and type(value) is not list:
         problem = _scalar_problem(value)
@@ -398,6 +452,11 @@ def _range_errors(
 ) -> list[DocumentError]:
     """The value and samples within the metric's range in the catalog."""
     low, high = definition.get("minimum"), definition.get("maximum")
+    value, samples = measurement["value"], measurement.get("samples", [])
+    if (low is None or (low <= value and all(low <= sample for sample in samples))) and (
+        high is None or (value <= high and all(sample <= high for sample in samples))
+    ):
+        return []  # the common case, without a path written for each number
     numbers = [("value", measurement["value"])] + [
         (f"samples[{i}]", sample) for i, sample in enumerate(measurement.get("samples", []))
     ]
