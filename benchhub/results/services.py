@@ -177,12 +177,17 @@ def _store(
         citation=source.get("citation"),
         note=source.get("note", ""),
     )
-    used = {run["benchmark"] for run in document["runs"]}
-    metrics = _metric_ids(used)
     aliases = alias_map()
+    environments = [_run_environment(document, run_doc, aliases) for run_doc in document["runs"]]
+    metrics, dimension_ids = _lookup(
+        {run["benchmark"] for run in document["runs"]},
+        {(model, digest) for wanted, _ in environments for model, _, digest in wanted.values()},
+    )
     built = [
-        _run_new(position, run_doc, document, metrics, aliases)
-        for position, run_doc in enumerate(document["runs"])
+        _run_new(position, run_doc, environment, metrics, dimension_ids)
+        for position, (run_doc, environment) in enumerate(
+            zip(document["runs"], environments, strict=True)
+        )
     ]
     runs = [run for run, _ in built]
     dimensions_create([(run, *item) for run, missing in built for item in missing])
@@ -220,31 +225,55 @@ def _store(
     return submission, tuple(runs)
 
 
-_METRIC_IDS = """
-SELECT b.name, m.name, m.id, b.id
+# The catalog's metrics of the document's benchmarks and the ids of the
+# dimension rows its runs describe, in one statement: most uploads come from
+# machines already described. Rows: (None, benchmark, metric, metric id,
+# benchmark id) and (table, digest, None, row id, None).
+_LOOKUP = """
+SELECT NULL, b.name, m.name, m.id, b.id
 FROM {metric} m JOIN {benchmark} b ON b.id = m.benchmark_id
 WHERE b.name IN ({names})
 """
+_LOOKUP_DIMENSION = (
+    "UNION ALL SELECT %s, digest, NULL, id, NULL FROM {table} WHERE digest IN ({digests})"
+)
 
 
-def _metric_ids(benchmarks: set[str]) -> dict[tuple[str, str | None], tuple[int, int]]:
+def _lookup(
+    benchmarks: set[str], dimensions: set[tuple[type[Dimension], str]]
+) -> tuple[dict[tuple[str, str | None], tuple[int, int]], dict[tuple[str, str], int]]:
     """(benchmark name, metric name) → (metric id, benchmark id) of the
     catalog's metrics of these benchmarks, and (benchmark name, None) →
-    (benchmark id, benchmark id). Raw SQL of fixed text: the ORM compiled
-    this query anew for every upload."""
+    (benchmark id, benchmark id); and (table, digest) → id of the dimension
+    rows of ``dimensions`` (model, digest) already stored. Raw SQL: the ORM
+    compiled the metrics' query anew for every upload, and the two lookups
+    were two round trips (one per run for the dimensions)."""
     quote = connection.ops.quote_name
-    statement = _METRIC_IDS.format(
+    digests: dict[str, list[str]] = {}
+    for model, digest in sorted(dimensions, key=lambda item: (item[0]._meta.db_table, item[1])):
+        digests.setdefault(model._meta.db_table, []).append(digest)
+    statement = _LOOKUP.format(
         metric=quote(Metric._meta.db_table),
         benchmark=quote(Benchmark._meta.db_table),
         names=", ".join(["%s"] * len(benchmarks)),
+    ) + "\n".join(
+        _LOOKUP_DIMENSION.format(table=quote(table), digests=", ".join(["%s"] * len(values)))
+        for table, values in digests.items()
     )
-    found: dict[tuple[str, str | None], tuple[int, int]] = {}
+    params = sorted(benchmarks)
+    for table, values in digests.items():
+        params += [table, *values]
+    metrics: dict[tuple[str, str | None], tuple[int, int]] = {}
+    found: dict[tuple[str, str], int] = {}
     with connection.cursor() as cursor:
-        cursor.execute(statement, sorted(benchmarks))
-        for benchmark, metric, metric_id, benchmark_id in cursor.fetchall():
-            found[(benchmark, metric)] = (metric_id, benchmark_id)
-            found[(benchmark, None)] = (benchmark_id, benchmark_id)
-    return found
+        cursor.execute(statement, params)
+        for table, name, metric, row_id, benchmark_id in cursor.fetchall():
+            if table is None:
+                metrics[(name, metric)] = (row_id, benchmark_id)
+                metrics[(name, None)] = (benchmark_id, benchmark_id)
+            else:
+                found[(table, name)] = row_id
+    return metrics, found
 
 
 def _parameter_names(
@@ -481,25 +510,19 @@ def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
             )
 
 
-def _run_new(
-    position: int,
-    run_doc: dict[str, Any],
-    document: dict[str, Any],
-    metrics: dict[tuple[str, str | None], tuple[int, int]],
-    aliases: dict,
-) -> tuple[Run, list[tuple[str, type[Dimension], dict[str, Any]]]]:
-    """The run of ``run_doc``, not yet stored (its submission is not either),
-    with the ids of its dimensions already stored, and the (key, model,
-    values) of those that are not, for dimensions_create."""
+# A run's dimensions: key → (model, field values after the alias rules, digest).
+Dimensions = dict[str, tuple[type[Dimension], dict[str, Any], str]]
+
+
+def _run_environment(
+    document: dict[str, Any], run_doc: dict[str, Any], aliases: dict
+) -> tuple[Dimensions, str]:
+    """The dimension rows ``run_doc`` describes, normalized, with the
+    moderators' alias rules ("openzfs" is "zfs") applied after normalization;
+    and the run's comparability key (run_fingerprint)."""
     environment = run_environment(document, run_doc)
     server = server_fields(environment["database"])
     client = client_fields(environment.get("client", {}))
-    # Only the id and name are read of it: the answer names the benchmark.
-    benchmark = Benchmark(pk=metrics[(run_doc["benchmark"], None)][0], name=run_doc["benchmark"])
-    benchmark._state.adding = False
-    benchmark_version = run_doc.get("benchmark_version", "1")
-    parameters = run_doc.get("parameters", {})
-    started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")
     described = {
         "hardware": (Hardware, hardware_fields(environment.get("hardware", {}))),
         "storage": (Storage, storage_fields(environment.get("storage", {}))),
@@ -507,13 +530,43 @@ def _run_new(
         "server": (DatabaseServer, server),
         "client": (Client, client),
     }
-    # Moderators' alias rules ("openzfs" is "zfs") apply after normalization.
-    wanted = {
-        key: (model, aliases_apply(key, values, aliases))
-        for key, (model, values) in described.items()
+    wanted = {}
+    for key, (model, values) in described.items():
+        values = aliases_apply(key, values, aliases)
+        wanted[key] = (model, values, sha256_hex(canonical_json(values)))
+    fingerprint = run_fingerprint(
+        benchmark=run_doc["benchmark"],
+        benchmark_version=run_doc.get("benchmark_version", "1"),
+        parameters=run_doc.get("parameters", {}),
+        engine=server["engine"],
+        engine_major=server["version_major"],
+        load_engine=client["load_engine"],
+    )
+    return wanted, fingerprint
+
+
+def _run_new(
+    position: int,
+    run_doc: dict[str, Any],
+    environment: tuple[Dimensions, str],
+    metrics: dict[tuple[str, str | None], tuple[int, int]],
+    dimension_ids: dict[tuple[str, str], int],
+) -> tuple[Run, list[tuple[str, type[Dimension], dict[str, Any], str]]]:
+    """The run of ``run_doc``, not yet stored (its submission is not either),
+    with the ids of its dimensions already stored, and the (key, model,
+    values, digest) of those that are not, for dimensions_create."""
+    dimensions, fingerprint = environment
+    # Only the id and name are read of it: the answer names the benchmark.
+    benchmark = Benchmark(pk=metrics[(run_doc["benchmark"], None)][0], name=run_doc["benchmark"])
+    benchmark._state.adding = False
+    benchmark_version = run_doc.get("benchmark_version", "1")
+    parameters = run_doc.get("parameters", {})
+    started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")
+    ids = {
+        key: dimension_ids.get((model._meta.db_table, digest))
+        for key, (model, _, digest) in dimensions.items()
     }
-    ids = dimension_ids(wanted)
-    missing = [(key, *wanted[key]) for key, pk in ids.items() if pk is None]
+    missing = [(key, *dimensions[key]) for key, pk in ids.items() if pk is None]
     load_engine_cpu = run_doc.get("load_engine_cpu")
     if load_engine_cpu is not None:
         # -0.0 (it passes a minimum of 0) is stored as 0.0 on both databases:
@@ -544,14 +597,7 @@ def _run_new(
         os_id=ids["os"],
         server_id=ids["server"],
         client_id=ids["client"],
-        fingerprint=run_fingerprint(
-            benchmark=benchmark.name,
-            benchmark_version=benchmark_version,
-            parameters=parameters,
-            engine=server["engine"],
-            engine_major=server["version_major"],
-            load_engine=client["load_engine"],
-        ),
+        fingerprint=fingerprint,
         fingerprint_version=FINGERPRINT_VERSION,
     )
     return run, missing
@@ -566,38 +612,20 @@ def dimension_get_or_create(model: type[D], values: dict[str, Any]) -> D:
     return row
 
 
-def dimension_ids(
-    dimensions: dict[str, tuple[type[Dimension], dict[str, Any]]],
-) -> dict[str, int | None]:
-    """The id of the row of each described dimension, None where no row is
-    stored yet (dimensions_create makes those).
-
-    Most uploads come from machines already described, so all rows are
-    looked up in one statement.
-    """
-    digests = [sha256_hex(canonical_json(values)) for _, values in dimensions.values()]
-    quote = connection.ops.quote_name  # table names come from the models, values are parameters
-    lookups = ", ".join(
-        f"(SELECT id FROM {quote(model._meta.db_table)} WHERE digest = %s)"  # noqa: S608
-        for model, _ in dimensions.values()
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {lookups}", digests)
-        found = cursor.fetchone()
-    return dict(zip(dimensions, found, strict=True))
-
-
-def dimensions_create(missing: list[tuple[Run, str, type[Dimension], dict[str, Any]]]) -> None:
-    """The dimension rows a document's runs need and nobody stored yet,
-    created through dimension_get_or_create (which handles a concurrent
-    insert) and their ids set on the runs. Created in one order, by table
-    and digest, in every upload: two uploads whose runs brought the same new
-    rows in other orders each waited for a row the other held, and
-    PostgreSQL broke the deadlock by failing one of them (a 503)."""
+def dimensions_create(
+    missing: list[tuple[Run, str, type[Dimension], dict[str, Any], str]],
+) -> None:
+    """The dimension rows a document's runs need and nobody stored yet
+    (run, key, model, values, digest), created through
+    dimension_get_or_create (which handles a concurrent insert) and their
+    ids set on the runs. Created in one order, by table and digest, in every
+    upload: two uploads whose runs brought the same new rows in other orders
+    each waited for a row the other held, and PostgreSQL broke the deadlock
+    by failing one of them (a 503)."""
     ordered = sorted(
         (
-            ((model._meta.db_table, sha256_hex(canonical_json(values))), run, key, model, values)
-            for run, key, model, values in missing
+            ((model._meta.db_table, digest), run, key, model, values)
+            for run, key, model, values, digest in missing
         ),
         key=lambda item: item[0],
     )

@@ -391,16 +391,26 @@ def test_the_measurements_go_in_by_one_statement_text_whatever_their_count(alice
     assert texts[0][1] < len(example_document()["runs"][0]["measurements"])
 
 
-def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_num_queries):
-    """However many measurements a run has: the submission, its runs, their
-    measurements, the metrics' parameter names and the baseline marks go in
-    one statement, the dimensions are found in one, the metrics in one, and
-    the answer is built from memory. (The token's lookup also reads the
-    submitter's groups: a trusted one's upload is approved on arrival.)"""
-    post(alice_api, example_document())  # the dimension rows exist from here on
+def three_runs(machines: tuple[str, ...] = ("a", "b", "c")) -> dict:
+    """The example with three runs, each on its own machine."""
+    document = example_document()
+    run = document["runs"][0]
+    document["runs"] = [{**run, "environment": {"hardware": {"cpu": cpu}}} for cpu in machines]
+    return document
 
-    with django_assert_max_num_queries(6) as upload:
-        response = post(alice_api, example_document())
+
+@pytest.mark.parametrize("make", [example_document, three_runs], ids=["one run", "three runs"])
+def test_an_upload_costs_a_fixed_number_of_queries(alice_api, django_assert_max_num_queries, make):
+    """However many runs and measurements it has: the submission, its runs,
+    their measurements, the metrics' parameter names and the baseline marks
+    go in one statement, the metrics and the dimensions of every run are
+    found in one, and the answer is built from memory. (The token's lookup
+    also reads the submitter's groups: a trusted one's upload is approved
+    on arrival.)"""
+    post(alice_api, make())  # the dimension rows exist from here on
+
+    with django_assert_max_num_queries(5) as upload:
+        response = post(alice_api, make())
 
     assert response.status_code == 201
     statements = [q["sql"] for q in upload.captured_queries]
