@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from benchhub.lib.env import envbool, envint, envlist, envstr, secret_key_problem
+from benchhub.lib.env import envbool, envfloat, envint, envlist, envstr, secret_key_problem
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("BENCHHUB_VAR_DIR", str(BASE_DIR / "var")))
@@ -106,7 +106,7 @@ if not DATABASE_URL:
 DATABASES = {
     "default": dj_database_url.parse(
         DATABASE_URL or f"sqlite:///{VAR_DIR / 'benchhub.sqlite3'}",
-        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 600),
+        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 600, minimum=0),
         conn_health_checks=True,
     )
 }
@@ -145,7 +145,7 @@ LOGOUT_REDIRECT_URL = "results:home"
 # another backend (e.g. django.core.mail.backends.smtp.EmailBackend + EMAIL_HOST).
 EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
-EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1, maximum=65535)
 EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
@@ -204,7 +204,8 @@ CELERY_BEAT_SCHEDULE = {
     "baselines-sweep": {
         "task": "benchhub.baselines.tasks.baselines_refresh_task",
         # The sweep also queues the refreshes an upload could not queue (Redis down).
-        "schedule": float(envint("BENCHHUB_BASELINES_SWEEP_SECONDS", 300)),
+        # At least a second: 0 or less would have beat queue it without a pause.
+        "schedule": float(envint("BENCHHUB_BASELINES_SWEEP_SECONDS", 300, minimum=1)),
     },
     "baselines-nightly": {
         "task": "benchhub.baselines.tasks.baselines_recompute_all_task",
@@ -213,7 +214,7 @@ CELERY_BEAT_SCHEDULE = {
     "moderation-alias-sweep": {
         "task": "benchhub.moderation.tasks.alias_rules_apply_task",
         # The stored rows of alias rules changed while the broker failed.
-        "schedule": float(envint("BENCHHUB_ALIAS_SWEEP_SECONDS", 300)),
+        "schedule": float(envint("BENCHHUB_ALIAS_SWEEP_SECONDS", 300, minimum=1)),
     },
     "moderation-autoflag": {
         "task": "benchhub.moderation.tasks.moderation_autoflag_task",
@@ -222,7 +223,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Uploads: the submission endpoint answers 413 above this many bytes.
-BENCHHUB_MAX_UPLOAD_BYTES = envint("BENCHHUB_MAX_UPLOAD_BYTES", 2 * 1024 * 1024)
+BENCHHUB_MAX_UPLOAD_BYTES = envint("BENCHHUB_MAX_UPLOAD_BYTES", 2 * 1024 * 1024, minimum=1)
 # Django's own limit must not trip first: it would answer 400, not 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = BENCHHUB_MAX_UPLOAD_BYTES + 1024 * 1024
 
@@ -257,19 +258,20 @@ BENCHHUB_THROTTLE_RATES = {
 
 # Failed sign-ins and wrong API tokens: after this many from one address (or
 # for one username) within the window, further attempts are refused until
-# the window has passed.
-BENCHHUB_AUTH_FAILURES_ALLOWED = envint("BENCHHUB_AUTH_FAILURES_ALLOWED", 10)
-BENCHHUB_AUTH_FAILURE_WINDOW = envint("BENCHHUB_AUTH_FAILURE_WINDOW", 300)
+# the window has passed. A window of 0 or less would keep no count at all
+# (the cache lets such a key expire at once): no limit.
+BENCHHUB_AUTH_FAILURES_ALLOWED = envint("BENCHHUB_AUTH_FAILURES_ALLOWED", 10, minimum=1)
+BENCHHUB_AUTH_FAILURE_WINDOW = envint("BENCHHUB_AUTH_FAILURE_WINDOW", 300, minimum=1)
 
 # Accounts created from one client address within the window; the next
 # sign-up from it is refused (429) until the window has passed.
-BENCHHUB_SIGNUPS_ALLOWED = envint("BENCHHUB_SIGNUPS_ALLOWED", 5)
-BENCHHUB_SIGNUP_WINDOW = envint("BENCHHUB_SIGNUP_WINDOW", 3600)
+BENCHHUB_SIGNUPS_ALLOWED = envint("BENCHHUB_SIGNUPS_ALLOWED", 5, minimum=1)
+BENCHHUB_SIGNUP_WINDOW = envint("BENCHHUB_SIGNUP_WINDOW", 3600, minimum=1)
 
 # A pending (or approved-on-arrival) result whose outlier score reaches this
 # (in absolute value; 3.5 is Iglewicz and Hoaglin's cut) is flagged for a
-# moderator, with the evidence.
-BENCHHUB_AUTOFLAG_SCORE = float(envstr("BENCHHUB_AUTOFLAG_SCORE", "3.5"))
+# moderator, with the evidence. Above 0: at 0 or less every result is flagged.
+BENCHHUB_AUTOFLAG_SCORE = envfloat("BENCHHUB_AUTOFLAG_SCORE", 3.5, above=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "BenchHub API",

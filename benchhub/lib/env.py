@@ -3,6 +3,7 @@
 A bad value stops the start with ImproperlyConfigured naming the variable,
 never a bare ValueError from deep inside the settings module."""
 
+import math
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -23,7 +24,9 @@ def envbool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={value!r}: expected true or false (or 1/0, yes/no, on/off)")
 
 
-def envint(name: str, default: int, *, minimum: int | None = None) -> int:
+def envint(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default
@@ -33,6 +36,25 @@ def envint(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from None
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name}={value!r}: expected at least {minimum}")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected at most {maximum}")
+    return number
+
+
+def envfloat(name: str, default: float, *, above: float | None = None) -> float:
+    """A finite number (nan and inf are refused: no comparison with them
+    means anything), greater than ``above`` when given."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a number")
+    if above is not None and number <= above:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a number above {above:g}")
     return number
 
 

@@ -12,7 +12,7 @@ import yaml
 
 from tests.live import ROOT
 
-READERS = {"envstr", "envint", "envbool", "envlist", "get"}  # get: os.environ.get
+READERS = {"envstr", "envint", "envfloat", "envbool", "envlist", "get"}  # get: os.environ.get
 ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 

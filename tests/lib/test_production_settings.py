@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import runpy
 import secrets
 import subprocess
 import sys
@@ -103,6 +105,79 @@ def test_a_bad_value_at_start_is_improperly_configured_naming_it():
     done = manage("check", DEBUG="maybe")
 
     assert "ImproperlyConfigured: DEBUG='maybe': expected true or false" in done.stderr
+
+
+def settings_read() -> dict:
+    """benchhub/settings.py run again, with the environment as it is now."""
+    return runpy.run_path(str(ROOT / "benchhub/settings.py"))
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        # 0 or less: beat would queue the sweep without a pause
+        ("BENCHHUB_BASELINES_SWEEP_SECONDS", "0", "expected at least 1"),
+        ("BENCHHUB_BASELINES_SWEEP_SECONDS", "-300", "expected at least 1"),
+        ("BENCHHUB_ALIAS_SWEEP_SECONDS", "0", "expected at least 1"),
+        ("BENCHHUB_ALIAS_SWEEP_SECONDS", "-1", "expected at least 1"),
+        ("DATABASE_CONN_MAX_AGE", "-1", "expected at least 0"),  # 0: one per request
+        ("EMAIL_PORT", "0", "expected at least 1"),
+        ("EMAIL_PORT", "65536", "expected at most 65535"),
+        ("BENCHHUB_MAX_UPLOAD_BYTES", "0", "expected at least 1"),  # every upload a 413
+        ("BENCHHUB_AUTH_FAILURES_ALLOWED", "0", "expected at least 1"),
+        # a window of 0 or less keeps no count: no limit at all
+        ("BENCHHUB_AUTH_FAILURE_WINDOW", "0", "expected at least 1"),
+        ("BENCHHUB_AUTH_FAILURE_WINDOW", "-300", "expected at least 1"),
+        ("BENCHHUB_SIGNUPS_ALLOWED", "0", "expected at least 1"),  # a 429 saying "too many"
+        ("BENCHHUB_SIGNUP_WINDOW", "0", "expected at least 1"),
+        ("BENCHHUB_AUTOFLAG_SCORE", "0", "expected a number above 0"),  # every result flagged
+        ("BENCHHUB_AUTOFLAG_SCORE", "-3.5", "expected a number above 0"),
+        ("BENCHHUB_AUTOFLAG_SCORE", "nan", "expected a number"),  # nothing ever flagged
+        ("BENCHHUB_AUTOFLAG_SCORE", "inf", "expected a number"),
+        ("BENCHHUB_AUTOFLAG_SCORE", "high", "expected a number"),  # was a bare ValueError
+    ],
+)
+def test_a_number_out_of_range_stops_the_start_naming_it(monkeypatch, variable, value, expected):
+    from django.core.exceptions import ImproperlyConfigured
+
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ImproperlyConfigured, match=re.escape(f"{variable}={value!r}: {expected}")):
+        settings_read()
+
+
+def test_the_least_numbers_that_make_sense_are_taken(monkeypatch):
+    for variable, value in {
+        "BENCHHUB_BASELINES_SWEEP_SECONDS": "1",
+        "BENCHHUB_ALIAS_SWEEP_SECONDS": "1",
+        "DATABASE_CONN_MAX_AGE": "0",
+        "EMAIL_PORT": "65535",
+        "BENCHHUB_MAX_UPLOAD_BYTES": "1",
+        "BENCHHUB_AUTH_FAILURES_ALLOWED": "1",
+        "BENCHHUB_AUTH_FAILURE_WINDOW": "1",
+        "BENCHHUB_SIGNUPS_ALLOWED": "1",
+        "BENCHHUB_SIGNUP_WINDOW": "1",
+        "BENCHHUB_AUTOFLAG_SCORE": "0.5",
+    }.items():
+        monkeypatch.setenv(variable, value)
+
+    read = settings_read()
+
+    schedule = read["CELERY_BEAT_SCHEDULE"]
+    assert schedule["baselines-sweep"]["schedule"] == schedule["moderation-alias-sweep"]["schedule"]
+    assert schedule["baselines-sweep"]["schedule"] == 1.0
+    assert read["DATABASES"]["default"]["CONN_MAX_AGE"] == 0
+    assert (read["EMAIL_PORT"], read["BENCHHUB_MAX_UPLOAD_BYTES"]) == (65535, 1)
+    assert (read["BENCHHUB_AUTH_FAILURES_ALLOWED"], read["BENCHHUB_AUTH_FAILURE_WINDOW"]) == (1, 1)
+    assert (read["BENCHHUB_SIGNUPS_ALLOWED"], read["BENCHHUB_SIGNUP_WINDOW"]) == (1, 1)
+    assert read["BENCHHUB_AUTOFLAG_SCORE"] == 0.5
+
+
+def test_a_sweep_of_zero_seconds_stops_the_start():
+    done = manage("check", BENCHHUB_BASELINES_SWEEP_SECONDS="0")
+
+    assert done.returncode != 0
+    expected = "ImproperlyConfigured: BENCHHUB_BASELINES_SWEEP_SECONDS='0': expected at least 1"
+    assert expected in done.stderr
 
 
 # ------------------------------------------------------------------ /healthz
