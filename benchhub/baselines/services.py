@@ -61,6 +61,11 @@ def _queue_refresh() -> None:
 @receiver(pre_delete, sender=Run, dispatch_uid="baselines-run-deleted")
 def _run_deleted(sender, instance: Run, **kwargs) -> None:
     """A run deleted outright (admin, shell) takes its values with it: if
-    they were counted, its key is rebuilt from what is left (marking only)."""
+    they were counted, its key is rebuilt from what is left (marking only).
+    The run is marked too, with the deletion: a round that read it before
+    the deletion committed may count it after this looked, and the next
+    round, finding it counted and gone, has the key rebuilt."""
+    now = timezone.now()
+    mark_runs([(instance.pk, instance.fingerprint)], now)
     if CountedRun.objects.filter(run_id=instance.pk).exists():
-        mark_keys([instance.fingerprint], timezone.now(), rebuild=True)
+        mark_keys([instance.fingerprint], now, rebuild=True)

@@ -14,7 +14,7 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from benchhub.baselines import refresh
-from benchhub.baselines.models import Baseline, DirtyKey, DirtyRun
+from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
 from benchhub.baselines.refresh import baselines_refresh, mark_keys
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
@@ -211,4 +211,33 @@ def test_a_slow_rebuild_whose_claim_was_taken_over_does_not_undo_a_later_round(
     baselines_refresh()
 
     assert (clients_20(key).n, clients_20(key).maximum) == (2, 3000.0)
+    assert not DirtyRun.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_deleted_while_a_round_counts_it_leaves_the_baselines(bob, alice, monkeypatch):
+    """An administrator deletes a run outright (the admin's run page) after
+    the round that adds it has read it, before that round commits: the
+    deletion found it not counted yet, the round counted it. Its values
+    must leave the baselines all the same."""
+    publish(bob, 1000.0)
+    baselines_refresh()
+    doomed = publish(alice, 3000.0)  # approved, marked, not counted yet
+    (key,) = set(Run.objects.values_list("fingerprint", flat=True))
+    merge = refresh._merge
+
+    def deleted_first(*args, **kwargs):
+        HeldOpen(lambda: Run.objects.filter(submission=doomed).delete()).commit()
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(refresh, "_merge", deleted_first)
+    baselines_refresh()
+    monkeypatch.undo()
+    baselines_refresh()
+    baselines_refresh()
+
+    assert (clients_20(key).n, clients_20(key).maximum) == (1, 1000.0)
+    assert set(CountedRun.objects.values_list("run_id", flat=True)) == set(
+        Run.objects.values_list("pk", flat=True)
+    )
     assert not DirtyRun.objects.exists()
