@@ -94,9 +94,6 @@ class RunCells(Mapping[int, RunCell]):
         at = self._positions[run_id]
         return RunCell(self.run_values[at], self.measurement_ids[at])
 
-    def __contains__(self, run_id: object) -> bool:
-        return run_id in self.run_ids if self._positions is None else run_id in self._positions
-
     def values(self) -> list[RunCell]:  # type: ignore[override]
         """The runs in order (built without a call of the interpreter per run)."""
         return list(map(_new_run_cell, zip(self.run_values, self.measurement_ids, strict=True)))

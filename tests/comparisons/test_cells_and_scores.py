@@ -25,7 +25,7 @@ from benchhub.comparisons.aggregation import (
     reference_label,
 )
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
-from benchhub.comparisons.scores import combined_scores
+from benchhub.comparisons.scores import _run_totals, combined_scores
 from benchhub.results.models import Metric
 
 CLIENTS = Axis("param.clients", "parameters__clients")
@@ -294,6 +294,7 @@ def test_a_reference_total_of_zero_has_no_ratio():
 def test_a_cells_runs_read_as_a_mapping_of_run_id_to_run_in_sample_order():
     runs = RunCells([31, 7, 19], [2.5, 1.0, 4.0], [None, 70, 190])
 
+    assert 19 in runs and 20 not in runs  # before any lookup by id
     assert list(runs) == [31, 7, 19]  # the order sent: sample order, not ids'
     assert len(runs) == 3
     assert runs[7] == RunCell(1.0, 70) and runs[31] == RunCell(2.5, None)
@@ -305,3 +306,26 @@ def test_a_cells_runs_read_as_a_mapping_of_run_id_to_run_in_sample_order():
         runs[20]
     with pytest.raises(ValueError, match="a run id, a value and a measurement id"):
         RunCells([1, 2], [1.0], [None, None])
+
+
+def test_a_runs_total_counts_only_runs_in_every_common_operation_in_the_first_ones_order():
+    def cell(runs: dict[int, float]) -> RunCells:
+        return RunCells.of({run: RunCell(value, None) for run, value in runs.items()})
+
+    comparison = Comparison(
+        query=query(x=OPERATION, unit="s"),
+        x_values=["a", "b", "c"],
+        series=[],
+        cell_runs={
+            # run 2 lacks b (the second cell), run 3 lacks c, run 4 lacks a
+            ("zfs", "a"): cell({5: 1.0, 2: 2.0, 1: 4.0, 3: 8.0}),
+            ("zfs", "b"): cell({4: 16.0, 1: 32.0, 3: 64.0, 5: 128.0}),
+            ("zfs", "c"): cell({1: 256.0, 2: 512.0, 4: 1024.0, 5: 2048.0}),
+            # every run in every cell: the same order in each
+            ("ufs", "a"): cell({9: 1.0, 7: 2.0}),
+            ("ufs", "b"): cell({9: 0.5, 7: 0.25}),
+        },
+    )
+
+    assert _run_totals(comparison, "zfs", ["a", "b", "c"]) == [1.0 + 128.0 + 2048.0, 292.0]
+    assert _run_totals(comparison, "ufs", ["a", "b"]) == [1.5, 2.25]
