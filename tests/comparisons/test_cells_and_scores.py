@@ -304,7 +304,9 @@ def test_a_cells_runs_read_as_a_mapping_of_run_id_to_run_in_sample_order():
     assert RunCells.of(dict(runs.items())).run_values == [2.5, 1.0, 4.0]
     with pytest.raises(KeyError):
         runs[20]
-    with pytest.raises(ValueError, match="a run id, a value and a measurement id"):
+    with pytest.raises(
+        ValueError, match=r"^a run id, a value and a measurement id \(or None\) per run$"
+    ):
         RunCells([1, 2], [1.0], [None, None])
 
 

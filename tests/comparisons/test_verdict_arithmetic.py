@@ -247,8 +247,10 @@ def test_a_reference_median_of_one_is_a_reference_and_of_zero_is_none():
     assert verdict(runs(2, 2.1, 1.9, 2.05), runs(1, 0.99, 1.01, 1), direction="higher").verdict == (
         "better"
     )
-    nothing = verdict(runs(2, 2.1, 1.9, 2.05), runs(0, 0, 0, 0), direction="higher")
-    assert (nothing.verdict, nothing.ratio) == ("insufficient data", None)
+    nothing = verdict(
+        runs(2, 2.1, 1.9, 2.05), runs(0, 0, 0, 0), direction="higher", minimum_effect=0.2
+    )
+    assert nothing == Verdict("insufficient data", None, None, None, None, None, 0.2)
 
 
 def test_four_runs_against_two_repeated_ones_are_bootstrapped():
