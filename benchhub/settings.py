@@ -115,6 +115,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = envint(
         "DATABASE_CONNECT_TIMEOUT", 5, minimum=1
     )
+    # The upload's raw statements are prepared once they have run this many
+    # times on a connection (lib/prepared.py; Django prepares nothing by
+    # default). Off behind a pooler that cannot carry prepared statements
+    # (PgBouncer in transaction mode before 1.21).
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
+        5 if envbool("DATABASE_PREPARED_STATEMENTS", True) else None
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default under concurrent uploads. WAL: readers go on while
     # one writer writes. BEGIN IMMEDIATE: a transaction takes the write lock

@@ -17,6 +17,7 @@ from benchhub.accounts.services import (
     auth_failures_exceeded,
     token_digest,
 )
+from benchhub.lib.prepared import prepared_cursor
 
 # Writing last_used_at on every request would turn each upload into two
 # writes; once a minute is precise enough to tell a user what is in use.
@@ -86,7 +87,7 @@ def _token_with_user(digest: str) -> tuple[ApiToken | None, list[str]]:
         )
         names = [row.group_name for row in rows if row.group_name]
         return (rows[0] if rows else None), names
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_token_statement(), [digest])
         rows = cursor.fetchall()
     if not rows:

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from benchhub.baselines.refresh import mark_inserted_runs_sql, queue_needed
 from benchhub.baselines.services import baselines_mark_dirty, baselines_runs_marked
+from benchhub.lib.prepared import prepared_cursor
 from benchhub.moderation.aliases import alias_map, aliases_apply
 from benchhub.moderation.services import submission_arrived
 from benchhub.results.comparability import (
@@ -265,7 +266,7 @@ def _lookup(
         params += [table, *values]
     metrics: dict[tuple[str, str | None], tuple[int, int]] = {}
     found: dict[tuple[str, str], int] = {}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(statement, params)
         for table, name, metric, row_id, benchmark_id in cursor.fetchall():
             if table is None:
@@ -440,7 +441,7 @@ def _insert_postgresql(
         [name[i] for name in ordered] for i in range(3)
     )
     params["marked_at"] = now
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_document_insert(), params)
         submission_id, run_ids, inserted, claimed = cursor.fetchone()
     _stored(submission, submission_id)
