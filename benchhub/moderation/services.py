@@ -15,11 +15,12 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.baselines.services import baselines_mark_dirty
+from benchhub.lib.api import database_trouble
 from benchhub.lib.queueing import task_queue
 from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
 from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry
@@ -72,6 +73,13 @@ class TransitionNotAllowed(ModerationError):
 
 class ReasonRequired(ModerationError):
     code = "reason_required"
+
+
+class ConcurrentChange(ModerationError):
+    """A concurrent change broke the action's transaction (a deadlock, say):
+    rolled back, nothing changed; doing it again is the remedy."""
+
+    code = "concurrent_change"
 
 
 def action_permitted(*, user: AbstractBaseUser | None, submission: Submission, action: str) -> bool:
@@ -164,7 +172,9 @@ def submissions_moderate(
     *, submissions: Iterable[Submission], actor: AbstractBaseUser, action: str, reason: str = ""
 ) -> list[BulkOutcome]:
     """The same action on a selection, each on its own: one refused (already
-    approved meanwhile, say) does not undo the others."""
+    approved meanwhile, say) does not undo the others. One that a concurrent
+    change broke (a deadlock) is refused too: the others done before it are
+    committed, so a 503 saying that nothing was done would be wrong."""
     outcomes = []
     for submission in submissions:
         try:
@@ -172,6 +182,12 @@ def submissions_moderate(
             outcomes.append(BulkOutcome(submission))
         except ModerationError as exc:
             outcomes.append(BulkOutcome(submission, exc))
+        except DatabaseError as exc:
+            trouble = database_trouble(exc)
+            if trouble is None or trouble.code != "concurrent_change":
+                raise
+            refused = ConcurrentChange(f"not done: {trouble.reason}; try it again")
+            outcomes.append(BulkOutcome(submission, refused))
     return outcomes
 
 

@@ -12,11 +12,15 @@ import threading
 from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection, connections, transaction
 from django.test import Client
 
+from benchhub.accounts.roles import role_grant
+from benchhub.moderation import services as moderation_services
 from benchhub.results import services as result_services
 from benchhub.results.models import Benchmark, Hardware, Measurement, Run, Submission
+from benchhub.results.services import submission_create
 from tests.factories import small_document
 from tests.imports.test_tool_upload_form import sysbench_form
 
@@ -129,36 +133,86 @@ def test_an_upload_whose_benchmark_is_deleted_before_its_commit_is_told_so(alice
     assert not Submission.objects.exists() and not Run.objects.exists()
 
 
-def test_a_deadlock_is_a_conflict_to_send_again_not_a_database_that_is_away(alice_api, monkeypatch):
-    """The upload locks one catalog row, another transaction the other,
-    and each then waits for the other's. The other one checks for a
-    deadlock only after a minute: PostgreSQL breaks the tie (after its
-    deadlock_timeout, a second) by failing the upload."""
-    other_has_its_row = threading.Event()
-    upload_has_its_row = threading.Event()
+class Deadlock:
+    """Another transaction locks one catalog row and waits for a second;
+    called in the request's transaction, this locks the second and waits
+    for the first. The other one checks for a deadlock only after a
+    minute: PostgreSQL breaks the tie (after its deadlock_timeout, a
+    second) by failing the request."""
 
-    def other() -> None:
+    def __init__(self) -> None:
+        self._other_has_its_row = threading.Event()
+        self._request_has_its_row = threading.Event()
+        self.other = OtherConnection(self._other)
+
+    def _other(self) -> None:
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL deadlock_timeout = '60s'")
         lock_benchmark("select-update")
-        other_has_its_row.set()
-        assert upload_has_its_row.wait(20)
+        self._other_has_its_row.set()
+        assert self._request_has_its_row.wait(20)
         lock_benchmark("tpcb")
 
-    def deadlocking() -> None:
-        assert other_has_its_row.wait(20)
+    def __call__(self) -> None:
+        assert self._other_has_its_row.wait(20)
         lock_benchmark("tpcb")
-        upload_has_its_row.set()
+        self._request_has_its_row.set()
         lock_benchmark("select-update")
 
-    before_the_upload_stores(monkeypatch, deadlocking)
-    concurrent = OtherConnection(other)
+
+def test_a_deadlock_is_a_conflict_to_send_again_not_a_database_that_is_away(alice_api, monkeypatch):
+    """The upload locks one catalog row, another transaction the other,
+    and each then waits for the other's."""
+    deadlock = Deadlock()
+    before_the_upload_stores(monkeypatch, deadlock)
 
     answer = alice_api.post(URL, small_document(), format="json")
 
-    concurrent.join()  # it got the row once the upload was rolled back
+    deadlock.other.join()  # it got the row once the upload was rolled back
     assert_told_to_send_again(answer, naming="(a deadlock)")
     assert not Submission.objects.exists()
+
+
+def test_a_bulk_approval_whose_second_submission_deadlocks_says_so_for_that_one(alice):
+    """Each submission of a selection is approved in its own transaction:
+    one broken by a deadlock leaves the others approved. The answer says
+    which one was not done and why, not a 503 saying that nothing was."""
+    moderator = User.objects.create_user(username="mia")
+    role_grant(user=moderator, role="moderator")
+    first, second = (
+        submission_create(submitter=alice, document=small_document()).submission for _ in "12"
+    )
+    marked = moderation_services.baselines_mark_dirty
+    deadlocks: list[Deadlock] = []
+
+    def marking_into_a_deadlock_the_second_time(**kwargs):
+        if deadlocks:
+            deadlocks[0]()
+        deadlocks.append(Deadlock())
+        return marked(**kwargs)
+
+    browser = Client(raise_request_exception=False)
+    browser.force_login(moderator)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            moderation_services, "baselines_mark_dirty", marking_into_a_deadlock_the_second_time
+        )
+        page = browser.post(
+            "/moderation/act/",
+            {"do": "approve", "submission": [str(first.uuid), str(second.uuid)]},
+            follow=True,
+        )
+    for deadlock in deadlocks:
+        deadlock.other.join()
+
+    assert page.status_code == 200, page.content.decode()[:300]
+    statuses = dict(Submission.objects.values_list("status", "uuid"))
+    assert set(statuses) == {Submission.Status.APPROVED, Submission.Status.PENDING}
+    text = page.content.decode()
+    assert "Approve: 1 submission." in text
+    not_done = str(statuses[Submission.Status.PENDING])[:8]
+    assert f"{not_done}…: not done: " in text and "(a deadlock)" in text, text
+    assert "try it again" in text
 
 
 def test_a_serialization_failure_is_a_conflict_to_send_again(alice_api, monkeypatch):
