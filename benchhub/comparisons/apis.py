@@ -11,10 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchhub.comparisons.aggregation import Comparison
+from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.exports import comparison_csv_response
 from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
 from benchhub.comparisons.selectors import comparison_build
+from benchhub.comparisons.verdicts import Verdict
 from benchhub.lib.api import ApiError
 from benchhub.results.apis import PARAMETER_DOCS
 from benchhub.results.filters import MeasurementFilter
@@ -45,6 +46,13 @@ class ComparisonVerdictOutput(serializers.Serializer):
         help_text="the smallest |ratio - 1| that counts as a difference"
     )
 
+    def to_representation(self, instance: Verdict) -> dict:
+        # The fields above, written out: a comparison has thousands of
+        # verdicts and points, and DRF calls two methods of a field object
+        # per value. Serializer.to_representation's own answer, exactly
+        # (tests/comparisons/test_comparison_api.py compares the two).
+        return _verdict_data(instance)
+
 
 class ComparisonPointOutput(serializers.Serializer):
     x = serializers.JSONField(help_text="the x value: a number, or text")
@@ -62,6 +70,35 @@ class ComparisonPointOutput(serializers.Serializer):
         help_text="is the difference from the reference (or the first series) real? null for "
         "that series itself and where it has no value",
     )
+
+    def to_representation(self, instance: Point) -> dict:
+        # written out, as ComparisonVerdictOutput's
+        return {
+            "x": instance.x,
+            "value": _float(instance.value),
+            "n": None if instance.n is None else int(instance.n),
+            "min": _float(instance.min),
+            "max": _float(instance.max),
+            "relative": _float(instance.relative),
+            "verdict": None if instance.verdict is None else _verdict_data(instance.verdict),
+        }
+
+
+def _float(value) -> float | None:
+    """A FloatField's representation (None stays None, as for any field)."""
+    return None if value is None else float(value)
+
+
+def _verdict_data(verdict: Verdict) -> dict:
+    return {
+        "verdict": verdict.verdict,
+        "test": None if verdict.test is None else str(verdict.test),
+        "p_value": _float(verdict.p_value),
+        "ratio": _float(verdict.ratio),
+        "ratio_low": _float(verdict.ratio_low),
+        "ratio_high": _float(verdict.ratio_high),
+        "minimum_effect": _float(verdict.minimum_effect),
+    }
 
 
 class ComparisonSeriesOutput(serializers.Serializer):

@@ -308,3 +308,26 @@ def test_a_parallel_plan_computes_the_same_cells(varied, given, monkeypatch):
 
     assert in_sql.stats
     assert_same_cells(in_sql, in_python)
+
+
+@pytest.mark.parametrize("given", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
+def test_points_and_verdicts_written_out_are_what_the_serializers_fields_give(
+    varied, given, monkeypatch
+):
+    """The API writes a point and a verdict out by hand (a comparison has
+    thousands); DRF's own field-by-field answer must be the same, to the
+    type of each number and the order of the keys."""
+    from benchhub.comparisons import apis
+
+    params = {"benchmark": "select-update", "metric": "throughput", **given}
+    query = comparison_query_parse({key: [value] for key, value in params.items()})
+    comparison = selectors.comparison_build(user=AnonymousUser(), query=query)
+    written_out = json.dumps(comparison_as_data(comparison))
+    monkeypatch.delattr(apis.ComparisonPointOutput, "to_representation")
+    monkeypatch.delattr(apis.ComparisonVerdictOutput, "to_representation")
+    by_fields = json.dumps(comparison_as_data(comparison))
+
+    assert '"verdict": null' in written_out  # the reference's, or a lone series'
+    if any(point.verdict for series in comparison.series for point in series.points):
+        assert '"verdict": {"verdict": ' in written_out
+    assert written_out == by_fields
