@@ -52,8 +52,26 @@ class SubmissionAdmin(admin.ModelAdmin):
         return False
 
 
+class StoredByUploadsAdmin(admin.ModelAdmin):
+    """Rows an upload stored from its document (runs, their dimension rows):
+    seen and deleted here, never added or edited. An edited run's benchmark
+    was no longer its measurements' and its fingerprint no longer the key
+    its values are counted in (no baseline marked); an edited dimension row
+    no longer held the values its digest names, which the next upload of
+    them reuses. Normalized values change through alias rules
+    (/moderation/dimensions/), from the raw strings kept beside them."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(StoredByUploadsAdmin):
+    """Deleting a run outright marks its key for a rebuild (baselines.services)."""
+
     list_display = ("id", "benchmark", "submission", "server", "storage", "client")
     list_select_related = ("benchmark", "submission", "server", "storage", "client")
     list_filter = ("benchmark",)
@@ -68,11 +86,13 @@ class CatalogAdmin(ReadOnlyAdmin):
     until the next migrate. Change the file instead."""
 
 
-for dimension in (
-    models.Hardware,
-    models.Storage,
-    models.OperatingSystem,
-    models.DatabaseServer,
-    models.Client,
-):
-    admin.site.register(dimension)
+admin.site.register(
+    [
+        models.Hardware,
+        models.Storage,
+        models.OperatingSystem,
+        models.DatabaseServer,
+        models.Client,
+    ],
+    StoredByUploadsAdmin,
+)

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.moderation.models import AuditEntry
-from benchhub.results.models import Benchmark, Metric, Submission
+from benchhub.results.models import Benchmark, Metric, Run, Submission
 from tests.factories import small_document
 from tests.moderation.conftest import upload, web
 
@@ -75,6 +75,42 @@ def test_the_catalog_is_read_only_in_the_admin(root, alice_api, model):
     document["runs"][0]["measurements"] = [{"metric": "tps", "unit": "tx/s", "value": 812.0}]
     answer = alice_api.post("/api/v1/submissions/", document, format="json")
     assert answer.status_code == 201, answer.content
+
+
+def submitted_as_shown(admin, url: str, **changes) -> int:
+    """POST the admin's change form as it shows the row, with ``changes``."""
+    form = admin.get(url).context["adminform"].form
+    data = {name: form[name].value() for name in form.fields}
+    data = {name: "" if value is None else value for name, value in data.items()}
+    return admin.post(url, {**data, **changes}).status_code
+
+
+def test_runs_and_their_dimension_rows_are_seen_and_deleted_in_the_admin_never_edited(root, alice):
+    """What an upload stored is the document's, normalized. Edited here, a
+    run's benchmark was no longer its measurements' (a select-update run
+    became tpcb) and its fingerprint no longer the key its values are
+    counted in, with no baseline marked; a dimension row's values were no
+    longer the ones its digest names, which the next upload of them reuses.
+    Normalized values change through alias rules (/moderation/dimensions/);
+    the admin may delete a run outright (its key is rebuilt)."""
+    upload(alice)
+    run = Run.objects.get()
+    admin = web(root)
+    run_page = f"/admin/results/run/{run.pk}/change/"
+    hardware_page = f"/admin/results/hardware/{run.hardware_id}/change/"
+
+    tpcb = Benchmark.objects.get(name="tpcb").pk
+    submitted_as_shown(admin, run_page, benchmark=tpcb, fingerprint="0" * 64)
+    submitted_as_shown(admin, hardware_page, cpu_model="edited in the admin")
+
+    assert admin.get(run_page).status_code == admin.get(hardware_page).status_code == 200
+    after = Run.objects.select_related("benchmark", "hardware").get()
+    assert (after.benchmark.name, after.fingerprint) == (run.benchmark.name, run.fingerprint)
+    assert after.hardware.cpu_model == run.hardware.cpu_model
+    for model in ("run", "hardware", "storage", "operatingsystem", "databaseserver", "client"):
+        assert admin.get(f"/admin/results/{model}/add/").status_code == 403, model
+    assert admin.post(f"/admin/results/run/{run.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not Run.objects.exists()
 
 
 def test_the_role_groups_exist_for_the_admin_to_grant(db):
