@@ -82,6 +82,13 @@ def test_a_null_parameter_has_no_key():
     assert parameter_keys({"clients": None, "mode": "rw"}) == {"mode": "s:rw"}
 
 
+@pytest.mark.parametrize("raw", [*SPELLINGS, 0, -7, 2**63 - 1, -(2**63), 10**30, None])
+def test_a_runs_keys_are_each_values_point_key(raw):
+    """parameter_keys takes a shorter way for integers; the keys are point_key's."""
+    expected = {} if raw is None else {"p": point_key(raw)}
+    assert parameter_keys({"p": raw}) == expected
+
+
 def test_stored_keys_decode_to_what_the_python_path_groups_the_stored_value_by(bob):
     document = sweep_document({str(i): float(i + 1) for i in range(len(SPELLINGS))})
     for measurement, spelling in zip(document["runs"][0]["measurements"], SPELLINGS, strict=True):
