@@ -192,16 +192,13 @@ def _store(
     ]
     runs = [run for run, _ in built]
     dimensions_create([(run, *item) for run, missing in built for item in missing])
+    # (run position, metric id, parameter keys, the measurement's document)
     measurements = [
         (
             position,
             metrics[(run_doc["benchmark"], m["metric"])][0],
-            m.get("parameters", {}),
-            m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
-            m.get("samples", []),
-            m.get("approximate", False),
-            m.get("note", ""),
             parameter_keys(m.get("parameters", {})),
+            m,
         )
         for position, run_doc in enumerate(document["runs"])
         for m in run_doc["measurements"]
@@ -215,7 +212,21 @@ def _store(
             run.submission = submission
             run.save(force_insert=True)
         ids = [run.pk for run in runs]
-        _insert_measurements([(ids[row[0]], *row[1:]) for row in measurements])
+        _insert_measurements(
+            [
+                (
+                    ids[position],
+                    metric_id,
+                    m.get("parameters", {}),
+                    m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
+                    m.get("samples", []),
+                    m.get("approximate", False),
+                    m.get("note", ""),
+                    keys,
+                )
+                for position, metric_id, keys, m in measurements
+            ]
+        )
         MetricParameter.objects.bulk_create(
             [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in names],
             ignore_conflicts=True,
@@ -283,9 +294,9 @@ def _parameter_names(
     """The metrics' parameter names /compare/ offers (MetricParameter) that
     this document uses: (metric id, scope, name); stored by one insert that
     leaves those already known as they are. ``measurements`` give their
-    run's position first."""
+    run's position, metric id and parameter keys first."""
     names = set()
-    for position, metric_id, *_, keys in measurements:
+    for position, metric_id, keys, *_ in measurements:
         names.update((metric_id, MetricParameter.Scope.POINT.value, name) for name in keys)
         names.update(
             (metric_id, MetricParameter.Scope.RUN.value, name)
@@ -310,10 +321,14 @@ _JSON_COLUMNS = (2, 4, 7)
 # PostgreSQL: a document is stored by one statement of fixed text (psycopg
 # parses it once and caches it): the submission, its runs, their
 # measurements, the metrics' parameter names and the runs' baseline marks
-# (baselines/refresh.py). Rows travel as JSON arrays (one json.dumps, in
-# C). Through the ORM these were five statements, two of them compiled anew
-# for every upload; a multi-row VALUES list had a text per row count, too
-# long for psycopg's cache (docs/performance.md, "Ingest, 2026-11-25").
+# (baselines/refresh.py). Runs travel as a JSON array (one json.dumps, in
+# C); the measurements are read from the stored document's jsonb, with their
+# metric ids and parameter keys beside it. Through the ORM these were five
+# statements, two of them compiled anew for every upload; a multi-row VALUES
+# list had a text per row count, too long for psycopg's cache
+# (docs/performance.md, "Ingest, 2026-11-25"); the measurements written out
+# again as JSON cost Python and PostgreSQL more than reading them from the
+# document ("Ingest, 2026-11-26").
 _SUBMISSION_COLUMNS = (
     "uuid",
     "submitter_id",
@@ -354,7 +369,11 @@ _RUN_COLUMNS = (
     ("load_engine_cpu", "double precision"),
 )
 _DOCUMENT_INSERT = """
-WITH submission AS (
+WITH document AS MATERIALIZED (
+    SELECT %(document)s::jsonb AS body
+), measurement_key AS MATERIALIZED (
+    SELECT %(measurements)s::jsonb AS body
+), submission AS (
     INSERT INTO {submission} ({submission_columns})
     VALUES ({submission_values})
     RETURNING id
@@ -368,11 +387,16 @@ WITH submission AS (
     SELECT array_agg(id ORDER BY position) AS ids FROM run
 ), measurement AS (
     INSERT INTO {measurement} (run_id, {measurement_columns})
-    SELECT run_ids.ids[m.position + 1], {measurement_columns}
-    FROM run_ids, json_to_recordset(%(measurements)s::json) AS m(
-        position integer, metric_id bigint, parameters jsonb, value double precision,
-        samples jsonb, approximate boolean, note text, parameter_keys jsonb
-    )
+    SELECT run_ids.ids[r.position], (k.pair ->> 0)::bigint,
+        COALESCE(m.body -> 'parameters', '{{}}'), (m.body ->> 'value')::double precision,
+        COALESCE(m.body -> 'samples', '[]'), COALESCE((m.body -> 'approximate')::boolean, false),
+        COALESCE(m.body ->> 'note', ''), k.pair -> 1
+    FROM run_ids, document, measurement_key,
+        jsonb_array_elements(document.body -> 'runs') WITH ORDINALITY AS r(body, position),
+        jsonb_array_elements(r.body -> 'measurements') WITH ORDINALITY AS m(body, n),
+        LATERAL (SELECT measurement_key.body -> (r.position - 1)::integer -> (m.n - 1)::integer)
+            AS k(pair)
+    ORDER BY r.position, m.n
 ), parameter_name AS (
     INSERT INTO {parameter} (metric_id, scope, name)
     SELECT * FROM unnest(%(name_metrics)s::bigint[], %(name_scopes)s::text[],
@@ -393,7 +417,11 @@ def _document_insert() -> str:
         submission=quote(Submission._meta.db_table),
         submission_columns=", ".join(_SUBMISSION_COLUMNS),
         submission_values=", ".join(
-            f"%({c})s::jsonb" if c in ("document", "citation") else f"%({c})s"
+            "(SELECT body FROM document)"
+            if c == "document"
+            else f"%({c})s::jsonb"
+            if c == "citation"
+            else f"%({c})s"
             for c in _SUBMISSION_COLUMNS
         ),
         run=quote(Run._meta.db_table),
@@ -417,9 +445,12 @@ def _insert_postgresql(
     ``runs`` get their ids as if saved. JSON values go in as JSON text,
     exactly as JSONField's adapter writes them (json.dumps); numbers as
     json.dumps writes a float (its shortest exact form), which PostgreSQL
-    reads back to the same double. Non-finite numbers of the document never
-    get here (bounds_errors); a run's coefficient of variation may overflow
-    to infinity, which goes as the text PostgreSQL reads it from."""
+    reads back to the same double. A measurement's value is the document's
+    number read as a double, the same one (jsonb keeps the decimal json.dumps
+    wrote, without the sign of -0.0, as the ORM stored it). Non-finite
+    numbers of the document never get here (bounds_errors); a run's
+    coefficient of variation may overflow to infinity, which goes as the
+    text PostgreSQL reads it from."""
     now = timezone.now()
     submission.created_at = now
     params: dict[str, Any] = {
@@ -433,9 +464,13 @@ def _insert_postgresql(
     params["document"] = canonical
     params["citation"] = None if submission.citation is None else json.dumps(submission.citation)
     params["runs"] = json.dumps([_run_row(run) for run in runs])
-    params["measurements"] = json.dumps(
-        [dict(zip(_MEASUREMENT_JSON_KEYS, row, strict=True)) for row in measurements]
-    )
+    # The measurements' values are read from the stored document itself; of
+    # each only what the document does not hold goes along, per run, in the
+    # document's order: [metric id, parameter keys].
+    keys: list[list[Any]] = [[] for _ in runs]
+    for position, metric_id, point_keys, _ in measurements:
+        keys[position].append([metric_id, point_keys])
+    params["measurements"] = json.dumps(keys)
     ordered = sorted(names)  # rows of one metric locked in one order by every upload
     params["name_metrics"], params["name_scopes"], params["name_names"] = (
         [name[i] for name in ordered] for i in range(3)
@@ -451,9 +486,6 @@ def _insert_postgresql(
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
     baselines_runs_marked(queue=queue_needed(list(zip(inserted, claimed, strict=True)), now))
-
-
-_MEASUREMENT_JSON_KEYS = ("position", *_MEASUREMENT_COLUMNS[1:])
 
 
 def _run_row(run: Run) -> dict[str, Any]:

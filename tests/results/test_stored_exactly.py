@@ -421,3 +421,47 @@ def test_a_negative_zero_is_stored_as_zero_as_sqlite_and_the_orm_store_it(alice_
     stored = (Run.objects.get(pk=run_id).load_engine_cpu, measurement.value)
     assert [math.copysign(1.0, number) for number in stored] == [1.0, 1.0]
     assert run["load_engine_cpu"] == 0.0 and math.copysign(1.0, run["load_engine_cpu"]) == 1.0
+
+
+def test_each_runs_measurements_keep_their_own_metric_and_keys(bob):
+    """The measurements' values come from the stored document and their
+    metric ids and keys alongside, run by run: runs of other lengths, other
+    metrics and other parameters each get their own back."""
+    document = minimal_document()
+    first, second = (
+        [("throughput", 1.5, {"clients": 1}), ("latency_mean", 2.5, {"mode": "rw"})],
+        [("latency_p99", 3.5, {}), ("throughput", 4.5, {"clients": 2.0}), ("errors", 0, None)],
+    )
+    document["runs"] = [
+        {
+            "benchmark": "select-update",
+            "parameters": {"transactions": n},
+            "measurements": [
+                {"metric": metric, "value": value, **({} if p is None else {"parameters": p})}
+                for metric, value, p in measurements
+            ],
+        }
+        for n, measurements in ((1, first), (2, second))
+    ]
+
+    submission = submission_create(submitter=bob, document=document).submission
+
+    stored = [
+        list(
+            run.measurements.order_by("id").values_list(
+                "metric__name", "value", "parameters", "parameter_keys"
+            )
+        )
+        for run in submission.runs.order_by("position")
+    ]
+    assert stored == [
+        [
+            ("throughput", 1.5, {"clients": 1}, {"clients": "n:1"}),
+            ("latency_mean", 2.5, {"mode": "rw"}, {"mode": "s:rw"}),
+        ],
+        [
+            ("latency_p99", 3.5, {}, {}),
+            ("throughput", 4.5, {"clients": 2.0}, {"clients": "n:2"}),
+            ("errors", 0.0, {}, {}),
+        ],
+    ]
