@@ -11,7 +11,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from benchhub.lib.env import envbool, envfloat, envint, envlist, envstr, secret_key_problem
+from benchhub.lib.env import (
+    envbool,
+    envfloat,
+    envint,
+    envlist,
+    envrate,
+    envstr,
+    secret_key_problem,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("BENCHHUB_VAR_DIR", str(BASE_DIR / "var")))
@@ -258,9 +266,9 @@ REST_FRAMEWORK = {
 # request (benchhub.accounts.throttles). A token and its user are counted
 # apart, so one leaked token cannot spend its owner's whole allowance.
 BENCHHUB_THROTTLE_RATES = {
-    "token": envstr("BENCHHUB_THROTTLE_TOKEN", "120/minute"),
-    "user": envstr("BENCHHUB_THROTTLE_USER", "600/minute"),
-    "anon": envstr("BENCHHUB_THROTTLE_ANON", "600/minute"),
+    "token": envrate("BENCHHUB_THROTTLE_TOKEN", "120/minute"),
+    "user": envrate("BENCHHUB_THROTTLE_USER", "600/minute"),
+    "anon": envrate("BENCHHUB_THROTTLE_ANON", "600/minute"),
 }
 
 # Failed sign-ins and wrong API tokens: after this many from one address (or

@@ -5,6 +5,7 @@ never a bare ValueError from deep inside the settings module."""
 
 import math
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -56,6 +57,29 @@ def envfloat(name: str, default: float, *, above: float | None = None) -> float:
     if above is not None and number <= above:
         raise ImproperlyConfigured(f"{name}={value!r}: expected a number above {above:g}")
     return number
+
+
+_RATE = re.compile(r"(\d+)/(second|minute|hour|day|sec|min|s|m|h|d)")
+
+
+def envrate(name: str, default: str) -> str:
+    """A request rate, "<requests>/<second|minute|hour|day>" (DRF's
+    throttles read it on every request, so a bad one would answer every API
+    request with a 500), at least one request; set empty, no limit ("")."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if value.strip() == "":
+        return ""
+    match = _RATE.fullmatch(value.strip())
+    if match is None:
+        raise ImproperlyConfigured(
+            f"{name}={value!r}: expected <requests>/<second|minute|hour|day>, "
+            "e.g. 120/minute (empty: no limit)"
+        )
+    if int(match[1]) < 1:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected at least 1 request")
+    return f"{int(match[1])}/{match[2]}"
 
 
 def envlist(name: str, default: list[str]) -> list[str]:

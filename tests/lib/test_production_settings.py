@@ -135,6 +135,17 @@ def settings_read() -> dict:
         ("BENCHHUB_AUTOFLAG_SCORE", "nan", "expected a number"),  # nothing ever flagged
         ("BENCHHUB_AUTOFLAG_SCORE", "inf", "expected a number"),
         ("BENCHHUB_AUTOFLAG_SCORE", "high", "expected a number"),  # was a bare ValueError
+        # a rate DRF cannot read answered every API request with a 500
+        *(
+            (variable, value, "expected <requests>/<second|minute|hour|day>")
+            for variable in (
+                "BENCHHUB_THROTTLE_TOKEN",
+                "BENCHHUB_THROTTLE_USER",
+                "BENCHHUB_THROTTLE_ANON",
+            )
+            for value in ("abc", "ten/minute", "10/fortnight", "10 per minute", "-5/minute")
+        ),
+        ("BENCHHUB_THROTTLE_ANON", "0/minute", "expected at least 1 request"),  # all a 429
     ],
 )
 def test_a_number_out_of_range_stops_the_start_naming_it(monkeypatch, variable, value, expected):
@@ -157,6 +168,9 @@ def test_the_least_numbers_that_make_sense_are_taken(monkeypatch):
         "BENCHHUB_SIGNUPS_ALLOWED": "1",
         "BENCHHUB_SIGNUP_WINDOW": "1",
         "BENCHHUB_AUTOFLAG_SCORE": "0.5",
+        "BENCHHUB_THROTTLE_TOKEN": " 1/second ",
+        "BENCHHUB_THROTTLE_USER": "",  # no limit
+        "BENCHHUB_THROTTLE_ANON": "007/d",
     }.items():
         monkeypatch.setenv(variable, value)
 
@@ -170,6 +184,7 @@ def test_the_least_numbers_that_make_sense_are_taken(monkeypatch):
     assert (read["BENCHHUB_AUTH_FAILURES_ALLOWED"], read["BENCHHUB_AUTH_FAILURE_WINDOW"]) == (1, 1)
     assert (read["BENCHHUB_SIGNUPS_ALLOWED"], read["BENCHHUB_SIGNUP_WINDOW"]) == (1, 1)
     assert read["BENCHHUB_AUTOFLAG_SCORE"] == 0.5
+    assert read["BENCHHUB_THROTTLE_RATES"] == {"token": "1/second", "user": "", "anon": "7/d"}
 
 
 def test_a_sweep_of_zero_seconds_stops_the_start():
