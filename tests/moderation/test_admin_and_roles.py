@@ -9,7 +9,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
 
+from benchhub.accounts.models import ApiToken
 from benchhub.accounts.roles import is_moderator, is_trusted
+from benchhub.accounts.services import api_token_create, api_token_revoke
 from benchhub.moderation.models import AuditEntry
 from benchhub.results.models import Benchmark, Metric, Run, Submission
 from tests.factories import small_document
@@ -162,3 +164,33 @@ def test_the_dimension_page_lists_values_with_counts_and_refuses_a_bad_rule(maud
     assert '<td>zfs</td><td class="num">2</td>' in table
     assert "openzfs" in table.lower()
     assert "two different values" in refused
+
+
+def test_api_tokens_are_seen_and_revoked_in_the_admin_never_made_or_edited(root, alice, bob):
+    """A token added in the admin had no secret (an empty digest: the second
+    one answered 500); an edit could move a token to another user or bring a
+    revoked one back."""
+    live, _ = api_token_create(user=alice, name="ci")
+    revoked, _ = api_token_create(user=alice, name="old")
+    api_token_revoke(user=alice, token_id=revoked.pk)
+    revoked.refresh_from_db()
+    admin = web(root)
+    base = "/admin/accounts/apitoken/"
+
+    assert admin.get(base).status_code == 200
+    assert admin.get(f"{base}{live.pk}/change/").status_code == 200  # shown
+    for name in ("one", "two"):
+        assert admin.post(f"{base}add/", {"name": name, "user": bob.pk}).status_code == 403
+    moved = admin.post(
+        f"{base}{revoked.pk}/change/", {"name": "x", "user": bob.pk, "revoked_at": ""}
+    )
+    assert moved.status_code == 403
+    assert ApiToken.objects.count() == 2
+    again = ApiToken.objects.get(pk=revoked.pk)
+    assert (again.user, again.name, again.revoked_at) == (alice, "old", revoked.revoked_at)
+
+    admin.post(base, {"action": "revoke", "_selected_action": [live.pk, revoked.pk]})
+
+    live.refresh_from_db()
+    assert live.revoked_at is not None
+    assert ApiToken.objects.get(pk=revoked.pk).revoked_at == revoked.revoked_at  # kept
