@@ -191,10 +191,15 @@ def submissions_moderate(
     return outcomes
 
 
+def arrival_moderated(*, submission: Submission) -> bool:
+    """Whether submission_arrived has anything to do for this new upload."""
+    return submission.status == Status.PENDING and is_trusted(submission.submitter)
+
+
 def submission_arrived(*, submission: Submission) -> None:
     """A new upload: a trusted submitter's is approved on arrival (auto-flagging
     still reviews it once the baselines have scored it)."""
-    if submission.status == Status.PENDING and is_trusted(submission.submitter):
+    if arrival_moderated(submission=submission):
         submission_moderate(
             submission=submission,
             actor=None,

@@ -18,7 +18,7 @@ from benchhub.baselines.refresh import mark_inserted_runs_sql, queue_needed
 from benchhub.baselines.services import baselines_mark_dirty, baselines_runs_marked
 from benchhub.lib.prepared import prepared_cursor
 from benchhub.moderation.aliases import alias_map, aliases_apply
-from benchhub.moderation.services import submission_arrived
+from benchhub.moderation.services import arrival_moderated, submission_arrived
 from benchhub.results.comparability import (
     FINGERPRINT_VERSION,
     canonical_json,
@@ -122,24 +122,42 @@ def submission_create(
     canonical = canonical_json(document)
     digest = sha256_hex(canonical)
 
+    prepared = _prepare(submitter, document, canonical, submission_uuid, digest, status)
     # Nearly every upload is new: the uuid is not looked up first. A retry
     # (or a concurrent upload of the same uuid, which PostgreSQL makes wait
     # for the other's commit) fails on the submission's INSERT, the first
     # statement of the transaction, and is answered from the stored one.
     try:
-        with transaction.atomic():
-            submission, runs = _store(
-                submitter, document, canonical, submission_uuid, digest, status
-            )
-            # A trusted submitter's upload is approved on arrival, through
-            # moderation's one service (and its audit log).
-            submission_arrived(submission=submission)
+        if _one_statement(prepared):
+            # The statement that stores the document is the whole transaction:
+            # no BEGIN and COMMIT round trips, and the key's baseline mark it
+            # writes is held until its own commit only, not while the answer
+            # comes back to Python and the COMMIT goes out.
+            _store(prepared)
+        else:
+            with transaction.atomic():
+                _store(prepared)
+                # A trusted submitter's upload is approved on arrival, through
+                # moderation's one service (and its audit log).
+                submission_arrived(submission=prepared.submission)
     except IntegrityError:
         existing = Submission.objects.filter(uuid=submission_uuid).first()
         if existing is None:
             raise
         return _same_or_conflict(existing, digest, submitter)
-    return SubmissionOutcome(submission, created=True, runs=runs)
+    return SubmissionOutcome(prepared.submission, created=True, runs=tuple(prepared.runs))
+
+
+def _one_statement(prepared: _Prepared) -> bool:
+    """Whether the document is stored by one statement and nothing else: on
+    PostgreSQL, outside a caller's transaction, with every dimension row
+    already stored, and nothing for moderation to do on arrival."""
+    return (
+        connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+        and not prepared.missing
+        and not arrival_moderated(submission=prepared.submission)
+    )
 
 
 def _same_or_conflict(
@@ -155,14 +173,30 @@ def _same_or_conflict(
     return SubmissionOutcome(existing, created=False)
 
 
-def _store(
+@dataclass
+class _Prepared:
+    """A document made ready to store: its rows, built, and what each needs."""
+
+    submission: Submission
+    canonical: str
+    runs: list[Run]
+    # The dimension rows nobody stored yet, for dimensions_create.
+    missing: list[tuple[Run, str, type[Dimension], dict[str, Any], str]]
+    # (run position, metric id, parameter keys, the measurement's document)
+    measurements: list[tuple[int, int, dict[str, str], dict[str, Any]]]
+    names: set[tuple[int, str, str]]
+
+
+def _prepare(
     submitter: AbstractBaseUser,
     document: dict[str, Any],
     canonical: str,
     submission_uuid: uuid_module.UUID,
     digest: str,
     status: str,
-) -> tuple[Submission, tuple[Run, ...]]:
+) -> _Prepared:
+    """The rows of ``document``, built from what is stored already (the
+    catalog, the dimension rows, the alias rules): reads only."""
     source = document["source"]
     submission = Submission(
         uuid=submission_uuid,
@@ -191,8 +225,6 @@ def _store(
         )
     ]
     runs = [run for run, _ in built]
-    dimensions_create([(run, *item) for run, missing in built for item in missing])
-    # (run position, metric id, parameter keys, the measurement's document)
     measurements = [
         (
             position,
@@ -203,38 +235,51 @@ def _store(
         for position, run_doc in enumerate(document["runs"])
         for m in run_doc["measurements"]
     ]
-    names = _parameter_names(measurements, runs)
+    return _Prepared(
+        submission=submission,
+        canonical=canonical,
+        runs=runs,
+        missing=[(run, *item) for run, missing in built for item in missing],
+        measurements=measurements,
+        names=_parameter_names(measurements, runs),
+    )
+
+
+def _store(prepared: _Prepared) -> None:
+    """Write the rows of a prepared document; ``prepared``'s submission and
+    runs get their ids."""
+    submission, runs, measurements = prepared.submission, prepared.runs, prepared.measurements
+    dimensions_create(prepared.missing)
     if connection.vendor == "postgresql":
-        _insert_postgresql(submission, canonical, runs, measurements, names)
-    else:
-        submission.save(force_insert=True)
-        for run in runs:
-            run.submission = submission
-            run.save(force_insert=True)
-        ids = [run.pk for run in runs]
-        _insert_measurements(
-            [
-                (
-                    ids[position],
-                    metric_id,
-                    m.get("parameters", {}),
-                    m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
-                    m.get("samples", []),
-                    m.get("approximate", False),
-                    m.get("note", ""),
-                    keys,
-                )
-                for position, metric_id, keys, m in measurements
-            ]
-        )
-        MetricParameter.objects.bulk_create(
-            [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in names],
-            ignore_conflicts=True,
-        )
-        # Pending results are scored against the approved baseline too, so
-        # that a moderator sees an outlier before approving it.
-        baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
-    return submission, tuple(runs)
+        _insert_postgresql(submission, prepared.canonical, runs, measurements, prepared.names)
+        return
+    submission.save(force_insert=True)
+    for run in runs:
+        run.submission = submission
+        run.save(force_insert=True)
+    ids = [run.pk for run in runs]
+    _insert_measurements(
+        [
+            (
+                ids[position],
+                metric_id,
+                m.get("parameters", {}),
+                m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
+                m.get("samples", []),
+                m.get("approximate", False),
+                m.get("note", ""),
+                keys,
+            )
+            for position, metric_id, keys, m in measurements
+        ]
+    )
+    MetricParameter.objects.bulk_create(
+        [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in prepared.names],
+        ignore_conflicts=True,
+    )
+    # Pending results are scored against the approved baseline too, so
+    # that a moderator sees an outlier before approving it.
+    baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
 
 
 # The catalog's metrics of the document's benchmarks and the ids of the

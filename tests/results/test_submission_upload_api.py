@@ -2,15 +2,15 @@ import json
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test import override_settings
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from benchhub.accounts.roles import role_grant
-from benchhub.results.models import Measurement, Run, Submission
+from benchhub.results.models import Hardware, Measurement, Run, Submission
 from benchhub.results.outputs import SubmissionStoredOutput
-from benchhub.results.services import submission_create
+from benchhub.results.services import SubmissionConflict, submission_create
 from tests.factories import example_document
 
 URL = "/api/v1/submissions/"
@@ -447,3 +447,52 @@ def test_concurrent_uploads_bringing_the_same_new_machines_in_other_orders_are_b
     assert statuses == [201, 201]
     assert Run.objects.count() == 6
     assert Run.objects.values("hardware").distinct().count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("case", "transactions"),
+    [("known machine", 0), ("new machine", 1), ("trusted submitter", 1)],
+)
+def test_a_common_upload_is_one_statement_that_commits_itself(
+    alice, monkeypatch, case, transactions
+):
+    """A pending upload from a machine already described is stored by the
+    document's one statement, its own transaction (autocommit): no BEGIN
+    and COMMIT around it. A new dimension row or an approval on arrival
+    writes more, in one transaction with the document."""
+    submission_create(submitter=alice, document=example_document())  # the machine's rows
+    if case == "trusted submitter":
+        role_grant(user=alice, role="trusted")
+    document = example_document()
+    if case == "new machine":
+        document["environment"]["hardware"] = {"cpu": "a machine never seen"}
+    commits = []
+    wrapper = type(connections["default"])
+    commit = wrapper.commit
+    monkeypatch.setattr(wrapper, "commit", lambda self: commits.append(1) or commit(self))
+
+    outcome = submission_create(submitter=alice, document=document)
+
+    assert len(commits) == transactions
+    stored = Submission.objects.get(uuid=document["uuid"])
+    assert stored.pk == outcome.submission.pk
+    assert stored.status == ("approved" if case == "trusted submitter" else "pending")
+    assert Measurement.objects.filter(run__submission=stored).count() == 54
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_upload_leaves_no_new_machine_behind(alice, bob):
+    """Rows of a new machine are created in the document's transaction: an
+    upload refused (here a uuid taken by another submitter) stores none."""
+    taken = example_document()
+    submission_create(submitter=bob, document=taken)
+    document = example_document()
+    document["uuid"] = taken["uuid"]
+    document["environment"]["hardware"] = {"cpu": "a machine never seen"}
+    machines = Hardware.objects.count()
+
+    with pytest.raises(SubmissionConflict):
+        submission_create(submitter=alice, document=document)
+
+    assert Hardware.objects.count() == machines
