@@ -66,7 +66,9 @@ def while_the_upload_is_stored(monkeypatch, work: Callable[[], object]) -> None:
 
 
 def before_the_upload_stores(monkeypatch, work: Callable[[], object]) -> None:
-    """Run ``work`` first in the upload's transaction."""
+    """Run ``work`` just before the upload writes: in its transaction when it
+    has one (the first upload of a machine, whose rows it creates, does; a
+    known machine's upload is one statement on its own)."""
     store = result_services._store
 
     def after_work(*args, **kwargs):
@@ -100,10 +102,13 @@ def test_an_upload_whose_hardware_row_is_deleted_before_its_commit_is_told_to_se
     assert bob_api.post(URL, small_document(), format="json").status_code == 201
     Run.objects.all().delete()
     (hardware,) = Hardware.objects.all()
-    # The administrator deletes it while alice's upload of the same machine
-    # is being stored.
-    while_the_upload_is_stored(
-        monkeypatch, lambda: Hardware.objects.filter(pk=hardware.pk).delete()
+    # The administrator deletes it once alice's upload of the same machine
+    # has found it, before the upload stores its run on it (a known machine's
+    # upload is one statement, which commits itself: there is no moment
+    # between its writes and its commit).
+    before_the_upload_stores(
+        monkeypatch,
+        lambda: OtherConnection(lambda: Hardware.objects.filter(pk=hardware.pk).delete()).join(),
     )
     document = small_document()
 
