@@ -50,7 +50,7 @@ class ComparisonVerdictOutput(serializers.Serializer):
         # The fields above, written out: a comparison has thousands of
         # verdicts and points, and DRF calls two methods of a field object
         # per value. Serializer.to_representation's own answer, exactly
-        # (tests/comparisons/test_comparison_api.py compares the two).
+        # (tests/comparisons/test_database_aggregation.py compares the two).
         return _verdict_data(instance)
 
 
