@@ -30,12 +30,14 @@ from benchhub.imports.services import ToolOutputError, tool_output_import
 from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
 from benchhub.lib.jsonbody import JsonParser
 from benchhub.results.apis import (
+    UPLOAD_UNAVAILABLE,
+    catalog_incomplete_error,
     conflict_error,
     invalid_document_error,
     submission_stored_response,
 )
 from benchhub.results.outputs import SubmissionStoredOutput
-from benchhub.results.services import InvalidDocument, SubmissionConflict
+from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
 
 TOOL_NAMES = ", ".join(TOOLS)
 
@@ -151,6 +153,7 @@ class ToolImportApi(APIView):
             401: OpenApiResponse(description="missing or wrong API token, and no session"),
             409: OpenApiResponse(description="uuid already used by other content"),
             413: OpenApiResponse(description="body over the upload limit"),
+            503: UPLOAD_UNAVAILABLE,
         },
         examples=[
             OpenApiExample(
@@ -203,6 +206,8 @@ class ToolImportApi(APIView):
             raise invalid_document_error(exc) from None
         except SubmissionConflict as exc:
             raise conflict_error(exc) from None
+        except CatalogIncomplete as exc:
+            raise catalog_incomplete_error(exc) from None
         return submission_stored_response(request, outcome)
 
 

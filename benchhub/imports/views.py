@@ -15,7 +15,7 @@ from benchhub.imports.services import (
     tool_output_import,
     tool_output_read,
 )
-from benchhub.results.services import InvalidDocument, SubmissionConflict
+from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
 
 
 @login_required
@@ -27,6 +27,7 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
     """
     form = ToolUploadForm(request.POST or None, request.FILES or None)
     reading: ToolOutputReading | None = None
+    status = 200
     if request.method == "POST" and form.is_valid():
         arguments = form.service_arguments()
         try:
@@ -46,8 +47,12 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
             form.add_document_errors(exc.errors)
         except SubmissionConflict:
             form.add_error(None, "This upload's id is taken by another submission; nothing stored.")
+        except CatalogIncomplete as exc:
+            # The server's fault, as the API's 503 says; the form stays filled in.
+            form.add_error(None, f"Nothing was stored: {exc}.")
+            status = 503
     template = "imports/upload_form.html" if request.htmx else "imports/upload.html"
-    return render(request, template, {"form": form, "reading": reading})
+    return render(request, template, {"form": form, "reading": reading}, status=status)
 
 
 def tool_upload_detail(request: HttpRequest, uuid: str) -> HttpResponse:

@@ -43,10 +43,21 @@ from benchhub.results.outputs import (
     submission_stored_body,
 )
 from benchhub.results.services import (
+    CatalogIncomplete,
     InvalidDocument,
     SubmissionConflict,
     SubmissionOutcome,
     submission_create,
+)
+
+# The 503s of an upload, here and at /api/v1/imports/.
+UPLOAD_UNAVAILABLE = OpenApiResponse(
+    description=(
+        "`catalog_incomplete`: the server's database lacks a benchmark or metric of its "
+        "catalog that the document uses (`details` names each); nothing was stored; send it "
+        "again once an administrator has run migrate. Or `unavailable` / `concurrent_change`: "
+        "send it again after Retry-After"
+    )
 )
 
 
@@ -90,6 +101,7 @@ class SubmissionCollectionApi(generics.ListAPIView):
             401: OpenApiResponse(description="missing or wrong API token"),
             409: OpenApiResponse(description="uuid already used by other content"),
             413: OpenApiResponse(description="body over the upload limit"),
+            503: UPLOAD_UNAVAILABLE,
         },
     )
     def post(self, request: Request) -> Response:
@@ -100,6 +112,8 @@ class SubmissionCollectionApi(generics.ListAPIView):
             raise invalid_document_error(exc) from None
         except SubmissionConflict as exc:
             raise conflict_error(exc) from None
+        except CatalogIncomplete as exc:
+            raise catalog_incomplete_error(exc) from None
         return submission_stored_response(request, outcome)
 
 
@@ -110,6 +124,18 @@ def invalid_document_error(exc: InvalidDocument) -> ApiError:
         f"first: {exc.errors[0].path}: {exc.errors[0].message}",
         code="invalid_document",
         details=[e.as_dict() for e in exc.errors],
+    )
+
+
+def catalog_incomplete_error(exc: CatalogIncomplete) -> ApiError:
+    """503, not 400: the document is right by the catalog this server ships,
+    and an agent keeps a document answered 5xx to send again, but drops one
+    answered 4xx as refused."""
+    return ApiError(
+        f"Nothing was stored: {exc}",
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+        code="catalog_incomplete",
+        details=[{"path": path, "message": f"{what} is missing"} for path, what in exc.missing],
     )
 
 

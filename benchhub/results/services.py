@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import uuid as uuid_module
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ from benchhub.results.normalization import (
 )
 from benchhub.results.points import parameter_keys
 
+logger = logging.getLogger(__name__)
+
 
 class InvalidDocument(Exception):
     def __init__(self, errors: list[DocumentError]) -> None:
@@ -68,6 +71,23 @@ class SubmissionConflict(Exception):
         super().__init__(f"submission {existing.uuid} exists with {why}")
         self.existing = existing
         self.other_submitter = other_submitter
+
+
+class CatalogIncomplete(Exception):
+    """The document names a benchmark or metric of the catalog file (the
+    schema accepted it) whose row the database lacks: deleted outside the
+    admin, or the code updated and the web process started before the
+    ``migrate`` that runs catalog_sync. The server's fault, not the
+    document's: ``missing`` is (JSON path of its first use, what is missing)."""
+
+    def __init__(self, missing: list[tuple[str, str]]) -> None:
+        super().__init__(
+            f"this server's database lacks {', '.join(what for _, what in missing)}, which "
+            "its benchmark catalog lists (deleted by hand, or the server was updated without "
+            "running migrate); an administrator puts the catalog back with manage.py migrate, "
+            "and the same document can then be sent again"
+        )
+        self.missing = missing
 
 
 @dataclass(frozen=True)
@@ -218,6 +238,10 @@ def _prepare(
         {run["benchmark"] for run in document["runs"]},
         {(model, digest) for wanted, _ in environments for model, _, digest in wanted.values()},
     )
+    if missing := _missing_from_catalog(document["runs"], metrics):
+        exc = CatalogIncomplete(missing)
+        logger.warning("upload refused: %s", exc)
+        raise exc
     built = [
         _run_new(position, run_doc, environment, metrics, dimension_ids)
         for position, (run_doc, environment) in enumerate(
@@ -243,6 +267,29 @@ def _prepare(
         measurements=measurements,
         names=_parameter_names(measurements, runs),
     )
+
+
+def _missing_from_catalog(
+    runs: list[dict[str, Any]], metrics: dict[tuple[str, str | None], tuple[int, int]]
+) -> list[tuple[str, str]]:
+    """What ``runs`` use that _lookup did not find: (JSON path of its first
+    use, "benchmark b" or "metric m of benchmark b"), each named once."""
+    missing: dict[tuple[str, str | None], str] = {}
+    for position, run in enumerate(runs):
+        benchmark = run["benchmark"]
+        if (benchmark, None) not in metrics:
+            missing.setdefault((benchmark, None), f"$.runs[{position}].benchmark")
+            continue
+        for index, measurement in enumerate(run["measurements"]):
+            if (benchmark, measurement["metric"]) not in metrics:
+                missing.setdefault(
+                    (benchmark, measurement["metric"]),
+                    f"$.runs[{position}].measurements[{index}].metric",
+                )
+    return [
+        (path, f"metric {metric} of benchmark {benchmark}" if metric else f"benchmark {benchmark}")
+        for (benchmark, metric), path in missing.items()
+    ]
 
 
 def _store(prepared: _Prepared) -> None:
@@ -285,10 +332,11 @@ def _store(prepared: _Prepared) -> None:
 # The catalog's metrics of the document's benchmarks and the ids of the
 # dimension rows its runs describe, in one statement: most uploads come from
 # machines already described. Rows: (None, benchmark, metric, metric id,
-# benchmark id) and (table, digest, None, row id, None).
+# benchmark id) (metric and its id NULL for a benchmark without metric rows)
+# and (table, digest, None, row id, None).
 _LOOKUP = """
 SELECT NULL, b.name, m.name, m.id, b.id
-FROM {metric} m JOIN {benchmark} b ON b.id = m.benchmark_id
+FROM {benchmark} b LEFT JOIN {metric} m ON m.benchmark_id = b.id
 WHERE b.name IN ({names})
 """
 _LOOKUP_DIMENSION = (
@@ -301,7 +349,7 @@ def _lookup(
 ) -> tuple[dict[tuple[str, str | None], tuple[int, int]], dict[tuple[str, str], int]]:
     """(benchmark name, metric name) → (metric id, benchmark id) of the
     catalog's metrics of these benchmarks, and (benchmark name, None) →
-    (benchmark id, benchmark id); and (table, digest) → id of the dimension
+    (benchmark id, benchmark id) of those stored; and (table, digest) → id of the dimension
     rows of ``dimensions`` (model, digest) already stored. Raw SQL: the ORM
     compiled the metrics' query anew for every upload, and the two lookups
     were two round trips (one per run for the dimensions)."""
@@ -326,8 +374,9 @@ def _lookup(
         cursor.execute(statement, params)
         for table, name, metric, row_id, benchmark_id in cursor.fetchall():
             if table is None:
-                metrics[(name, metric)] = (row_id, benchmark_id)
                 metrics[(name, None)] = (benchmark_id, benchmark_id)
+                if metric is not None:
+                    metrics[(name, metric)] = (row_id, benchmark_id)
             else:
                 found[(table, name)] = row_id
     return metrics, found

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from benchhub.results.models import Measurement, Run, Submission
+from benchhub.results.models import Benchmark, Measurement, Run, Submission
 
 URL = "/api/v1/imports/"
 FIXTURES = Path(__file__).resolve().parents[2] / "agents/tests/importers/fixtures"
@@ -310,3 +310,16 @@ def test_endpoint_is_in_the_openapi_schema(client):
     operation = schema["paths"]["/api/v1/imports/"]["post"]
     assert set(operation["requestBody"]["content"]) == {"application/json", "multipart/form-data"}
     assert {"201", "200", "400", "401", "409", "413"} <= set(operation["responses"])
+
+
+def test_a_benchmark_missing_from_the_database_is_a_503_naming_it(alice_api):
+    """Deleted from a shell, or the web process started before migrate."""
+    Benchmark.objects.filter(name="sysbench").delete()
+
+    response = post_json(alice_api, **sysbench_body())
+
+    assert response.status_code == 503, response.content[:500]
+    error = response.json()["error"]
+    assert error["code"] == "catalog_incomplete"
+    assert "lacks benchmark sysbench" in error["message"]
+    assert Submission.objects.count() == 0

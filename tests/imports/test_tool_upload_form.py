@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from benchhub.imports.forms import ToolUploadForm
-from benchhub.results.models import Measurement, Run, Submission
+from benchhub.results.models import Measurement, Metric, Run, Submission
 
 URL = "/imports/new/"
 FIXTURES = Path(__file__).resolve().parents[2] / "agents/tests/importers/fixtures"
@@ -238,3 +238,17 @@ def test_upload_page_queries_do_not_grow_with_its_measurements(
         # dimensions), measurements
         with django_assert_max_num_queries(6):
             assert alice_web.get(f"/imports/{uuid}/").status_code == 200
+
+
+def test_a_metric_missing_from_the_database_is_named_with_the_form_kept(alice_web):
+    """Deleted from a shell, or the web process started before migrate: the
+    server's fault (503), told on the form, not on a bare error page."""
+    Metric.objects.filter(benchmark__name="sysbench", name="latency_p95").delete()
+
+    response = alice_web.post(URL, sysbench_form())
+
+    assert response.status_code == 503
+    errors = response.context["form"].non_field_errors()
+    assert "lacks metric latency_p95 of benchmark sysbench" in errors[0]
+    assert "SQL statistics:" in response.content.decode()  # the pasted output, kept
+    assert Submission.objects.count() == 0

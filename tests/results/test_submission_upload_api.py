@@ -2,15 +2,16 @@ import json
 import threading
 
 import pytest
+from django.apps import apps
 from django.db import connection, connections
 from django.test import override_settings
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from benchhub.accounts.roles import role_grant
-from benchhub.results.models import Hardware, Measurement, Run, Submission
+from benchhub.results.models import Benchmark, Hardware, Measurement, Metric, Run, Submission
 from benchhub.results.outputs import SubmissionStoredOutput
-from benchhub.results.services import SubmissionConflict, submission_create
+from benchhub.results.services import SubmissionConflict, catalog_sync, submission_create
 from tests.factories import example_document
 
 URL = "/api/v1/submissions/"
@@ -496,3 +497,52 @@ def test_a_refused_upload_leaves_no_new_machine_behind(alice, bob):
         submission_create(submitter=alice, document=document)
 
     assert Hardware.objects.count() == machines
+
+
+def _catalog_rows_deleted(what: str) -> None:
+    benchmark = Benchmark.objects.get(name="select-update")
+    if what == "a metric":
+        Metric.objects.filter(benchmark=benchmark, name="latency_p99").delete()
+    elif what == "every metric of the benchmark":
+        Metric.objects.filter(benchmark=benchmark).delete()
+    else:
+        benchmark.delete()
+
+
+@pytest.mark.parametrize(
+    ("deleted", "named", "path"),
+    [
+        ("a metric", ["metric latency_p99 of benchmark select-update"], "measurements[4].metric"),
+        (
+            "every metric of the benchmark",
+            [f"metric {m} of benchmark select-update" for m in ("throughput", "latency_p99")],
+            "measurements[0].metric",
+        ),
+        ("the benchmark", ["benchmark select-update"], "benchmark"),
+    ],
+)
+def test_an_upload_of_a_catalog_entry_missing_from_the_database_is_a_503_naming_it(
+    alice_api, deleted, named, path
+):
+    """Deleted from a shell, or the code updated and the web process started
+    before migrate: the document is right by the catalog file, so the answer
+    is 503 (the agent keeps it to send again), not a KeyError's 500."""
+    _catalog_rows_deleted(deleted)
+    document = example_document()
+    assert document["runs"][0]["measurements"][4]["metric"] == "latency_p99"
+    rows = {model._meta.label: model.objects.count() for model in apps.get_models()}
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 503, response.content[:500]
+    error = response.json()["error"]
+    assert error["code"] == "catalog_incomplete"
+    assert error["message"].startswith("Nothing was stored: ")
+    assert "manage.py migrate" in error["message"]
+    for name in named:
+        assert name in error["message"]
+    assert error["details"][0] == {"path": f"$.runs[0].{path}", "message": f"{named[0]} is missing"}
+    assert {model._meta.label: model.objects.count() for model in apps.get_models()} == rows
+
+    catalog_sync()  # what migrate runs
+    assert post(alice_api, document).status_code == 201
