@@ -31,7 +31,7 @@ def test_the_uploads_statements_are_prepared_and_planned_once(alice_api):
     prepared = prepared_statements()
     wanted = {
         "the token": 'FROM "accounts_apitoken"',
-        "the metrics and dimensions": 'FROM "results_metric"',
+        "the metrics and dimensions": 'LEFT JOIN "results_metric"',
         "the document": 'INSERT INTO "results_submission"',
     }
     for what, text in wanted.items():
