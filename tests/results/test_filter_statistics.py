@@ -5,6 +5,8 @@ handful of runs."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from django.db import connection
 
@@ -66,3 +68,60 @@ def test_the_planner_counts_a_case_insensitive_match_as_it_is(db):
         (plan,) = cursor.fetchone()
 
     assert plan[0]["Plan"]["Plan Rows"] == 20  # not 1 (0.5 % of 40)
+
+
+class _RecordingEditor:
+    """What migration 0008's function needs of a schema editor: the
+    connection, and execute(), which here also records the statements."""
+
+    def __init__(self) -> None:
+        self.connection = connection
+        self.executed: list[str] = []
+
+    def execute(self, sql: str) -> None:
+        self.executed.append(sql)
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+
+
+def _statistics_migration():
+    return importlib.import_module("benchhub.results.migrations.0008_case_insensitive_statistics")
+
+
+def test_the_statistics_migration_analyzes_only_tables_with_rows(db):
+    DatabaseServer.objects.create(
+        digest="0" * 64, engine="mariadb", version="10.11.9", version_major="10.11"
+    )
+    editor = _RecordingEditor()
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE results_run CASCADE")
+
+    _statistics_migration().create(None, editor)
+
+    analyzed = {sql.split()[1] for sql in editor.executed if sql.startswith("ANALYZE")}
+    assert "results_databaseserver" in analyzed
+    assert "results_run" not in analyzed
+
+
+def test_a_new_databases_foreign_key_check_of_a_run_uses_its_primary_key(db):
+    # Every measurement an upload stores checks its run at commit with this
+    # statement, planned once per connection and kept. Planned from an
+    # ANALYZE of the empty table, it scanned every run, 54 times an upload,
+    # wherever autovacuum does not ANALYZE again (this machine's PostgreSQL):
+    # 0.035 ms a check at 500 runs, 1.9 ms of the upload's 7 ms.
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE results_run CASCADE")  # as migrated: empty, never analyzed
+        _statistics_migration().create(None, _RecordingEditor())
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(
+            'PREPARE fk_check (bigint) AS SELECT 1 FROM ONLY "public"."results_run" x '
+            'WHERE "id" OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x'
+        )
+        try:
+            cursor.execute("EXPLAIN (FORMAT JSON) EXECUTE fk_check (1)")
+            (plan,) = cursor.fetchone()
+        finally:
+            cursor.execute("DEALLOCATE fk_check")
+
+    scan = plan[0]["Plan"]["Plans"][0]
+    assert (scan["Node Type"], scan["Index Name"]) == ("Index Scan", "results_run_pkey")

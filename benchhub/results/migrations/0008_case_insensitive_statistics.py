@@ -43,8 +43,18 @@ def create(apps, schema_editor):
             f"CREATE STATISTICS IF NOT EXISTS {table}_{column}_upper "
             f"ON (UPPER({column}::text)) FROM {table}"
         )
-    for table in sorted({table for table, _ in COLUMNS}):
-        schema_editor.execute(f"ANALYZE {table}")
+    with schema_editor.connection.cursor() as cursor:
+        for table in sorted({table for table, _ in COLUMNS}):
+            # Only a table with rows: ANALYZE of an empty one records it as
+            # empty (reltuples 0), and the plans made from that (the
+            # foreign-key checks', kept by each connection) scan the whole
+            # table until an ANALYZE replaces them: never where autovacuum
+            # is off. A table never analyzed is planned as at least 10 pages
+            # (an index probe). docs/performance.md, "Ingest, 2026-11-26
+            # (afternoon)".
+            cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {table})")  # noqa: S608 -- names from COLUMNS
+            if cursor.fetchone()[0]:
+                schema_editor.execute(f"ANALYZE {table}")
 
 
 def drop(apps, schema_editor):
