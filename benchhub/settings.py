@@ -288,6 +288,12 @@ BENCHHUB_SIGNUP_WINDOW = envint("BENCHHUB_SIGNUP_WINDOW", 3600, minimum=1)
 # moderator, with the evidence. Above 0: at 0 or less every result is flagged.
 BENCHHUB_AUTOFLAG_SCORE = envfloat("BENCHHUB_AUTOFLAG_SCORE", 3.5, above=0)
 
+# Comparison answers kept until the data behind them changes
+# (benchhub/comparisons/kept.py): for at most this many seconds (0 keeps
+# none: every request computes its answer), and at most this many answers.
+BENCHHUB_COMPARISON_KEEP_SECONDS = envint("BENCHHUB_COMPARISON_KEEP_SECONDS", 86_400, minimum=0)
+BENCHHUB_COMPARISON_KEEP_ENTRIES = envint("BENCHHUB_COMPARISON_KEEP_ENTRIES", 2000, minimum=1)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "BenchHub API",
     "DESCRIPTION": (

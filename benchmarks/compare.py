@@ -12,6 +12,9 @@ One run:
    client (the whole request: URL, filters, queries, aggregation, JSON or HTML), after
    a warm-up, ``--requests`` times each, and prints p50/p95, the queries per request,
    and the load average (other work on the machine shares its cores);
+   Each twice: "computed" with no answer kept (every request computes, as the
+   first after a change of the data does), and "kept", served again until the
+   data changes (benchhub/comparisons/kept.py);
 3. prints the plan (EXPLAIN ANALYZE) of the cells query of each case.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bh_stats_bench \\
@@ -436,6 +439,9 @@ def main() -> int:
         print(f"filled in {time.perf_counter() - started:.0f} s")
     else:
         setup_django(args.database)
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)  # a database filled by an older release
     from django.test import Client
 
     from benchhub.results.models import Measurement
@@ -444,14 +450,24 @@ def main() -> int:
     print(f"{total:,} measurements; load average {os.getloadavg()[0]:.2f} before (2 cores, shared)")
     if args.requests <= 0:
         return 0
+    from django.conf import settings
+
     client = Client()
+    keep = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
     for name, query in CASES.items():
         for path in ("/api/v1/comparisons/", "/compare/"):
-            timings, queries, size = measure(client, path, query, args.requests)
-            print(
-                f"{name:66} {path:22} p50 {statistics.median(timings):6.0f} ms  "
-                f"p95 {percentile(timings, 0.95):6.0f} ms  {queries} queries  {size / 1024:.0f} kB"
-            )
+            # computed: every request computes its answer, as the first one
+            # after a change of the data does; kept: served again
+            # (benchhub/comparisons/kept.py), as every later one is.
+            for mode, seconds in (("computed", 0), ("kept", keep)):
+                settings.BENCHHUB_COMPARISON_KEEP_SECONDS = seconds
+                timings, queries, size = measure(client, path, query, args.requests)
+                print(
+                    f"{name:66} {path:22} {mode:8} p50 {statistics.median(timings):6.0f} ms  "
+                    f"p95 {percentile(timings, 0.95):6.0f} ms  {queries} queries  "
+                    f"{size / 1024:.0f} kB"
+                )
+            settings.BENCHHUB_COMPARISON_KEEP_SECONDS = keep
         if args.plans:
             print(plan(query))
     print(f"load average {os.getloadavg()[0]:.2f} after")

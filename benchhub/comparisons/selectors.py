@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
 
@@ -31,12 +32,13 @@ from benchhub.comparisons.aggregation import (
     samples_wanted,
 )
 from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql, key_expression
+from benchhub.comparisons.kept import kept_answer
 from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
 from benchhub.comparisons.scores import combined_scores
 from benchhub.lib.collector import cyclic_gc_paused
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import PARAM_NAME, MeasurementFilter
-from benchhub.results.models import Measurement, Metric, MetricParameter
+from benchhub.results.models import Measurement, Metric, MetricParameter, Submission
 from benchhub.results.points import point_from_key
 from benchhub.results.selectors import User
 
@@ -57,16 +59,37 @@ def comparison_build(
     their own); see ``comparison_aggregate`` for ``strict_reference``. With
     ``check_parameters``, ``parameters_may_differ`` is False when no cell
     can pool a parameter (the page then skips ``comparison_pooling``).
-    Tens of thousands of acyclic tuples: built with the cyclic collector
+    The public view's answer is kept until the data it read changes
+    (kept.py)."""
+    viewer = _viewer(user)
+    measurements = _measurements(viewer, query)
+
+    def compute() -> Comparison:
+        return _comparison_compute(viewer, query, measurements, strict_reference, check_parameters)
+
+    if viewer.is_authenticated:
+        return compute()
+    return kept_answer(
+        ("comparison", strict_reference, check_parameters, *_answer_parts(query, measurements)),
+        compute,
+    )
+
+
+def _comparison_compute(
+    user: User,
+    query: ComparisonQuery,
+    measurements: QuerySet,
+    strict_reference: bool,
+    check_parameters: bool,
+) -> Comparison:
+    """Tens of thousands of acyclic tuples: built with the cyclic collector
     paused (benchhub.lib.collector), and the runs per cell (``cell_runs``)
     dropped once the verdicts and scores are made."""
     with cyclic_gc_paused():
         try:
             if connection.vendor != "postgresql":
                 raise SplitGroups
-            cells = cells_in_postgresql(
-                _measurements(user, query), query, check_parameters=check_parameters
-            )
+            cells = cells_in_postgresql(measurements, query, check_parameters=check_parameters)
         except SplitGroups:
             cells = cells_from_rows(query, _rows(user, query))
         comparison = comparison_aggregate(
@@ -83,6 +106,37 @@ def comparison_build(
         # after the pause while the answer is rendered.
         comparison.cell_runs = {}
     return comparison
+
+
+def _viewer(user: User) -> User:
+    """Whom the answer is computed for: anyone whose view is the public one
+    (no results of their own that are not public) as the public, so that
+    their answers are kept and shared; else the user."""
+    if not user.is_authenticated:
+        return user
+    own_unpublished = Submission.objects.filter(submitter=user).exclude(
+        status__in=(Submission.Status.APPROVED, Submission.Status.DELETED)
+    )
+    return user if own_unpublished.exists() else AnonymousUser()
+
+
+def _answer_parts(query: ComparisonQuery, measurements: QuerySet) -> tuple:
+    """What an answer depends on besides the data: the query's choices as
+    given (the answer carries them) and the statement it filters with
+    (visibility, filters and their alias spellings)."""
+    sql, params = measurements.query.sql_with_params()
+    series = (query.series.name, query.series.path) if query.series is not None else None
+    return (
+        query.metric.pk,
+        (query.x.name, query.x.path),
+        series,
+        query.reference,
+        query.minimum_effect,
+        query.quiet_verdicts,
+        sorted((name, tuple(values)) for name, values in query.filters.items()),
+        sql,
+        params,
+    )
 
 
 def _measurements(user: User, query: ComparisonQuery):
@@ -153,11 +207,23 @@ class PooledParameter:
 
 def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledParameter]:
     """For the page: which unfixed parameters vary within a cell. One
-    query over the distinct (series, x, parameters, run parameters)."""
+    query over the distinct (series, x, parameters, run parameters); the
+    public view's answer kept like the comparison's."""
+    viewer = _viewer(user)
+    measurements = _measurements(viewer, query)
+    if viewer.is_authenticated:
+        return _pooling_compute(query, measurements)
+    return kept_answer(
+        ("pooling", *_answer_parts(query, measurements)),
+        lambda: _pooling_compute(query, measurements),
+    )
+
+
+def _pooling_compute(query: ComparisonQuery, measurements: QuerySet) -> list[PooledParameter]:
     # Keys, not the parameters: a cell is then what the comparison groups,
     # and every column is in the index the comparison reads.
     columns = ["_x", "parameter_keys", "run__parameter_keys"]
-    keyed = _measurements(user, query).order_by().annotate(_x=key_expression(query.x))
+    keyed = measurements.order_by().annotate(_x=key_expression(query.x))
     if query.series is not None:
         keyed = keyed.annotate(_s=key_expression(query.series))
         columns.insert(0, "_s")

@@ -1,0 +1,187 @@
+"""Comparison answers kept until the data they were computed from changes.
+
+A comparison reads every measurement of its cells (in_database.py): at a
+million measurements that is 100-250 ms of PostgreSQL and Python on two
+cores, for an answer of a few kilobytes that changes only when a moderator
+approves, hides or deletes a result, an approved result arrives, or a
+dimension row, the catalog or an alias rule changes. So the answer is kept
+(in PostgreSQL, beside the data) and served again until one of those
+commits.
+
+How "until" is exact, with no version to bump and no row every upload
+contends on:
+
+- triggers (migration 0001) write the id of every transaction that changes
+  what a public comparison reads into ``comparisons_datachange``, in that
+  transaction: the row commits with the change or vanishes with it;
+- an answer is stored with the snapshot (``pg_current_snapshot()``) taken
+  before its first statement: every change its statements could have missed
+  was not committed then, so its transaction is not visible in that snapshot;
+- an answer is served only while no committed change row is invisible in
+  its snapshot (only ids at or above the snapshot's xmin can be: one index
+  range). A change still in progress is invisible to the reader too, so the
+  answer served is what computing it again would give.
+
+Only the public view is kept: a signed-in user who has results of their
+own that are not public (pending, hidden …) sees them in comparisons, and
+their answers are computed each time. Nothing is kept inside a
+transaction (it could hold uncommitted changes), on the embedded default
+(SQLite), or when ``BENCHHUB_COMPARISON_KEEP_SECONDS`` is 0.
+
+The key is the digest of the code that computes answers (every Python file
+of benchhub and the agent's package: a new release starts afresh), the
+statement the comparison filters with (so alias spellings and every filter
+are in it) and the query's other choices.
+
+Bounded: answers live at most ``BENCHHUB_COMPARISON_KEEP_SECONDS``, at most
+``BENCHHUB_COMPARISON_KEEP_ENTRIES`` are kept (the oldest go first), and
+once a minute per process a store also deletes what expired and the change
+rows no kept answer can need any more. A failure to read or store is
+logged and the answer computed: keeping answers never makes a comparison
+fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import pickle
+import time
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Larger answers are computed each time (the largest of benchmarks/compare.py
+# pickles to 44 kB).
+MAX_ANSWER_BYTES = 1024 * 1024
+# How often (per process) a store also deletes expired answers and old change rows.
+PRUNE_SECONDS = 60.0
+
+# The snapshot comes with the answer: on a miss, the answer computed next is
+# stored under it (taken before any statement of that answer).
+_READ = """
+    SELECT pg_current_snapshot()::text, (
+        SELECT a.answer FROM comparisons_keptanswer AS a
+        WHERE a.key = %s
+          AND a.created_at > now() - make_interval(secs => %s)
+          AND NOT EXISTS (
+              SELECT 1 FROM comparisons_datachange AS c
+              WHERE c.xid >= pg_snapshot_xmin(a.snapshot)
+                AND NOT pg_visible_in_snapshot(c.xid, a.snapshot)
+          )
+    )
+"""
+_STORE = """
+    INSERT INTO comparisons_keptanswer (key, snapshot, answer) VALUES (%s, %s::pg_snapshot, %s)
+    ON CONFLICT (key) DO UPDATE
+    SET snapshot = EXCLUDED.snapshot, created_at = now(), answer = EXCLUDED.answer
+"""
+_PRUNE = [
+    "DELETE FROM comparisons_keptanswer WHERE created_at <= now() - make_interval(secs => %s)",
+    """DELETE FROM comparisons_keptanswer WHERE key IN (
+        SELECT key FROM comparisons_keptanswer ORDER BY created_at DESC OFFSET %s
+    )""",
+    # A change row matters to an answer only at or above its snapshot's
+    # xmin, and every answer stored from now on has an xmin at or above
+    # today's oldest running transaction.
+    """DELETE FROM comparisons_datachange WHERE xid < LEAST(
+        pg_snapshot_xmin(pg_current_snapshot()),
+        (SELECT min(pg_snapshot_xmin(snapshot)) FROM comparisons_keptanswer)
+    )""",
+]
+
+_last_prune = 0.0
+
+
+def kept_answer(parts: tuple, compute: Callable[[], T]) -> T:
+    """``compute()``, or the answer it gave for the same ``parts`` (the
+    query, and the statement it filters with) if no data it read has
+    changed since."""
+    seconds = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
+    if not seconds or connection.vendor != "postgresql" or connection.in_atomic_block:
+        return compute()
+    key = answer_key(parts)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(_READ, [key, seconds])
+            snapshot, data = cursor.fetchone()
+    except DatabaseError:
+        log.warning("kept comparison answers could not be read", exc_info=True)
+        return compute()
+    if data is not None:
+        answer = _loaded(bytes(data))
+        if answer is not None:
+            return answer
+    answer = compute()
+    _store(key, snapshot, answer)
+    return answer
+
+
+def answer_key(parts: tuple) -> str:
+    digest = hashlib.sha256(code_digest().encode())
+    digest.update(repr(parts).encode())
+    return digest.hexdigest()
+
+
+@cache
+def code_digest() -> str:
+    """Of every Python file of benchhub and of the agent's package (whose
+    schema the filters read): a release that changes any of them keeps
+    nothing from the one before."""
+    import benchhub_agent
+
+    import benchhub
+
+    digest = hashlib.sha256()
+    for package in (benchhub, benchhub_agent):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _loaded(data: bytes) -> Any:
+    try:
+        return pickle.loads(data)  # noqa: S301 -- our own rows, written by _store
+    except Exception:
+        log.warning("a kept comparison answer could not be read back", exc_info=True)
+        return None
+
+
+def _store(key: str, snapshot: str, answer: Any) -> None:
+    data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) > MAX_ANSWER_BYTES:
+        return
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(_STORE, [key, snapshot, data])
+        _prune_now_and_then()
+    except DatabaseError:
+        log.warning("a comparison answer could not be kept", exc_info=True)
+
+
+def _prune_now_and_then() -> None:
+    global _last_prune
+    now = time.monotonic()
+    if now - _last_prune < PRUNE_SECONDS:
+        return
+    _last_prune = now
+    kept_answers_prune()
+
+
+def kept_answers_prune() -> None:
+    """Delete expired answers, the oldest beyond the limit, and the change
+    rows no kept answer can need."""
+    with connection.cursor() as cursor:
+        cursor.execute(_PRUNE[0], [settings.BENCHHUB_COMPARISON_KEEP_SECONDS])
+        cursor.execute(_PRUNE[1], [settings.BENCHHUB_COMPARISON_KEEP_ENTRIES])
+        cursor.execute(_PRUNE[2])

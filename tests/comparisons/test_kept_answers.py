@@ -1,0 +1,397 @@
+"""Kept comparison answers (benchhub/comparisons/kept.py) on the real
+PostgreSQL: an answer is served again only while nothing it read has
+changed, whatever changed it and whenever the change committed.
+
+Transactional tests: nothing is kept inside a transaction, so the usual
+test transaction would keep nothing."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+
+from benchhub.comparisons import kept, selectors
+from benchhub.comparisons.query import InvalidComparison, comparison_query_parse
+from benchhub.moderation.services import alias_rule_add, submission_moderate
+from benchhub.results.filters import RUN_FIELDS, known_values
+from benchhub.results.models import Measurement, Storage, Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+URL = "/api/v1/comparisons/"
+QUERY = {
+    "benchmark": "select-update",
+    "metric": "throughput",
+    "x": "param.clients",
+    "series": "filesystem",
+}
+
+
+def upload(user, filesystem: str, scale: float, status=Submission.Status.APPROVED) -> Submission:
+    # Skewed values, one point measured by some runs only.
+    values = {1: 101.0 * scale, 4: 377.5 * scale**2, 16: 910.25 * scale**0.5}
+    if scale > 1:
+        values[64] = 1333.0 * scale
+    document = sweep_document(values, storage={"filesystem": filesystem})
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept_before() -> None:
+    """Answers and change rows of earlier tests (flushing the data between
+    tests leaves these tables: its TRUNCATE is a logged change)."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM comparisons_keptanswer")
+        cursor.execute("DELETE FROM comparisons_datachange")
+
+
+@pytest.fixture
+def moderator(db) -> User:
+    return User.objects.create_superuser(username="mod", password="x" * 16)
+
+
+@pytest.fixture
+def stored(bob):
+    for scale in (1.0, 1.37, 0.61, 2.2):
+        upload(bob, "ext4", scale)
+        upload(bob, "xfs", scale * 1.13)
+    upload(bob, "zfs", 0.9)
+
+
+def answer(client, query=QUERY) -> tuple[dict, bool]:
+    """The API's answer, and whether the cells were computed for it."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(URL, query)
+    assert response.status_code == 200, response.content[:300]
+    computed = any("percentile_cont" in q["sql"] for q in queries.captured_queries)
+    return response.json(), computed
+
+
+def cell(data: dict, series: str, x: int) -> dict | None:
+    for entry in data["series"]:
+        if entry["label"] == series:
+            return next((p for p in entry["points"] if p["x"] == x), None)
+    return None
+
+
+def test_an_answer_is_kept_and_served_again_unchanged(stored, anonymous_api):
+    first, computed = answer(anonymous_api)
+    assert computed
+    again, computed = answer(anonymous_api)
+    assert not computed
+    assert again == first
+    assert cell(first, "ext4", 4)["n"] == 4
+    # Another query is another answer.
+    other, computed = answer(anonymous_api, {**QUERY, "series": "engine"})
+    assert computed
+    assert other != first
+
+
+def _approve_pending(ctx):
+    pending = upload(ctx["bob"], "btrfs", 1.5, status=Submission.Status.PENDING)
+    submission_moderate(submission=pending, actor=ctx["moderator"], action="approve")
+
+
+def _hide_approved(ctx):
+    submission_moderate(submission=ctx["zfs"], actor=ctx["moderator"], action="hide", reason="r")
+
+
+def _delete_row(ctx):
+    ctx["zfs"].delete()
+
+
+def _trusted_upload(ctx):
+    upload(ctx["bob"], "zfs", 3.1)
+
+
+def _value_corrected(ctx):
+    Measurement.objects.filter(run__submission=ctx["zfs"]).update(value=5.5)
+
+
+def _measurement_added(ctx):
+    extra = Measurement.objects.filter(run__submission=ctx["zfs"]).order_by("pk").first()
+    extra.pk = None
+    extra.value = 12345.0
+    extra.save()
+
+
+def _storage_renamed(ctx):
+    Storage.objects.filter(filesystem="zfs").update(filesystem="btrfs")
+
+
+def _hidden_corrected_unhidden(ctx):
+    _hide_approved(ctx)
+    Measurement.objects.filter(run__submission=ctx["zfs"]).update(value=7.25)
+    submission_moderate(submission=ctx["zfs"], actor=ctx["moderator"], action="unhide")
+
+
+def zfs_cell(data):
+    return cell(data, "zfs", 1)
+
+
+CHANGES: dict[str, tuple[Callable, Callable[[dict, dict], bool]]] = {
+    "a pending result approved": (_approve_pending, lambda b, a: cell(a, "btrfs", 1) is not None),
+    "an approved result hidden": (_hide_approved, lambda b, a: zfs_cell(a) is None),
+    "an approved submission deleted": (_delete_row, lambda b, a: zfs_cell(a) is None),
+    "an approved result uploaded": (_trusted_upload, lambda b, a: zfs_cell(a)["n"] == 2),
+    "a value corrected": (_value_corrected, lambda b, a: zfs_cell(a)["value"] == 5.5),
+    "a measurement added": (_measurement_added, lambda b, a: zfs_cell(a)["n"] == 2),
+    "a filesystem renamed": (_storage_renamed, lambda b, a: cell(a, "btrfs", 1)["n"] == 1),
+    "hidden, corrected, unhidden": (
+        _hidden_corrected_unhidden,
+        lambda b, a: zfs_cell(a)["value"] == 7.25,
+    ),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_every_change_of_what_an_answer_read_makes_it_computed_again(
+    change, stored, bob, moderator, anonymous_api
+):
+    zfs = Submission.objects.get(runs__storage__filesystem="zfs")
+    before, _ = answer(anonymous_api)
+    assert answer(anonymous_api) == (before, False)  # kept
+    do, seen = CHANGES[change]
+    do({"bob": bob, "moderator": moderator, "zfs": zfs})
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert after != before
+    assert seen(before, after)
+
+
+def test_a_pending_upload_leaves_the_public_answer_kept_and_its_owner_sees_it(
+    stored, alice, alice_api, anonymous_api
+):
+    public, _ = answer(anonymous_api)
+    upload(alice, "btrfs", 1.9, status=Submission.Status.PENDING)
+    again, computed = answer(anonymous_api)
+    assert (again, computed) == (public, False)
+    # Alice's own view holds her pending result, computed for her alone.
+    hers, computed = answer(alice_api)
+    assert computed
+    assert cell(hers, "btrfs", 1)["n"] == 1
+    assert cell(public, "btrfs", 1) is None
+    hers_again, computed = answer(alice_api)
+    assert computed
+    assert hers_again == hers
+
+
+def test_a_signed_in_user_with_nothing_unpublished_shares_the_public_answer(
+    stored, bob_api, anonymous_api
+):
+    public, _ = answer(anonymous_api)
+    assert answer(bob_api) == (public, False)
+
+
+def test_a_filter_with_an_alias_spelling_is_not_served_the_answer_from_before_the_rule(
+    stored, moderator, anonymous_api
+):
+    query = {**QUERY, "filesystem": "zetta"}
+    nothing, _ = answer(anonymous_api, query)
+    assert nothing["series"] == []
+    alias_rule_add(
+        actor=moderator, dimension="storage", field="filesystem", from_value="zetta", to_value="zfs"
+    )
+    found, computed = answer(anonymous_api, query)
+    assert computed
+    assert zfs_cell(found)["n"] == 1
+
+
+def test_a_renamed_submitter_is_not_found_by_the_old_name(stored, bob, anonymous_api):
+    query = {**QUERY, "submitter": "bob"}
+    found, _ = answer(anonymous_api, query)
+    assert found["series"]
+    User.objects.filter(pk=bob.pk).update(username="robert")
+    gone, computed = answer(anonymous_api, query)
+    assert computed
+    assert gone["series"] == []
+
+
+def _in_another_connection(work: Callable[[], None]) -> None:
+    def run():
+        try:
+            work()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+
+
+def test_a_change_committed_while_an_answer_is_computed_is_not_missed_after(
+    stored, bob, moderator, anonymous_api, monkeypatch
+):
+    """The answer computed reads the cells before the change commits; it
+    is kept, but under the snapshot taken before it, which does not see
+    the change: the next request computes again."""
+    pending = upload(bob, "btrfs", 1.5, status=Submission.Status.PENDING)
+    original = selectors.combined_scores
+    calls = []
+
+    def change_then_score(comparison):
+        if not calls:
+            _in_another_connection(
+                lambda: submission_moderate(submission=pending, actor=moderator, action="approve")
+            )
+        calls.append(1)
+        return original(comparison)
+
+    monkeypatch.setattr(selectors, "combined_scores", change_then_score)
+    during, computed = answer(anonymous_api)
+    assert computed
+    assert cell(during, "btrfs", 1) is None  # read before the approval committed
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert cell(after, "btrfs", 1)["n"] == 1
+
+
+def test_a_change_not_yet_committed_is_served_the_kept_answer_until_it_commits(
+    stored, anonymous_api
+):
+    before, _ = answer(anonymous_api)
+    changed, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def change():
+        with transaction.atomic():
+            Measurement.objects.filter(run__storage__filesystem="zfs").update(value=3.75)
+            changed.set()
+            release.wait(30)
+        done.set()
+
+    def run():
+        try:
+            change()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert changed.wait(30)
+        assert answer(anonymous_api) == (before, False)
+    finally:
+        release.set()
+        thread.join()
+    assert done.is_set()
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(after)["value"] == 3.75
+
+
+def test_nothing_is_kept_inside_a_transaction(stored):
+    query = comparison_query_parse({key: [value] for key, value in QUERY.items()})
+    with transaction.atomic():
+        selectors.comparison_build(user=AnonymousUser(), query=query)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM comparisons_keptanswer")
+        assert cursor.fetchone() == (0,)
+    selectors.comparison_build(user=AnonymousUser(), query=query)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM comparisons_keptanswer")
+        assert cursor.fetchone() == (1,)
+
+
+def test_keeping_nothing_when_the_setting_is_zero(stored, anonymous_api, settings):
+    settings.BENCHHUB_COMPARISON_KEEP_SECONDS = 0
+    first, _ = answer(anonymous_api)
+    assert answer(anonymous_api) == (first, True)
+
+
+def test_an_unreadable_kept_answer_is_computed_again(stored, anonymous_api):
+    first, _ = answer(anonymous_api)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE comparisons_keptanswer SET answer = '\\x8004'::bytea")
+    again, computed = answer(anonymous_api)
+    assert (again, computed) == (first, True)
+    assert answer(anonymous_api) == (first, False)  # and kept again
+
+
+def test_without_the_tables_the_answer_is_computed(stored, anonymous_api):
+    first, _ = answer(anonymous_api)
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE comparisons_keptanswer RENAME TO comparisons_keptanswer_away")
+    try:
+        assert answer(anonymous_api) == (first, True)
+        assert answer(anonymous_api) == (first, True)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "ALTER TABLE comparisons_keptanswer_away RENAME TO comparisons_keptanswer"
+            )
+
+
+def _count(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 -- our names
+        return cursor.fetchone()[0]
+
+
+def test_pruning_drops_expired_and_surplus_answers_and_unneeded_changes(
+    stored, anonymous_api, settings
+):
+    for series in ("filesystem", "engine", "cpu_model"):
+        answer(anonymous_api, {**QUERY, "series": series})
+    kept.kept_answers_prune()
+    assert _count("comparisons_keptanswer") == 3  # none expired, within the limit
+    # Every change row (the uploads) is older than every answer's snapshot.
+    assert _count("comparisons_datachange") == 0
+    Measurement.objects.filter(pk=-1).update(value=1.0)  # a change row, newer: needed
+    kept.kept_answers_prune()
+    assert _count("comparisons_datachange") == 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE comparisons_keptanswer SET created_at = created_at - interval '2 days' "
+            "WHERE key = (SELECT min(key) FROM comparisons_keptanswer)"
+        )
+    settings.BENCHHUB_COMPARISON_KEEP_ENTRIES = 1
+    kept.kept_answers_prune()
+    assert _count("comparisons_keptanswer") == 1
+
+
+def _filter_value(name: str) -> str:
+    if name in ("cores", "threads", "ram_bytes_min", "ram_bytes_max"):
+        return "4"
+    if name == "submission":
+        return "0b0e4e34-1f83-4b43-9d4b-9b9d4c7f2f11"
+    if name == "benchmark":
+        return "select-update"
+    return (known_values(name) or ["x"])[0]
+
+
+def test_every_table_a_comparison_reads_tells_of_its_changes(stored):
+    """Each table in the statements of a comparison and of its pooling,
+    with every filter applied, carries a trigger of migration 0001: a new
+    filter or join cannot silently read a table whose changes go unseen."""
+    params = {name: [_filter_value(name)] for name in RUN_FIELDS if name != "filesystem"}
+    params.update({key: [value] for key, value in QUERY.items()})
+    params["param.mode"] = ["4"]
+    params["run_param.rows"] = ["100"]
+    query = comparison_query_parse(params)
+    with CaptureQueriesContext(connection) as queries:
+        try:
+            selectors._comparison_compute(
+                AnonymousUser(), query, selectors._measurements(AnonymousUser(), query), True, True
+            )
+            selectors._pooling_compute(query, selectors._measurements(AnonymousUser(), query))
+        except InvalidComparison as exc:
+            pytest.fail(f"the filters were refused: {exc.errors}")
+    read = set()
+    for captured in queries.captured_queries:
+        read.update(re.findall(r'(?:FROM|JOIN)\s+"(\w+)"', captured["sql"]))
+    assert {"results_measurement", "results_run", "results_submission", "auth_user"} <= read
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE t.tgname LIKE 'comparisons\\_%%'"
+        )
+        watched = {name for (name,) in cursor.fetchall()}
+    assert read - watched == set()
