@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
@@ -15,7 +18,10 @@ from benchhub.imports.services import (
     tool_output_import,
     tool_output_read,
 )
+from benchhub.lib.api import database_trouble
 from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
+
+logger = logging.getLogger(__name__)
 
 
 @login_required
@@ -27,7 +33,7 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
     """
     form = ToolUploadForm(request.POST or None, request.FILES or None)
     reading: ToolOutputReading | None = None
-    status = 200
+    status, retry_after = 200, None
     if request.method == "POST" and form.is_valid():
         arguments = form.service_arguments()
         try:
@@ -51,8 +57,26 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
             # The server's fault, as the API's 503 says; the form stays filled in.
             form.add_error(None, f"Nothing was stored: {exc}.")
             status = 503
+        except DatabaseError as exc:
+            # A concurrent change broke the upload's transaction (a deadlock, a
+            # row it refers to deleted): the remedy is to store it again, from
+            # the form as it was sent; handler500's page would lose the pasted
+            # output. Other database errors (the database away) go there still.
+            trouble = database_trouble(exc)
+            if trouble is None or trouble.code != "concurrent_change":
+                raise
+            logger.warning("import form: %s: %s", trouble.reason, exc)
+            form.add_error(
+                None,
+                f"Nothing was stored: {trouble.reason}. What you entered is kept below; "
+                "press Store again.",
+            )
+            status, retry_after = 503, trouble.retry_after
     template = "imports/upload_form.html" if request.htmx else "imports/upload.html"
-    return render(request, template, {"form": form, "reading": reading}, status=status)
+    response = render(request, template, {"form": form, "reading": reading}, status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def tool_upload_detail(request: HttpRequest, uuid: str) -> HttpResponse:

@@ -15,6 +15,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection, connections, transaction
 from django.test import Client
+from django.utils.html import escape
 
 from benchhub.accounts.roles import role_grant
 from benchhub.moderation import services as moderation_services
@@ -237,19 +238,49 @@ def test_a_serialization_failure_is_a_conflict_to_send_again(alice_api, monkeypa
     assert not Submission.objects.exists()
 
 
-def test_a_page_whose_upload_lost_its_benchmark_says_so_and_to_send_again(alice, monkeypatch):
-    """The tool upload form, whose errors go to handler500: the 503 page,
-    not the one that says the database is not answering."""
+def stored_from_the_form(alice: User, form: dict[str, str]):
     browser = Client(raise_request_exception=False)
     browser.force_login(alice)
-    while_the_upload_is_stored(monkeypatch, lambda: Benchmark.objects.all().delete())
+    return browser.post("/imports/new/", form)
 
-    page = browser.post("/imports/new/", sysbench_form())
 
+def assert_form_kept_and_told_to_store_again(page, form: dict[str, str], *, naming: str) -> None:
+    """The form again, filled in as it was sent, the pasted output too, with
+    what happened and what to do; not a page that loses what was pasted."""
     assert page.status_code == 503
     assert page["Retry-After"] == "1"
+    assert page.templates[0].name == "imports/upload.html"
+    (error,) = page.context["form"].non_field_errors()
+    assert naming in error, error
+    assert "Nothing was stored" in error and "press Store again" in error
     text = page.content.decode()
-    assert "Your request was not done" in text
-    assert "this request refers to was deleted by a concurrent change" in text
-    assert "nothing of it was stored" in text and "not answering" not in text
+    assert escape(form["output"]) in text
+    assert f'value="{form["hardware_cpu"]}"' in text
+
+
+def test_the_import_form_whose_upload_lost_its_benchmark_keeps_what_was_pasted(alice, monkeypatch):
+    while_the_upload_is_stored(monkeypatch, lambda: Benchmark.objects.all().delete())
+    form = sysbench_form()
+
+    page = stored_from_the_form(alice, form)
+
+    assert_form_kept_and_told_to_store_again(
+        page, form, naming="this request refers to was deleted by a concurrent change"
+    )
     assert not Submission.objects.exists()
+
+
+def test_the_import_form_after_a_deadlock_stores_when_store_is_pressed_again(alice, monkeypatch):
+    deadlock = Deadlock()
+    before_the_upload_stores(monkeypatch, deadlock)
+    form = sysbench_form()
+
+    page = stored_from_the_form(alice, form)
+
+    deadlock.other.join()
+    assert_form_kept_and_told_to_store_again(page, form, naming="(a deadlock)")
+    assert not Submission.objects.exists()
+    monkeypatch.undo()
+    again = stored_from_the_form(alice, form)
+    assert again.status_code == 302
+    assert Submission.objects.count() == 1
