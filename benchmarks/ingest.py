@@ -4,7 +4,8 @@ Self-contained and bounded in time. One run:
 
 1. drops and creates a scratch PostgreSQL database, migrates it, creates a user and an
    API token;
-2. serves BenchHub with gunicorn on 127.0.0.1 (a free port), DEBUG off, on that database;
+2. serves BenchHub with gunicorn on 127.0.0.1 (a free port), DEBUG off, on that database,
+   configured by gunicorn.conf.py as docker-compose.yml runs it (options override it);
 3. posts select-update sweeps (docs/examples/select-update-submission.json: 9 client
    levels x 6 metrics x 3 samples, full environment), each with a new uuid and jittered
    values, from N client threads (http.client, keep-alive where the server allows it)
@@ -37,6 +38,7 @@ import math
 import os
 import random
 import resource
+import runpy
 import signal
 import socket
 import sqlite3
@@ -339,25 +341,41 @@ def manage(env: dict[str, str], *args: str) -> str:
 # --- gunicorn -------------------------------------------------------------------------
 
 
-def start_gunicorn(args: argparse.Namespace, env: dict[str, str], port: int) -> subprocess.Popen:
+def gunicorn_settings(args: argparse.Namespace) -> dict[str, object]:
+    """workers, worker_class and threads as gunicorn.conf.py gives them (production's,
+    docker-compose.yml; its GUNICORN_* variables are this process's, passed on to
+    gunicorn), each overridden by the option given."""
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    return {
+        "workers": args.workers if args.workers is not None else config["workers"],
+        "worker_class": args.worker_class or config["worker_class"],
+        "threads": args.threads if args.threads is not None else config["threads"],
+    }
+
+
+def start_gunicorn(
+    args: argparse.Namespace, env: dict[str, str], port: int, settings: dict[str, object]
+) -> subprocess.Popen:
+    """gunicorn as docker-compose.yml runs it (``--config gunicorn.conf.py``), bound to
+    the loopback port; the command line overrides the configuration file."""
     command = [
         sys.executable,
         "-m",
         "gunicorn",
+        "--config",
+        str(ROOT / "gunicorn.conf.py"),
         "benchhub.wsgi:application",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
-        str(args.workers),
+        str(settings["workers"]),
         "--worker-class",
-        args.worker_class,
-        "--timeout",
-        "60",
+        str(settings["worker_class"]),
         "--log-level",
         "warning",
     ]
-    if args.worker_class == "gthread":
-        command += ["--threads", str(args.threads)]
+    if settings["worker_class"] == "gthread":
+        command += ["--threads", str(settings["threads"])]
     return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
 
 
@@ -488,13 +506,17 @@ def run(args: argparse.Namespace) -> int:
             workers = [server.pid]
             print(f"runserver: 127.0.0.1:{port}, one threaded process (pid {server.pid})")
         else:
-            server = start_gunicorn(args, env, port)
-            wait_ready(server, port, args.workers)
+            settings = gunicorn_settings(args)
+            server = start_gunicorn(args, env, port, settings)
+            wait_ready(server, port, int(settings["workers"]))
             workers = children_of(server.pid)
-            threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
+            threads = (
+                f" x {settings['threads']} threads" if settings["worker_class"] == "gthread" else ""
+            )
             print(
-                f"gunicorn: 127.0.0.1:{port}, {args.workers} {args.worker_class} workers"
-                f"{threads} (pids {', '.join(map(str, workers))})"
+                f"gunicorn: 127.0.0.1:{port}, gunicorn.conf.py, {settings['workers']} "
+                f"{settings['worker_class']} workers{threads} "
+                f"(pids {', '.join(map(str, workers))})"
             )
         print(f"tasks: {TASK_MODES[args.tasks]}")
         celery_pids = [celery.pid, *children_of(celery.pid)] if celery else []
@@ -645,11 +667,17 @@ def build_parser(description: str = __doc__.split("\n\n")[0]) -> argparse.Argume
     parser.add_argument("--duration", type=float, default=30, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=5, help="seconds before measuring")
     parser.add_argument("--clients", type=int, default=16, help="concurrent client threads")
-    # gthread 2 x 4 used a little less CPU per upload than sync 4 (keep-alive, fewer
-    # processes) at the same throughput; see docs/performance.md "Ingest".
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gthread worker")
+    # gunicorn runs with production's gunicorn.conf.py (as docker-compose.yml runs it);
+    # these override its settings (docs/performance.md "Ingest").
+    parser.add_argument(
+        "--workers", type=int, help="gunicorn worker processes (default: gunicorn.conf.py's)"
+    )
+    parser.add_argument(
+        "--worker-class", choices=["sync", "gthread"], help="default: gunicorn.conf.py's"
+    )
+    parser.add_argument(
+        "--threads", type=int, help="threads per gthread worker (default: gunicorn.conf.py's)"
+    )
     parser.add_argument(
         "--new-rate", type=float, default=0.1, help="share of uploads with a new environment"
     )
