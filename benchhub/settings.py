@@ -231,6 +231,11 @@ CELERY_BEAT_SCHEDULE = {
         # The stored rows of alias rules changed while the broker failed.
         "schedule": float(envint("BENCHHUB_ALIAS_SWEEP_SECONDS", 300, minimum=1)),
     },
+    "comparisons-refresh": {
+        "task": "benchhub.comparisons.tasks.comparisons_refresh_task",
+        # Kept answers people ask for, computed again after their data changed.
+        "schedule": float(envint("BENCHHUB_COMPARISON_REFRESH_SECONDS", 60, minimum=1)),
+    },
     "moderation-autoflag": {
         "task": "benchhub.moderation.tasks.moderation_autoflag_task",
         "schedule": 60.0,

@@ -22,6 +22,11 @@ contends on:
   range). A change still in progress is invisible to the reader too, so the
   answer served is what computing it again would give.
 
+Each answer is stored with what the worker needs to compute it again, and
+when it was last served: after a change, the worker recomputes the answers
+served within the hour (tasks.py), so the next visitor is not the one who
+waits.
+
 Only the public view is kept: a signed-in user who has results of their
 own that are not public (pending, hidden …) sees them in comparisons, and
 their answers are computed each time. Nothing is kept inside a
@@ -47,7 +52,10 @@ import hashlib
 import logging
 import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,25 +73,43 @@ MAX_ANSWER_BYTES = 1024 * 1024
 # How often (per process) a store also deletes expired answers and old change rows.
 PRUNE_SECONDS = 60.0
 
+# Served again: its "last served" is brought up to date at most this often
+# (a write per answer per interval, not per request).
+SERVED_TOUCH_SECONDS = 300
+
+# Some change committed that the answer's snapshot did not see.
+_CHANGED = """EXISTS (
+    SELECT 1 FROM comparisons_datachange AS c
+    WHERE c.xid >= pg_snapshot_xmin(a.snapshot)
+      AND NOT pg_visible_in_snapshot(c.xid, a.snapshot)
+)"""
 # The snapshot comes with the answer: on a miss, the answer computed next is
 # stored under it (taken before any statement of that answer).
-_READ = """
-    SELECT pg_current_snapshot()::text, (
-        SELECT a.answer FROM comparisons_keptanswer AS a
+_READ = f"""
+    SELECT pg_current_snapshot()::text, a.answer,
+           a.served_at < now() - interval '{SERVED_TOUCH_SECONDS} seconds'
+    FROM (SELECT) AS one LEFT JOIN LATERAL (
+        SELECT answer, served_at FROM comparisons_keptanswer AS a
         WHERE a.key = %s
           AND a.created_at > now() - make_interval(secs => %s)
-          AND NOT EXISTS (
-              SELECT 1 FROM comparisons_datachange AS c
-              WHERE c.xid >= pg_snapshot_xmin(a.snapshot)
-                AND NOT pg_visible_in_snapshot(c.xid, a.snapshot)
-          )
-    )
-"""
+          AND NOT {_CHANGED}
+    ) AS a ON true
+"""  # noqa: S608 -- constants only
 _STORE = """
-    INSERT INTO comparisons_keptanswer (key, snapshot, answer) VALUES (%s, %s::pg_snapshot, %s)
+    INSERT INTO comparisons_keptanswer (key, snapshot, answer, request, served_at)
+    VALUES (%s, %s::pg_snapshot, %s, %s, coalesce(%s, now()))
     ON CONFLICT (key) DO UPDATE
-    SET snapshot = EXCLUDED.snapshot, created_at = now(), answer = EXCLUDED.answer
+    SET snapshot = EXCLUDED.snapshot, created_at = now(), answer = EXCLUDED.answer,
+        request = EXCLUDED.request, served_at = EXCLUDED.served_at
 """
+_STALE = f"""
+    SELECT a.key, a.request, a.served_at FROM comparisons_keptanswer AS a
+    WHERE a.request IS NOT NULL
+      AND a.served_at > now() - make_interval(secs => %s)
+      AND {_CHANGED}
+    ORDER BY a.served_at DESC
+    LIMIT %s
+"""  # noqa: S608 -- constants only
 _PRUNE = [
     "DELETE FROM comparisons_keptanswer WHERE created_at <= now() - make_interval(secs => %s)",
     """DELETE FROM comparisons_keptanswer WHERE key IN (
@@ -99,12 +125,15 @@ _PRUNE = [
 ]
 
 _last_prune = 0.0
+# While the worker computes an answer again: the "last served" it keeps.
+_refreshing: ContextVar[datetime | None] = ContextVar("refreshing", default=None)
 
 
-def kept_answer(parts: tuple, compute: Callable[[], T]) -> T:
+def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) -> T:
     """``compute()``, or the answer it gave for the same ``parts`` (the
     query, and the statement it filters with) if no data it read has
-    changed since."""
+    changed since. ``request`` is what the worker needs to compute it again
+    after a change (``kept_answers_stale``), or None."""
     seconds = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
     if not seconds or connection.vendor != "postgresql" or connection.in_atomic_block:
         return compute()
@@ -112,7 +141,11 @@ def kept_answer(parts: tuple, compute: Callable[[], T]) -> T:
     try:
         with connection.cursor() as cursor:
             cursor.execute(_READ, [key, seconds])
-            snapshot, data = cursor.fetchone()
+            snapshot, data, touch = cursor.fetchone()
+            if touch:
+                cursor.execute(
+                    "UPDATE comparisons_keptanswer SET served_at = now() WHERE key = %s", [key]
+                )
     except DatabaseError:
         log.warning("kept comparison answers could not be read", exc_info=True)
         return compute()
@@ -121,8 +154,39 @@ def kept_answer(parts: tuple, compute: Callable[[], T]) -> T:
         if answer is not None:
             return answer
     answer = compute()
-    _store(key, snapshot, answer)
+    _store(key, snapshot, answer, request)
     return answer
+
+
+def kept_answers_stale(*, served_within: int, limit: int) -> list[tuple[str, Any, datetime]]:
+    """(key, request, last served) of the answers served within
+    ``served_within`` seconds whose data changed since, last served first."""
+    with connection.cursor() as cursor:
+        cursor.execute(_STALE, [served_within, limit])
+        rows = cursor.fetchall()
+    stale = []
+    for key, data, served_at in rows:
+        request = _loaded(bytes(data))
+        if request is not None:
+            stale.append((key, request, served_at))
+    return stale
+
+
+@contextmanager
+def refreshing(served_at: datetime) -> Iterator[None]:
+    """Answers stored inside keep ``served_at`` as their last serving: a
+    refresh is not a request, and must not keep an answer nobody asks for
+    refreshed for ever."""
+    token = _refreshing.set(served_at)
+    try:
+        yield
+    finally:
+        _refreshing.reset(token)
+
+
+def kept_answer_forget(key: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM comparisons_keptanswer WHERE key = %s", [key])
 
 
 def answer_key(parts: tuple) -> str:
@@ -157,13 +221,14 @@ def _loaded(data: bytes) -> Any:
         return None
 
 
-def _store(key: str, snapshot: str, answer: Any) -> None:
+def _store(key: str, snapshot: str, answer: Any, request: Any) -> None:
     data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
     if len(data) > MAX_ANSWER_BYTES:
         return
+    asked = None if request is None else pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_STORE, [key, snapshot, data])
+            cursor.execute(_STORE, [key, snapshot, data, asked, _refreshing.get()])
         _prune_now_and_then()
     except DatabaseError:
         log.warning("a comparison answer could not be kept", exc_info=True)

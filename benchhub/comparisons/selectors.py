@@ -10,6 +10,7 @@ way there is never a query per cell.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -72,6 +73,7 @@ def comparison_build(
     return kept_answer(
         ("comparison", strict_reference, check_parameters, *_answer_parts(query, measurements)),
         compute,
+        request=("comparison", query, strict_reference, check_parameters),
     )
 
 
@@ -216,7 +218,33 @@ def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledPara
     return kept_answer(
         ("pooling", *_answer_parts(query, measurements)),
         lambda: _pooling_compute(query, measurements),
+        request=("pooling", query),
     )
+
+
+def comparison_answer_refresh(request: tuple) -> bool:
+    """Compute again (and keep) the public answer ``request`` was kept for
+    (``kept_answer``'s ``request``); False if it can no longer be asked:
+    its metric is gone, or its filters are refused now."""
+    kind, query, *flags = request
+    metric = Metric.objects.select_related("benchmark").filter(pk=query.metric.pk).first()
+    if metric is None:
+        return False
+    query = dataclasses.replace(query, metric=metric)
+    try:
+        if kind == "pooling":
+            comparison_pooling(user=AnonymousUser(), query=query)
+        else:
+            strict_reference, check_parameters = flags
+            comparison_build(
+                user=AnonymousUser(),
+                query=query,
+                strict_reference=strict_reference,
+                check_parameters=check_parameters,
+            )
+    except InvalidComparison:
+        return False
+    return True
 
 
 def _pooling_compute(query: ComparisonQuery, measurements: QuerySet) -> list[PooledParameter]:

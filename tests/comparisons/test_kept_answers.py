@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -16,13 +17,16 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
+from benchhub.celery import app
 from benchhub.comparisons import kept, selectors
 from benchhub.comparisons.query import InvalidComparison, comparison_query_parse
+from benchhub.comparisons.tasks import comparisons_refresh_task
 from benchhub.moderation.services import alias_rule_add, submission_moderate
 from benchhub.results.filters import RUN_FIELDS, known_values
 from benchhub.results.models import Measurement, Storage, Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
+from tests.workers import in_process_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -395,3 +399,82 @@ def test_every_table_a_comparison_reads_tells_of_its_changes(stored):
         )
         watched = {name for (name,) in cursor.fetchall()}
     assert read - watched == set()
+
+
+def _served_at() -> list:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT served_at FROM comparisons_keptanswer ORDER BY key")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_the_refresh_computes_again_what_changed_and_keeps_when_it_was_served(
+    stored, bob, moderator, anonymous_api
+):
+    before, _ = answer(anonymous_api)
+    (served,) = _served_at()
+    assert comparisons_refresh_task() == 0  # nothing changed
+    _approve_pending({"bob": bob, "moderator": moderator})
+    assert comparisons_refresh_task() == 1
+    assert _served_at() == [served]  # a refresh is not a visit
+    after, computed = answer(anonymous_api)
+    assert not computed
+    assert cell(after, "btrfs", 1)["n"] == 1
+    assert cell(before, "btrfs", 1) is None
+
+
+def test_an_answer_nobody_asked_for_within_the_hour_is_not_refreshed(
+    stored, bob, moderator, anonymous_api
+):
+    answer(anonymous_api)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE comparisons_keptanswer SET served_at = now() - interval '2 hours'")
+    _approve_pending({"bob": bob, "moderator": moderator})
+    assert comparisons_refresh_task() == 0
+    assert answer(anonymous_api)[1]  # computed on request
+
+
+def test_serving_an_answer_again_brings_its_last_serving_up_to_date(stored, anonymous_api):
+    answer(anonymous_api)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE comparisons_keptanswer SET served_at = now() - interval '10 minutes'"
+        )
+    (old,) = _served_at()
+    assert not answer(anonymous_api)[1]
+    (new,) = _served_at()
+    assert new > old
+
+
+def test_the_page_s_pooling_answer_is_refreshed_too(stored, bob, moderator, client):
+    # Filesystem on x, nothing fixed: each cell pools the clients.
+    query = {"benchmark": "select-update", "metric": "throughput", "x": "filesystem"}
+    response = client.get("/compare/", query)
+    assert response.status_code == 200
+    assert b"clients" in response.content
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM comparisons_keptanswer")
+        assert cursor.fetchone() == (2,)  # the comparison and its pooling
+    _approve_pending({"bob": bob, "moderator": moderator})
+    assert comparisons_refresh_task() == 2
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/compare/", query)
+    assert again.status_code == 200
+    assert not any("percentile_cont" in q["sql"] for q in queries.captured_queries)
+    assert b"btrfs" in again.content
+
+
+def test_a_real_worker_refreshes_the_answer_after_an_approval(
+    stored, bob, moderator, anonymous_api
+):
+    answer(anonymous_api)
+    _approve_pending({"bob": bob, "moderator": moderator})
+    app.control.purge()
+    with in_process_worker():
+        comparisons_refresh_task.delay()
+        deadline = time.monotonic() + 60
+        while kept.kept_answers_stale(served_within=3600, limit=1) or not _served_at():
+            assert time.monotonic() < deadline, "the worker did not refresh the answer"
+            time.sleep(0.2)
+    after, computed = answer(anonymous_api)
+    assert not computed
+    assert cell(after, "btrfs", 1)["n"] == 1

@@ -1,0 +1,49 @@
+"""The worker keeps the answers people ask for current: after the data of a
+kept answer changed (an approval, a deletion, an alias rule …), the next
+visitor would wait for the whole computation (a second and more at ten
+million measurements); the refresh computes it first.
+
+Bounded: the answers served within ``SERVED_WITHIN`` seconds, last served
+first, at most ``LIMIT`` and ``SECONDS`` per run. Run by beat every
+``BENCHHUB_COMPARISON_REFRESH_SECONDS``; without beat (or on the embedded
+default, which keeps no answers) nothing is refreshed and a stale answer is
+simply computed on request.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from celery import shared_task
+from django.db import connection
+
+from benchhub.comparisons.kept import kept_answer_forget, kept_answers_stale, refreshing
+from benchhub.comparisons.selectors import comparison_answer_refresh
+
+logger = logging.getLogger(__name__)
+
+SERVED_WITHIN = 3600
+LIMIT = 20
+SECONDS = 20.0
+
+
+@shared_task
+def comparisons_refresh_task() -> int:
+    """Compute again the kept answers whose data changed; how many were."""
+    if connection.vendor != "postgresql":
+        return 0
+    deadline = time.monotonic() + SECONDS
+    refreshed = 0
+    for key, request, served_at in kept_answers_stale(served_within=SERVED_WITHIN, limit=LIMIT):
+        if time.monotonic() > deadline:
+            break
+        # Its key may change (an alias rule changes the filter's statement):
+        # the stale row goes either way, so that it is not picked again.
+        kept_answer_forget(key)
+        with refreshing(served_at):
+            if comparison_answer_refresh(request):
+                refreshed += 1
+    if refreshed:
+        logger.info("comparisons: %d kept answers computed again", refreshed)
+    return refreshed
