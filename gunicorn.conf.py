@@ -9,12 +9,22 @@ GUNICORN_WORKERS=4 on a machine with more cores.
 """
 
 import os
+import sys
+
+# The settings' own reader, so that a bad number stops the start naming its
+# variable and value (GUNICORN_WORKERS='abc': expected a whole number), as a
+# bad BENCHHUB_* does. gunicorn reads this file before it applies --chdir:
+# the project is put on the path from where this file is.
+_PROJECT = os.path.dirname(os.path.abspath(__file__))
+if _PROJECT not in sys.path:
+    sys.path.insert(0, _PROJECT)
+from benchhub.lib.env import envint  # noqa: E402
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
-workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
+workers = envint("GUNICORN_WORKERS", 2, minimum=1)
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+threads = envint("GUNICORN_THREADS", 4, minimum=1)
+timeout = envint("GUNICORN_TIMEOUT", 60, minimum=0)  # 0: no timeout
 graceful_timeout = 30
 keepalive = 5
 # The heartbeat file on tmpfs: a container's /tmp may sit on a slow overlay.

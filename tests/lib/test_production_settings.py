@@ -195,6 +195,53 @@ def test_a_sweep_of_zero_seconds_stops_the_start():
     assert expected in done.stderr
 
 
+def gunicorn_config_printed(**env: str) -> subprocess.CompletedProcess:
+    """gunicorn reading gunicorn.conf.py as the image starts it (from the
+    project directory), printing the configuration without serving."""
+    command = [
+        "gunicorn",
+        "--config",
+        "gunicorn.conf.py",
+        "--print-config",
+        "benchhub.wsgi:application",
+    ]
+    return subprocess.run(
+        [sys.executable, "-m", *command],
+        cwd=ROOT,
+        env={**deploy_servers.inherited_environment(), "GUNICORN_BIND": "127.0.0.1:0", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("GUNICORN_WORKERS", "abc", "expected a whole number"),  # was a bare ValueError
+        ("GUNICORN_WORKERS", "0", "expected at least 1"),
+        ("GUNICORN_THREADS", "4.5", "expected a whole number"),
+        ("GUNICORN_THREADS", "0", "expected at least 1"),
+        ("GUNICORN_TIMEOUT", "1m", "expected a whole number"),
+        ("GUNICORN_TIMEOUT", "-5", "expected at least 0"),  # gunicorn: "must be positive: -5"
+    ],
+)
+def test_a_bad_gunicorn_number_stops_the_start_naming_its_variable(variable, value, expected):
+    done = gunicorn_config_printed(**{variable: value})
+
+    assert done.returncode != 0
+    assert f"ImproperlyConfigured: {variable}={value!r}: {expected}" in done.stderr, done.stderr
+
+
+def test_gunicorn_takes_its_numbers_from_the_environment():
+    done = gunicorn_config_printed(GUNICORN_WORKERS="3", GUNICORN_THREADS="1", GUNICORN_TIMEOUT="0")
+
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^workers\s+= 3$", done.stdout, re.MULTILINE), done.stdout
+    assert re.search(r"^threads\s+= 1$", done.stdout, re.MULTILINE)
+    assert re.search(r"^timeout\s+= 0$", done.stdout, re.MULTILINE)
+
+
 # ------------------------------------------------------------------ /healthz
 
 
