@@ -171,25 +171,104 @@ class Load:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+class Uploader:
+    """One keep-alive HTTP/1.1 connection that posts upload bodies: the bytes
+    http.client.HTTPConnection.request() sends (request line, Host,
+    Accept-Encoding: identity, Content-Length, then the given headers; head and
+    body in one send), with the answer read by plain byte operations instead
+    of http.client's email-parser headers, which took most of the client's
+    CPU (docs/performance.md, "Ingest, 2026-11-26 (afternoon)"): the load
+    generator shares the two cores it measures."""
+
+    def __init__(self, port: int, headers: dict[str, str], timeout: float) -> None:
+        self.address = ("127.0.0.1", port)
+        self.timeout = timeout
+        lines = [
+            f"POST {UPLOAD_PATH} HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            "Accept-Encoding: identity",
+            "Content-Length: {length}",
+            *(f"{name}: {value}" for name, value in headers.items()),
+        ]
+        self.head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self.sock: socket.socket | None = None
+        self.buffer = b""
+
+    def post(self, body: bytes) -> str:
+        """The answer's status code, its body read; OSError or
+        http.client.HTTPException when the connection fails."""
+        if self.sock is None:
+            self.sock = socket.create_connection(self.address, timeout=self.timeout)
+            self.buffer = b""
+        head = self.head.replace(b"{length}", str(len(body)).encode(), 1)
+        self.sock.sendall(head + body)
+        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
+            self._receive()
+        header, self.buffer = self.buffer[:end], self.buffer[end + 4 :]
+        status_line, *fields = header.split(b"\r\n")
+        parts = status_line.split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+            raise http.client.BadStatusLine(status_line.decode("latin-1"))
+        values = {}
+        for line in fields:
+            name, _, value = line.partition(b":")
+            values[name.strip().lower()] = value.strip().lower()
+        if b"content-length" in values:
+            self._skip(int(values[b"content-length"]))
+        elif values.get(b"transfer-encoding") == b"chunked":
+            self._skip_chunks()
+        else:  # the body ends with the connection
+            with contextlib.suppress(http.client.IncompleteRead):
+                while True:
+                    self._receive()
+            self.close()
+        if values.get(b"connection") == b"close" or parts[0] == b"HTTP/1.0":
+            self.close()
+        return parts[1].decode()
+
+    def _receive(self) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise http.client.IncompleteRead(self.buffer)
+        self.buffer += chunk
+
+    def _skip(self, length: int) -> None:
+        while len(self.buffer) < length:
+            self._receive()
+        self.buffer = self.buffer[length:]
+
+    def _skip_chunks(self) -> None:
+        while True:
+            while (end := self.buffer.find(b"\r\n")) < 0:
+                self._receive()
+            size = int(self.buffer[:end].split(b";")[0], 16)
+            self.buffer = self.buffer[end + 2 :]
+            self._skip(size + 2)  # the chunk and its CRLF
+            if size == 0:
+                return
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
 def client_loop(
     port: int, token: str, bodies: Bodies, stop_at: float, load: Load, timeout: float
 ) -> None:
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    uploader = Uploader(port, headers, timeout)
     mine = []
     while time.perf_counter() < stop_at:
         body = bodies.next()
         started = time.perf_counter()
         try:
-            conn.request("POST", UPLOAD_PATH, body=body, headers=headers)
-            response = conn.getresponse()
-            response.read()
-            status = str(response.status)
-        except (OSError, http.client.HTTPException) as exc:
+            status = uploader.post(body)
+        except (OSError, ValueError, http.client.HTTPException) as exc:
             status = f"conn:{type(exc).__name__}"
-            conn.close()  # reconnects on the next request
+            uploader.close()  # reconnects on the next request
         mine.append(Sample(started, time.perf_counter(), status))
-    conn.close()
+    uploader.close()
     with load.lock:
         load.samples.extend(mine)
 
