@@ -1,6 +1,7 @@
 """docs/operations.md's table of settings names every environment variable
 that benchhub/settings.py and gunicorn.conf.py read, with the default the
-code has (where that is a plain value and compose does not set its own)."""
+code has (where that is a plain value and compose does not set its own),
+and no variable that nothing reads any more."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import yaml
 
 from tests.live import ROOT
 
-READERS = {"envstr", "envint", "envfloat", "envbool", "envlist", "get"}  # get: os.environ.get
+# benchhub/lib/env's readers, and get: os.environ.get
+READERS = {"envstr", "envint", "envfloat", "envbool", "envlist", "envrate", "get"}
 ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 
@@ -86,8 +88,18 @@ def compose_sets() -> set[str]:
     return set(compose["x-app"]["environment"])
 
 
+def compose_reads() -> set[str]:
+    """The variables docker-compose.yml takes from the environment or .env
+    (``${POSTGRES_PASSWORD:?…}``)."""
+    return set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)", (ROOT / "docker-compose.yml").read_text()))
+
+
+def code_reads() -> dict[str, object]:
+    return variables_read(ROOT / "benchhub/settings.py") | variables_read(ROOT / "gunicorn.conf.py")
+
+
 def test_every_variable_the_code_reads_is_in_the_table_with_its_default():
-    read = variables_read(ROOT / "benchhub/settings.py") | variables_read(ROOT / "gunicorn.conf.py")
+    read = code_reads()
     table = settings_table()
 
     # the reading of the code and of the table works
@@ -104,3 +116,14 @@ def test_every_variable_the_code_reads_is_in_the_table_with_its_default():
         and not documented(table[name], spelled(default))
     }
     assert not wrong, f"defaults in the code vs the table: {wrong}"
+
+
+def test_every_variable_in_the_table_is_read_by_the_code_or_compose():
+    """A row left behind when the code stopped reading its variable tells an
+    operator to set something that does nothing."""
+    read = set(code_reads()) | compose_reads()
+
+    # the reading of compose works
+    assert "POSTGRES_PASSWORD" in compose_reads()
+    stale = sorted(set(settings_table()) - read)
+    assert not stale, f"in docs/operations.md's table, but nothing reads them: {stale}"
