@@ -224,7 +224,7 @@ def baselines_refresh(
         # A key's work is one transaction, rolled back: release the claims
         # at once (not after CLAIM_EXPIRY) so that the next round retries.
         with contextlib.suppress(DatabaseError):
-            DirtyKey.objects.filter(pk__in=[m.pk for m in claimed]).update(claimed_at=None)
+            _release(claimed)
         raise
     _finish(claimed)
     return len(claimed), _claimable(rebuild=rebuild).count()
@@ -243,13 +243,27 @@ def _claim(limit: int, *, rebuild: bool = True) -> list[DirtyKey]:
             .select_for_update(skip_locked=True)
             .order_by("marked_at")[:limit]
         )
-        DirtyKey.objects.filter(pk__in=[m.pk for m in marks]).update(claimed_at=timezone.now())
+        now = timezone.now()
+        DirtyKey.objects.filter(pk__in=[m.pk for m in marks]).update(claimed_at=now)
+    for mark in marks:
+        mark.claimed_at = now  # this round's claim, which _release compares
     return marks
+
+
+def _release(claimed: list[DirtyKey]) -> None:
+    """Clear these claims where they are still this round's: one that
+    expired under a slow round may have been taken over by another round,
+    still at work, whose claim must keep a third one off the key."""
+    if claimed:
+        DirtyKey.objects.filter(
+            pk__in=[m.pk for m in claimed], claimed_at=claimed[0].claimed_at
+        ).update(claimed_at=None)
 
 
 def _finish(claimed: list[DirtyKey]) -> None:
     """Delete the key marks nothing happened to meanwhile and that have no
-    dirty run left; release the others for the next round."""
+    dirty run left; release the others for the next round (_release: only
+    where the claim is still this round's)."""
     if not claimed:
         return
     keys = [m.fingerprint for m in claimed]
@@ -268,7 +282,7 @@ def _finish(claimed: list[DirtyKey]) -> None:
                 DirtyKey.objects.filter(pk=mark.pk, rebuild_at=mark.rebuild_at).update(
                     rebuild_at=None
                 )
-        DirtyKey.objects.filter(pk__in=[m.pk for m in claimed]).update(claimed_at=None)
+        _release(claimed)
 
 
 # --- the incremental update ------------------------------------------------

@@ -4,6 +4,7 @@ batch, and a point spelled as a query string spells it."""
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import os
 import re
@@ -192,6 +193,46 @@ def stop(worker: subprocess.Popen) -> str:
         worker.kill()
         _, log = worker.communicate()
     return log
+
+
+def taken_over_at_once(monkeypatch) -> None:
+    """Every claim expired as soon as it is made: the next claim takes the
+    key over, as it does from a round slower than CLAIM_EXPIRY."""
+    monkeypatch.setattr(services, "CLAIM_EXPIRY", dt.timedelta(0))
+
+
+def test_a_slow_round_ends_without_clearing_the_claim_that_took_its_key_over(bob, monkeypatch):
+    publish(bob, 1000.0)
+    taken_over_at_once(monkeypatch)
+    slow = services._claim(10)
+    other = services._claim(10)
+    assert [m.fingerprint for m in other] == [m.fingerprint for m in slow]
+    monkeypatch.undo()
+
+    services._finish(slow)
+
+    # The other round still holds the key: no third round takes it meanwhile.
+    assert services._claim(10) == []
+    services._finish(other)
+    assert DirtyKey.objects.get().claimed_at is None  # released by its own round
+
+
+def test_a_failing_slow_round_leaves_the_claim_that_took_its_key_over(bob, monkeypatch):
+    publish(bob, 1000.0)
+    other: list[DirtyKey] = []
+
+    def taken_over_then_failing(fingerprint: str, runs: int) -> None:
+        other.extend(services._claim(10))
+        raise RuntimeError("the slow round fails")
+
+    taken_over_at_once(monkeypatch)
+    monkeypatch.setattr(services, "_apply", taken_over_then_failing)
+    with pytest.raises(RuntimeError):
+        services.baselines_refresh()
+    monkeypatch.undo()
+
+    assert len(other) == 1
+    assert services._claim(10) == []
 
 
 @pytest.mark.django_db(transaction=True)
