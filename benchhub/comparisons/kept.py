@@ -20,7 +20,14 @@ contends on:
 - an answer is served only while no committed change row is invisible in
   its snapshot (only ids at or above the snapshot's xmin can be: one index
   range). A change still in progress is invisible to the reader too, so the
-  answer served is what computing it again would give.
+  answer served is what computing it again would give;
+- change rows are pruned below a horizon kept in ``comparisons_keptfloor``
+  (migration 0003), raised before the rows go: an answer whose snapshot's
+  xmin is below it may lack one of them and is not served. (A prune can
+  run while an answer is computed, under a snapshot no kept row shows.)
+  The floor also names the cluster the transaction ids belong to: answers
+  of a dump restored on another machine are never served, and the next
+  prune deletes them with their change rows.
 
 Each answer is stored with what the worker needs to compute it again, and
 when it was last served: after a change, the worker recomputes the answers
@@ -77,11 +84,20 @@ PRUNE_SECONDS = 60.0
 # (a write per answer per interval, not per request).
 SERVED_TOUCH_SECONDS = 300
 
-# Some change committed that the answer's snapshot did not see.
-_CHANGED = """EXISTS (
-    SELECT 1 FROM comparisons_datachange AS c
-    WHERE c.xid >= pg_snapshot_xmin(a.snapshot)
-      AND NOT pg_visible_in_snapshot(c.xid, a.snapshot)
+# Some change committed that the answer's snapshot did not see; or one may
+# have been pruned (its snapshot's xmin is below the floor's horizon), or its
+# snapshot is another cluster's (migration 0003): no telling.
+_CHANGED = """(
+    NOT EXISTS (
+        SELECT 1 FROM comparisons_keptfloor AS f
+        WHERE f.cluster = (pg_control_system()).system_identifier
+          AND pg_snapshot_xmin(a.snapshot) >= f.horizon
+    )
+    OR EXISTS (
+        SELECT 1 FROM comparisons_datachange AS c
+        WHERE c.xid >= pg_snapshot_xmin(a.snapshot)
+          AND NOT pg_visible_in_snapshot(c.xid, a.snapshot)
+    )
 )"""
 # The snapshot comes with the answer: on a miss, the answer computed next is
 # stored under it (taken before any statement of that answer).
@@ -116,13 +132,38 @@ _PRUNE = [
         SELECT key FROM comparisons_keptanswer ORDER BY created_at DESC OFFSET %s
     )""",
     # A change row matters to an answer only at or above its snapshot's
-    # xmin, and every answer stored from now on has an xmin at or above
-    # today's oldest running transaction.
-    """DELETE FROM comparisons_datachange WHERE xid < LEAST(
+    # xmin. The horizon goes up to the oldest running transaction or kept
+    # answer, whichever is older, so that no kept answer falls below it; an
+    # answer being computed may (its snapshot can be older than both): it
+    # is then stored but never served. The horizon is raised (and
+    # committed) before the change rows below it are deleted.
+    """UPDATE comparisons_keptfloor SET horizon = GREATEST(horizon, LEAST(
         pg_snapshot_xmin(pg_current_snapshot()),
         (SELECT min(pg_snapshot_xmin(snapshot)) FROM comparisons_keptanswer)
-    )""",
+    ))
+    WHERE cluster = (pg_control_system()).system_identifier
+    RETURNING horizon::text""",
+    "DELETE FROM comparisons_datachange WHERE xid < %s::xid8",
 ]
+# The floor names another cluster (a dump restored on another machine), or
+# there is none: every answer goes, and the floor starts at the oldest
+# running transaction, below which change rows go as in a prune. So do those
+# at or above the snapshot's xmax: committed, so another cluster's (one of
+# this cluster there would still be running, invisible here), and ahead of
+# every snapshot to come, which they would all make look changed. Those
+# between are kept: they may be this cluster's, which an answer being
+# computed needs; if another cluster's, at worst one answer is computed twice.
+_START_AFRESH = """
+    WITH answers AS (DELETE FROM comparisons_keptanswer),
+    changes AS (
+        DELETE FROM comparisons_datachange
+        WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
+           OR xid >= pg_snapshot_xmax(pg_current_snapshot())
+    )
+    INSERT INTO comparisons_keptfloor (cluster, horizon)
+    SELECT (pg_control_system()).system_identifier, pg_snapshot_xmin(pg_current_snapshot())
+    ON CONFLICT (one) DO UPDATE SET cluster = EXCLUDED.cluster, horizon = EXCLUDED.horizon
+"""
 
 _last_prune = 0.0
 # While the worker computes an answer again: the "last served" it keeps.
@@ -245,8 +286,14 @@ def _prune_now_and_then() -> None:
 
 def kept_answers_prune() -> None:
     """Delete expired answers, the oldest beyond the limit, and the change
-    rows no kept answer can need."""
+    rows no kept answer can need; or everything, if the floor names another
+    cluster."""
     with connection.cursor() as cursor:
         cursor.execute(_PRUNE[0], [settings.BENCHHUB_COMPARISON_KEEP_SECONDS])
         cursor.execute(_PRUNE[1], [settings.BENCHHUB_COMPARISON_KEEP_ENTRIES])
         cursor.execute(_PRUNE[2])
+        floor = cursor.fetchone()
+        if floor is None:
+            cursor.execute(_START_AFRESH)
+            return
+        cursor.execute(_PRUNE[3], floor)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
@@ -51,10 +52,16 @@ def upload(user, filesystem: str, scale: float, status=Submission.Status.APPROVE
 @pytest.fixture(autouse=True)
 def _nothing_kept_before() -> None:
     """Answers and change rows of earlier tests (flushing the data between
-    tests leaves these tables: its TRUNCATE is a logged change)."""
+    tests leaves these tables: its TRUNCATE is a logged change), and the
+    floor as a test may have left it (at the bottom: nothing is being
+    computed)."""
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM comparisons_keptanswer")
         cursor.execute("DELETE FROM comparisons_datachange")
+        cursor.execute(
+            "UPDATE comparisons_keptfloor "
+            "SET cluster = (pg_control_system()).system_identifier, horizon = '0'"
+        )
 
 
 @pytest.fixture
@@ -258,37 +265,106 @@ def test_a_change_committed_while_an_answer_is_computed_is_not_missed_after(
     assert cell(after, "btrfs", 1)["n"] == 1
 
 
-def test_a_change_not_yet_committed_is_served_the_kept_answer_until_it_commits(
-    stored, anonymous_api
-):
-    before, _ = answer(anonymous_api)
-    changed, release, done = threading.Event(), threading.Event(), threading.Event()
-
-    def change():
-        with transaction.atomic():
-            Measurement.objects.filter(run__storage__filesystem="zfs").update(value=3.75)
-            changed.set()
-            release.wait(30)
-        done.set()
+@contextmanager
+def _change_held_open(value: float) -> Iterator[Callable[[], None]]:
+    """zfs's values set to ``value`` in a transaction of another connection,
+    committed by the function yielded, or on leaving."""
+    changed, release = threading.Event(), threading.Event()
 
     def run():
         try:
-            change()
+            with transaction.atomic():
+                Measurement.objects.filter(run__storage__filesystem="zfs").update(value=value)
+                changed.set()
+                release.wait(30)
         finally:
             connections.close_all()
+
+    def commit():
+        release.set()
+        thread.join()
 
     thread = threading.Thread(target=run)
     thread.start()
     try:
         assert changed.wait(30)
-        assert answer(anonymous_api) == (before, False)
+        yield commit
     finally:
-        release.set()
-        thread.join()
-    assert done.is_set()
+        commit()
+
+
+def test_a_change_not_yet_committed_is_served_the_kept_answer_until_it_commits(
+    stored, anonymous_api
+):
+    before, _ = answer(anonymous_api)
+    with _change_held_open(3.75):
+        assert answer(anonymous_api) == (before, False)
     after, computed = answer(anonymous_api)
     assert computed
     assert zfs_cell(after)["value"] == 3.75
+
+
+def test_a_prune_while_an_answer_is_computed_does_not_delete_a_change_it_missed(
+    stored, anonymous_api, monkeypatch
+):
+    """The answer's snapshot (taken before its statements) does not see a
+    change in progress; the change commits after the cells were read, and
+    another process's prune then runs before the answer is stored. That
+    prune sees no running transaction and no kept answer older than the
+    change: it may delete the change's row, but the answer must still not
+    be served."""
+    original = selectors.combined_scores
+    with _change_held_open(3.75) as commit:
+
+        def commit_then_prune(comparison):
+            commit()
+            kept.kept_answers_prune()
+            return original(comparison)
+
+        monkeypatch.setattr(selectors, "combined_scores", commit_then_prune)
+        during, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(during)["value"] != 3.75  # read before the change committed
+    monkeypatch.undo()
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(after)["value"] == 3.75
+
+
+def test_answers_of_a_dump_restored_on_another_cluster_are_not_served(
+    stored, anonymous_api, monkeypatch
+):
+    """Transaction ids are a cluster's own. A dump restored on another
+    machine (docs/operations.md) brings answers whose snapshots name ids
+    this cluster has not reached (so its next changes look older than
+    them) and change rows ahead of every snapshot here (so nothing would
+    ever be kept again). None of its answers is served, and the prune of
+    the next store deletes them all."""
+    answer(anonymous_api)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint + 1000000")
+        (ahead,) = cursor.fetchone()
+        cursor.execute(
+            "UPDATE comparisons_keptanswer SET snapshot = %s::pg_snapshot", [f"{ahead}:{ahead}:"]
+        )
+        cursor.execute(
+            "INSERT INTO comparisons_datachange (xid) VALUES (%s::text::xid8)", [ahead - 5]
+        )
+        cursor.execute("UPDATE comparisons_keptfloor SET cluster = cluster + 1, horizon = '3'")
+    Measurement.objects.filter(run__storage__filesystem="zfs").update(value=4.5)
+    monkeypatch.setattr(kept, "PRUNE_SECONDS", 0.0)
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(after)["value"] == 4.5
+    # That store's prune deleted every answer (its own too) and the change
+    # row ahead: answers are kept again.
+    assert answer(anonymous_api) == (after, True)
+    assert answer(anonymous_api) == (after, False)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM comparisons_datachange WHERE xid >= %s::text::xid8", [ahead - 5]
+        )
+        assert cursor.fetchone() == (0,)
 
 
 def test_nothing_is_kept_inside_a_transaction(stored):
