@@ -70,11 +70,15 @@ def comparison_build(
 
     if viewer.is_authenticated:
         return compute()
-    return kept_answer(
+    comparison = kept_answer(
         ("comparison", strict_reference, check_parameters, *_answer_parts(query, measurements)),
         compute,
         request=("comparison", query, strict_reference, check_parameters),
     )
+    # Kept for the same filters, maybe given in another order: the answer
+    # gives them as this request did.
+    comparison.query = query
+    return comparison
 
 
 def _comparison_compute(

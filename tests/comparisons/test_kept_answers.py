@@ -178,6 +178,18 @@ def test_every_change_of_what_an_answer_read_makes_it_computed_again(
     assert seen(before, after)
 
 
+def test_a_kept_answer_gives_the_filters_as_its_request_gave_them(stored, anonymous_api):
+    """The same filters in another order are the same statement, so the same
+    kept answer; its "filters" are this request's, in this request's order."""
+    fixed = {"engine": "postgresql", "protocol": "unix_socket"}
+    first, _ = answer(anonymous_api, {**QUERY, **fixed})
+    again, computed = answer(anonymous_api, {**QUERY, **dict(reversed(fixed.items()))})
+    assert not computed
+    assert list(first["filters"]) == ["engine", "protocol"]
+    assert list(again["filters"]) == ["protocol", "engine"]
+    assert {**again, "filters": first["filters"]} == first
+
+
 def test_a_pending_upload_leaves_the_public_answer_kept_and_its_owner_sees_it(
     stored, alice, alice_api, anonymous_api
 ):
