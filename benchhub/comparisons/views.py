@@ -383,5 +383,6 @@ def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
                 bar = [point.q1, point.q3, "iqr"]
             else:
                 bar = [point.min, point.max, "range"]
-            bars.setdefault(series.label, {})[json.dumps(point.x)] = bar
+            # JSON as the API writes it (a uuid as its text), as the chart looks it up
+            bars.setdefault(series.label, {})[json.dumps(point.x, default=str)] = bar
     return bars

@@ -142,6 +142,24 @@ def test_error_bars_are_the_interquartile_range_from_four_measurements_else_min_
     assert bars["4"] == [10.0, 30.0, "range"]
 
 
+def test_error_bars_by_submission_are_keyed_by_its_uuid_as_the_chart_spells_it(client, bob):
+    # x = submission: each x is a uuid, which the chart reads as the API
+    # writes it (its text), and looks up by JSON.stringify.
+    document = sweep_document({1: 100.0, 2: 300.0})
+    store(bob, document)
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=submission")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    bars = json.loads(
+        re.search(r'id="comparison-errorbars" type="application/json">(.*?)</script>', text).group(
+            1
+        )
+    )["throughput"]
+    assert bars == {json.dumps(document["uuid"]): [100.0, 300.0, "range"]}
+
+
 def test_the_chart_names_the_table_as_its_text_alternative(client, bob):
     store(bob, sweep_document({1: 300.0, 20: 1500.0}))
 
