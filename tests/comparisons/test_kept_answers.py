@@ -465,13 +465,28 @@ def test_pruning_drops_expired_and_surplus_answers_and_unneeded_changes(
 ):
     for series in ("filesystem", "engine", "cpu_model"):
         answer(anonymous_api, {**QUERY, "series": series})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+        (oldest_running,) = cursor.fetchone()
     kept.kept_answers_prune()
     assert _count("comparisons_keptanswer") == 3  # none expired, within the limit
-    # Every change row (the uploads) is older than every answer's snapshot.
-    assert _count("comparisons_datachange") == 0
+    # The change rows (the uploads) older than every answer's snapshot and
+    # every transaction running are gone: all of them, unless a transaction
+    # of another database of the cluster, older, was still running.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM comparisons_datachange WHERE xid < LEAST(%s::xid8,"
+            " (SELECT min(pg_snapshot_xmin(snapshot)) FROM comparisons_keptanswer))",
+            [oldest_running],
+        )
+        assert cursor.fetchone() == (0,)
     Measurement.objects.filter(pk=-1).update(value=1.0)  # a change row, newer: needed
-    kept.kept_answers_prune()
-    assert _count("comparisons_datachange") == 1
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT max(xid) FROM comparisons_datachange")
+        (newer,) = cursor.fetchone()
+        kept.kept_answers_prune()
+        cursor.execute("SELECT count(*) FROM comparisons_datachange WHERE xid = %s", [newer])
+        assert cursor.fetchone() == (1,)
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE comparisons_keptanswer SET created_at = created_at - interval '2 days' "
