@@ -18,7 +18,7 @@ from benchhub.imports.services import (
     tool_output_import,
     tool_output_read,
 )
-from benchhub.lib.api import database_trouble
+from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, database_trouble
 from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
         except CatalogIncomplete as exc:
             # The server's fault, as the API's 503 says; the form stays filled in.
             form.add_error(None, f"Nothing was stored: {exc}.")
-            status = 503
+            status, retry_after = 503, CATALOG_RETRY_AFTER_SECONDS
         except DatabaseError as exc:
             # A concurrent change broke the upload's transaction (a deadlock, a
             # row it refers to deleted): the remedy is to store it again, from

@@ -43,11 +43,14 @@ class ApiError(exceptions.APIException):
         status_code: int = status.HTTP_400_BAD_REQUEST,
         code: str = "invalid",
         details: list[dict[str, str]] | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(detail=message, code=code)
         self.status_code = status_code
         self.error_code = code
         self.details = details or []
+        # Seconds, sent as Retry-After: every 503 says when to send it again.
+        self.retry_after = retry_after
 
 
 def upload_too_large() -> ApiError:
@@ -138,6 +141,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(_logged_server_error(context["request"], exc), status=500)
     if isinstance(exc, ApiError):
         response.data = error_body(exc.error_code, str(exc.detail), exc.details)
+        if exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
     elif isinstance(exc, exceptions.ValidationError):
         details = _flatten(exc.detail)
         message = "; ".join(
@@ -175,6 +180,10 @@ RETRY_AFTER_SECONDS = 5
 # ... and after a concurrent change broke its transaction: that change has
 # committed or rolled back by the time the answer is sent.
 CONFLICT_RETRY_AFTER_SECONDS = 1
+# ... and while the database lacks rows of the benchmark catalog: an
+# administrator has to run migrate, which takes minutes to be noticed, so
+# a client that sends again at once only repeats the same 503.
+CATALOG_RETRY_AFTER_SECONDS = 300
 
 
 @dataclass(frozen=True)

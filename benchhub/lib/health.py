@@ -20,6 +20,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from benchhub.lib.api import RETRY_AFTER_SECONDS
+
 # Migrations do not un-apply themselves: once none is pending, this process
 # stops asking (reading the migration graph costs ~50 ms).
 _migrated = False
@@ -101,4 +103,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     answer = {"status": status, "checks": checks}
     if degraded:
         answer["degraded"] = degraded
-    return JsonResponse(answer, status=503 if status == "unavailable" else 200)
+    if status != "unavailable":
+        return JsonResponse(answer)
+    response = JsonResponse(answer, status=503)
+    # A restart, a fail-over or a migrate in progress: ask again in seconds.
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchhub.lib.api import ApiError
+from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, ApiError
 from benchhub.lib.jsonbody import read_json_body
 from benchhub.lib.pagination import IdCursorPagination
 from benchhub.results import selectors
@@ -55,7 +55,8 @@ UPLOAD_UNAVAILABLE = OpenApiResponse(
     description=(
         "`catalog_incomplete`: the server's database lacks a benchmark or metric of its "
         "catalog that the document uses (`details` names each); nothing was stored; send it "
-        "again once an administrator has run migrate. Or `unavailable` / `concurrent_change`: "
+        "again once an administrator has run migrate (Retry-After: "
+        f"{CATALOG_RETRY_AFTER_SECONDS} seconds). Or `unavailable` / `concurrent_change`: "
         "send it again after Retry-After"
     )
 )
@@ -136,6 +137,7 @@ def catalog_incomplete_error(exc: CatalogIncomplete) -> ApiError:
         status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
         code="catalog_incomplete",
         details=[{"path": path, "message": f"{what} is missing"} for path, what in exc.missing],
+        retry_after=CATALOG_RETRY_AFTER_SECONDS,
     )
 
 

@@ -319,6 +319,7 @@ def test_a_benchmark_missing_from_the_database_is_a_503_naming_it(alice_api):
     response = post_json(alice_api, **sysbench_body())
 
     assert response.status_code == 503, response.content[:500]
+    assert response["Retry-After"] == "300"
     error = response.json()["error"]
     assert error["code"] == "catalog_incomplete"
     assert "lacks benchmark sysbench" in error["message"]

@@ -248,6 +248,7 @@ def test_a_metric_missing_from_the_database_is_named_with_the_form_kept(alice_we
     response = alice_web.post(URL, sysbench_form())
 
     assert response.status_code == 503
+    assert response["Retry-After"] == "300"  # once an administrator has run migrate
     errors = response.context["form"].non_field_errors()
     assert "lacks metric latency_p95 of benchmark sysbench" in errors[0]
     assert "SQL statistics:" in response.content.decode()  # the pasted output, kept

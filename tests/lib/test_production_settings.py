@@ -254,6 +254,7 @@ def test_healthz_is_200_when_everything_answers(db, fresh_health):
     response = Client().get("/healthz")
 
     assert response.status_code == 200
+    assert not response.has_header("Retry-After")
     body = response.json()
     assert body["status"] == "ok"
     assert {name: check["ok"] for name, check in body["checks"].items()} == {
@@ -269,6 +270,7 @@ def test_healthz_is_503_naming_redis_when_it_does_not_answer(db, fresh_health):
         response = Client().get("/healthz")
 
     assert response.status_code == 503
+    assert response["Retry-After"] == "5"  # a load balancer or an operator: ask again then
     assert response.json()["checks"]["redis"] == {"ok": False, "error": "ConnectionError"}
     assert response.json()["checks"]["postgresql"]["ok"] is True
 
@@ -331,6 +333,7 @@ def test_healthz_is_503_with_a_pending_migration(db, fresh_health):
     response = Client().get("/healthz")
 
     assert response.status_code == 503
+    assert response["Retry-After"] == "5"
     assert response.json()["checks"]["migrations"]["pending"] == 1
 
 

@@ -535,6 +535,8 @@ def test_an_upload_of_a_catalog_entry_missing_from_the_database_is_a_503_naming_
     response = post(alice_api, document)
 
     assert response.status_code == 503, response.content[:500]
+    # Every 503 says when to send again: here, once migrate has had time to run.
+    assert response["Retry-After"] == "300"
     error = response.json()["error"]
     assert error["code"] == "catalog_incomplete"
     assert error["message"].startswith("Nothing was stored: ")
