@@ -73,6 +73,10 @@ class DirtyKey(models.Model):
     fingerprint = models.CharField(max_length=64, unique=True)
     marked_at = models.DateTimeField()
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # The claiming round's own token (uuid4), which its release compares:
+    # claimed_at says when (for CLAIM_EXPIRY) but two rounds can claim in
+    # the same clock tick, and one must not release the other's claim.
+    claim = models.UUIDField(null=True, blank=True)
     # Set when the key must be recomputed from its data (nightly, after an
     # upgrade, after a counted run was deleted outright) rather than updated.
     rebuild_at = models.DateTimeField(null=True, blank=True)

@@ -9,7 +9,8 @@ and no step reads a whole key:
 - an upload or a status change *marks* its runs (DirtyRun) and their keys
   (DirtyKey: insert, or move ``marked_at`` forward). Nothing else;
 - a refresh *claims* up to a batch of unclaimed keys in a short transaction
-  (``claimed_at``), so that one key is only ever worked on by one refresh;
+  (``claimed_at``, and its own token ``claim`` that only it releases), so
+  that one key is only ever worked on by one refresh;
 - for each key it takes up to ``runs`` of its dirty runs, compares what each
   should count (approved, public: baseline_pooled_q) with what it counts
   (CountedRun), adds or subtracts the difference to the buckets, summarizes
@@ -45,6 +46,7 @@ import contextlib
 import datetime as dt
 import logging
 import time
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
@@ -243,21 +245,22 @@ def _claim(limit: int, *, rebuild: bool = True) -> list[DirtyKey]:
             .select_for_update(skip_locked=True)
             .order_by("marked_at")[:limit]
         )
-        now = timezone.now()
-        DirtyKey.objects.filter(pk__in=[m.pk for m in marks]).update(claimed_at=now)
+        now, token = timezone.now(), uuid.uuid4()
+        DirtyKey.objects.filter(pk__in=[m.pk for m in marks]).update(claimed_at=now, claim=token)
     for mark in marks:
-        mark.claimed_at = now  # this round's claim, which _release compares
+        mark.claimed_at, mark.claim = now, token  # this round's claim, which _release compares
     return marks
 
 
 def _release(claimed: list[DirtyKey]) -> None:
-    """Clear these claims where they are still this round's: one that
-    expired under a slow round may have been taken over by another round,
-    still at work, whose claim must keep a third one off the key."""
+    """Clear these claims where they are still this round's (its token: a
+    time could be another round's too, claimed in the same clock tick): one
+    that expired under a slow round may have been taken over by another
+    round, still at work, whose claim must keep a third one off the key."""
     if claimed:
-        DirtyKey.objects.filter(
-            pk__in=[m.pk for m in claimed], claimed_at=claimed[0].claimed_at
-        ).update(claimed_at=None)
+        DirtyKey.objects.filter(pk__in=[m.pk for m in claimed], claim=claimed[0].claim).update(
+            claimed_at=None, claim=None
+        )
 
 
 def _finish(claimed: list[DirtyKey]) -> None:

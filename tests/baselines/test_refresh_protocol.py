@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
@@ -215,6 +216,27 @@ def test_a_slow_round_ends_without_clearing_the_claim_that_took_its_key_over(bob
     assert services._claim(10) == []
     services._finish(other)
     assert DirtyKey.objects.get().claimed_at is None  # released by its own round
+
+
+def test_two_rounds_claiming_in_one_clock_tick_each_release_only_their_own_claim(bob, monkeypatch):
+    """A claim's time is no name for it: two rounds can take the same key in
+    the same tick (a takeover as soon as a claim expires, a clock stepped
+    back). Each round releases the claim it made, not the other's."""
+    publish(bob, 1000.0)
+    tick = timezone.now()
+    monkeypatch.setattr(services, "timezone", SimpleNamespace(now=lambda: tick))
+    monkeypatch.setattr(services, "CLAIM_EXPIRY", dt.timedelta(seconds=-1))  # taken over at once
+    first = services._claim(10)
+    second = services._claim(10)
+    assert [m.fingerprint for m in second] == [m.fingerprint for m in first]
+    assert first[0].claimed_at == second[0].claimed_at  # the same tick
+    monkeypatch.setattr(services, "CLAIM_EXPIRY", dt.timedelta(minutes=10))
+
+    services._release(first)
+    assert services._claim(10) == []  # the second round still holds the key
+
+    services._release(second)
+    assert [m.fingerprint for m in services._claim(10)] == [m.fingerprint for m in first]
 
 
 def test_a_failing_slow_round_leaves_the_claim_that_took_its_key_over(bob, monkeypatch):
