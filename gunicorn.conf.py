@@ -11,16 +11,18 @@ GUNICORN_WORKERS=4 on a machine with more cores.
 import os
 import sys
 
-# The settings' own reader, so that a bad number stops the start naming its
+# The settings' own readers, so that a bad value stops the start naming its
 # variable and value (GUNICORN_WORKERS='abc': expected a whole number), as a
 # bad BENCHHUB_* does. gunicorn reads this file before it applies --chdir:
 # the project is put on the path from where this file is.
 _PROJECT = os.path.dirname(os.path.abspath(__file__))
 if _PROJECT not in sys.path:
     sys.path.insert(0, _PROJECT)
-from benchhub.lib.env import envint  # noqa: E402
+from benchhub.lib.env import envchoice, envint  # noqa: E402
 
-bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+# Set but empty is the default, as for the numbers: gunicorn would take ""
+# and listen nowhere.
+bind = os.environ.get("GUNICORN_BIND") or "0.0.0.0:8000"
 workers = envint("GUNICORN_WORKERS", 2, minimum=1)
 worker_class = "gthread"
 threads = envint("GUNICORN_THREADS", 4, minimum=1)
@@ -31,4 +33,5 @@ keepalive = 5
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108 -- gunicorn's own heartbeat files
 # No access log unless asked (GUNICORN_ACCESSLOG=- for stdout): the proxy in front keeps one.
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
-loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
+# gunicorn takes any word here and logs at info for one it does not know.
+loglevel = envchoice("GUNICORN_LOGLEVEL", "info", ("debug", "info", "warning", "error", "critical"))

@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from benchhub.lib.env import (
     envbool,
+    envchoice,
     envfloat,
     envint,
     envlist,
@@ -336,9 +337,7 @@ SPECTACULAR_SETTINGS = {
 
 # One JSON object per line on stderr, tokens redacted (benchhub.lib.logs);
 # LOG_FORMAT=text for a person reading a terminal.
-LOG_FORMAT = envstr("LOG_FORMAT", "json")
-if LOG_FORMAT not in ("json", "text"):
-    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: expected json or text")
+LOG_FORMAT = envchoice("LOG_FORMAT", "json", ("json", "text"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -347,5 +346,12 @@ LOGGING = {
         "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
-    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "WARNING")},
+    # logging takes only the upper-case names, and refused any other with a
+    # ValueError naming no variable ("Unable to configure root logger").
+    "root": {
+        "handlers": ["console"],
+        "level": envchoice(
+            "LOG_LEVEL", "WARNING", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+        ),
+    },
 }

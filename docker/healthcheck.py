@@ -16,7 +16,7 @@ PATH = "/healthz"
 
 
 def main() -> int:
-    port = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000").rpartition(":")[2]
+    port = (os.environ.get("GUNICORN_BIND") or "0.0.0.0:8000").rpartition(":")[2]
     hosts = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip()]
     host = next((h.lstrip(".") for h in hosts if h != "*"), "localhost")
     request = urllib.request.Request(f"http://127.0.0.1:{port}{PATH}", headers={"Host": host})

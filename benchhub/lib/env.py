@@ -25,6 +25,20 @@ def envbool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={value!r}: expected true or false (or 1/0, yes/no, on/off)")
 
 
+def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, in any letter case, returned as ``choices``
+    spells it: a misspelt level or format stops the start, where its reader
+    (gunicorn, logging) would fall back to a default without a word, or
+    fail with a ValueError that names no variable."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    for choice in choices:
+        if value.strip().lower() == choice.lower():
+            return choice
+    raise ImproperlyConfigured(f"{name}={value!r}: expected one of {', '.join(choices)}")
+
+
 def envint(
     name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:

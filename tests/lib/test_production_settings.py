@@ -146,6 +146,9 @@ def settings_read() -> dict:
             for value in ("abc", "ten/minute", "10/fortnight", "10 per minute", "-5/minute")
         ),
         ("BENCHHUB_THROTTLE_ANON", "0/minute", "expected at least 1 request"),  # all a 429
+        # logging refused it with "Unable to configure root logger", naming nothing
+        ("LOG_LEVEL", "loud", "expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ("LOG_FORMAT", "yaml", "expected one of json, text"),
     ],
 )
 def test_a_number_out_of_range_stops_the_start_naming_it(monkeypatch, variable, value, expected):
@@ -185,6 +188,28 @@ def test_the_least_numbers_that_make_sense_are_taken(monkeypatch):
     assert (read["BENCHHUB_SIGNUPS_ALLOWED"], read["BENCHHUB_SIGNUP_WINDOW"]) == (1, 1)
     assert read["BENCHHUB_AUTOFLAG_SCORE"] == 0.5
     assert read["BENCHHUB_THROTTLE_RATES"] == {"token": "1/second", "user": "", "anon": "7/d"}
+
+
+def test_log_level_and_format_are_taken_in_any_case_and_empty_is_the_default(monkeypatch):
+    monkeypatch.setenv("LOG_LEVEL", "info")  # logging itself takes only INFO
+    monkeypatch.setenv("LOG_FORMAT", " Text ")
+
+    read = settings_read()
+
+    assert read["LOGGING"]["root"]["level"] == "INFO"
+    assert read["LOG_FORMAT"] == "text"
+    assert read["LOGGING"]["handlers"]["console"]["formatter"] == "text"
+
+    monkeypatch.setenv("LOG_LEVEL", "")  # compose's ${LOG_LEVEL} of an unset variable
+    assert settings_read()["LOGGING"]["root"]["level"] == "WARNING"
+
+
+def test_a_misspelt_log_level_stops_the_start_naming_it():
+    done = manage("check", LOG_LEVEL="loud")
+
+    assert done.returncode != 0
+    expected = "ImproperlyConfigured: LOG_LEVEL='loud': expected one of DEBUG, INFO, WARNING"
+    assert expected in done.stderr, done.stderr
 
 
 def test_a_sweep_of_zero_seconds_stops_the_start():
@@ -231,6 +256,52 @@ def test_a_bad_gunicorn_number_stops_the_start_naming_its_variable(variable, val
 
     assert done.returncode != 0
     assert f"ImproperlyConfigured: {variable}={value!r}: {expected}" in done.stderr, done.stderr
+
+
+def test_a_misspelt_gunicorn_log_level_stops_the_start_naming_the_levels():
+    """gunicorn took any word and logged at info: --check-config passed."""
+    done = gunicorn_config_printed(GUNICORN_LOGLEVEL="loud")
+
+    assert done.returncode != 0
+    expected = (
+        "ImproperlyConfigured: GUNICORN_LOGLEVEL='loud': "
+        "expected one of debug, info, warning, error, critical"
+    )
+    assert expected in done.stderr, done.stderr
+
+
+def test_gunicorn_takes_its_log_level_in_any_case_and_an_empty_bind_as_the_default():
+    done = gunicorn_config_printed(GUNICORN_LOGLEVEL="WARNING", GUNICORN_BIND="")
+
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^loglevel\s+= warning$", done.stdout, re.MULTILINE), done.stdout
+    # not [''], which gunicorn took and listened on nothing
+    assert re.search(r"^bind\s+= \['0.0.0.0:8000'\]$", done.stdout, re.MULTILINE)
+
+
+def test_the_container_health_check_asks_the_default_port_when_the_bind_is_empty(monkeypatch):
+    """docker/healthcheck.py reads GUNICORN_BIND as gunicorn.conf.py does."""
+    asked: list[str] = []
+
+    class Answer:
+        status = 200
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def urlopen(request, timeout):
+        asked.append(request.full_url)
+        return Answer()
+
+    check = runpy.run_path(str(ROOT / "docker/healthcheck.py"))
+    monkeypatch.setattr("urllib.request.urlopen", urlopen)
+    monkeypatch.setenv("GUNICORN_BIND", "")
+
+    assert check["main"]() == 0
+    assert asked == ["http://127.0.0.1:8000/healthz"]  # not "http://127.0.0.1:/healthz"
 
 
 def test_gunicorn_takes_its_numbers_from_the_environment():
