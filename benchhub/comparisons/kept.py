@@ -18,9 +18,11 @@ contends on:
   before its first statement: every change its statements could have missed
   was not committed then, so its transaction is not visible in that snapshot;
 - an answer is served only while no committed change row is invisible in
-  its snapshot (only ids at or above the snapshot's xmin can be: one index
-  range). A change still in progress is invisible to the reader too, so the
-  answer served is what computing it again would give;
+  its snapshot (only ids at or above its xmax, or in its list of
+  transactions then running, can be: the newest change row and a probe per
+  running transaction, not the changes visible to it). A change still in
+  progress is invisible to the reader too, so the answer served is what
+  computing it again would give;
 - change rows are pruned below a horizon kept in ``comparisons_keptfloor``
   (migration 0003), raised before the rows go: an answer whose snapshot's
   xmin is below it may lack one of them and is not served. (A prune can
@@ -84,7 +86,12 @@ PRUNE_SECONDS = 60.0
 # (a write per answer per interval, not per request).
 SERVED_TOUCH_SECONDS = 300
 
-# Some change committed that the answer's snapshot did not see; or one may
+# Some change committed that the answer's snapshot did not see (one that
+# began after it, at or above its xmax: the newest change, one index entry;
+# or was running when it was taken, in its xip list: an index probe each.
+# However many changes committed between its xmin and xmax — a transaction
+# left open holds every new snapshot's xmin back — none of them is read:
+# they are all visible to it); or one may
 # have been pruned (its snapshot's xmin is below the floor's horizon), or its
 # snapshot is another cluster's (migration 0003): no telling.
 _CHANGED = """(
@@ -93,10 +100,13 @@ _CHANGED = """(
         WHERE f.cluster = (pg_control_system()).system_identifier
           AND pg_snapshot_xmin(a.snapshot) >= f.horizon
     )
+    OR coalesce(
+        (SELECT max(c.xid) FROM comparisons_datachange AS c) >= pg_snapshot_xmax(a.snapshot),
+        false
+    )
     OR EXISTS (
         SELECT 1 FROM comparisons_datachange AS c
-        WHERE c.xid >= pg_snapshot_xmin(a.snapshot)
-          AND NOT pg_visible_in_snapshot(c.xid, a.snapshot)
+        WHERE c.xid IN (SELECT pg_snapshot_xip(a.snapshot))
     )
 )"""
 # The snapshot comes with the answer: on a miss, the answer computed next is

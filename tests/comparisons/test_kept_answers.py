@@ -316,6 +316,40 @@ def test_a_change_not_yet_committed_is_served_the_kept_answer_until_it_commits(
     assert zfs_cell(after)["value"] == 3.75
 
 
+def test_a_change_running_when_an_answer_began_and_committed_after_is_not_missed(
+    stored, anonymous_api, monkeypatch
+):
+    """The change was running when the answer's snapshot was taken, and
+    commits after the cells were read. A snapshot's xmax is one past the
+    newest transaction that ended: with a newer one ended first, the
+    change is in the snapshot's list of running transactions, below it."""
+    original = selectors.combined_scores
+    with _change_held_open(3.75) as commit:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_current_xact_id()::text")
+            (newer,) = cursor.fetchone()
+
+        def commit_then_score(comparison):
+            commit()
+            return original(comparison)
+
+        monkeypatch.setattr(selectors, "combined_scores", commit_then_score)
+        during, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(during)["value"] != 3.75  # read before the change committed
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT snapshot::text FROM comparisons_keptanswer")
+        ((snapshot,),) = cursor.fetchall()
+        cursor.execute("SELECT xid::text FROM comparisons_datachange")
+        changes = {xid for (xid,) in cursor.fetchall()}
+    _, xmax, running = snapshot.split(":")
+    assert int(newer) < int(xmax) and changes & set(running.split(","))
+    monkeypatch.undo()
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(after)["value"] == 3.75
+
+
 def test_a_prune_while_an_answer_is_computed_does_not_delete_a_change_it_missed(
     stored, anonymous_api, monkeypatch
 ):
@@ -410,6 +444,45 @@ def test_an_upload_looks_up_its_own_submission_whatever_the_statistics(bob):
         upload(bob, "xfs", 1.0, status=Submission.Status.PENDING)
         # A few lookups (a join read 600 rows and index entries here).
         assert _rows_read(*tables) - before < 20
+
+
+def test_checking_an_answer_reads_only_the_changes_its_snapshot_cannot_see(stored, anonymous_api):
+    """A transaction left open (an idle session, a long export) holds the
+    xmin of every snapshot back; the changes committed since are all
+    visible to an answer computed after them. Checking it probes the
+    changes at or above its xmax and those running when it was taken, and
+    does not read the others."""
+    opened, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT pg_current_xact_id()")
+                opened.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert opened.wait(30)
+        for step in range(120):
+            Measurement.objects.filter(run__storage__filesystem="zfs").update(value=1.5 + step)
+        first, computed = answer(anonymous_api)
+        assert computed
+        assert zfs_cell(first)["value"] == 1.5 + 119
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT key FROM comparisons_keptanswer")
+            ((key,),) = cursor.fetchall()
+            before = _rows_read("comparisons_datachange")
+            cursor.execute(kept._READ, [key, 3600])
+            assert cursor.fetchone()[1] is not None  # served: nothing changed since
+            # 120 change rows lie between its xmin and xmax.
+            assert _rows_read("comparisons_datachange") - before < 5
+    finally:
+        release.set()
+        holder.join()
 
 
 def test_nothing_is_kept_inside_a_transaction(stored):
