@@ -222,13 +222,15 @@ def baselines_refresh(
             else:
                 _apply(mark.fingerprint, runs)
             logger.info("baselines: done %s at %.6f", mark.fingerprint, time.time())
+        _finish(claimed)
     except BaseException:
-        # A key's work is one transaction, rolled back: release the claims
-        # at once (not after CLAIM_EXPIRY) so that the next round retries.
+        # A key's work is one transaction, rolled back, and so is _finish's:
+        # release the claims at once (not after CLAIM_EXPIRY) so that the
+        # next round retries. (A failure that took the connection with it
+        # left it closed: Django opens a new one for the release.)
         with contextlib.suppress(DatabaseError):
             _release(claimed)
         raise
-    _finish(claimed)
     return len(claimed), _claimable(rebuild=rebuild).count()
 
 
