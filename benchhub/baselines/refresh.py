@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import logging
 import time
 import uuid
@@ -51,7 +52,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Model, Q
+from django.db.models import Model, Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from benchhub.baselines.histogram import bucket_of, summarize_buckets
@@ -327,14 +329,26 @@ def _apply(fingerprint: str, limit: int) -> None:
         deltas: dict[PointKey, Counter] = defaultdict(Counter)
         parameters: dict[PointKey, dict] = {}
         scored: list[tuple[int, PointKey, float, float | None]] = []
+        # The parameters as text, decoded and made a point once per distinct
+        # text: a round's runs share a few (a sweep's client levels), and
+        # decoding each row's JSON and spelling its point took most of a
+        # round's CPU, the worker's share of an upload (docs/performance.md,
+        # "Ingest, 2026-11-26 (evening)").
+        points: dict[str, tuple[str, dict]] = {}
         rows = (
             Measurement.objects.filter(run_id__in=[r for r in run_ids if r in present])
             .filter(approximate=False)
             .order_by()
-            .values_list("id", "run_id", "metric_id", "parameters", "value", "outlier_score")
+            .annotate(parameters_text=Cast("parameters", TextField()))
+            .values_list("id", "run_id", "metric_id", "parameters_text", "value", "outlier_score")
         )
-        for pk, run_id, metric_id, point_parameters, value, stored in rows:
-            key = (metric_id, baseline_point(point_parameters))
+        for pk, run_id, metric_id, text, value, stored in rows:
+            known = points.get(text)
+            if known is None:
+                decoded = json.loads(text)
+                known = points[text] = (baseline_point(decoded), decoded)
+            point, point_parameters = known
+            key = (metric_id, point)
             scored.append((pk, key, value, stored))
             sign = 1 if run_id in adding else -1 if run_id in removing else 0
             bucket = bucket_of(value)

@@ -15,6 +15,7 @@ from django.utils import timezone
 from benchhub.baselines import refresh
 from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
 from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh, mark_keys
+from benchhub.baselines.selectors import baseline_point
 from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.baselines.statistics import Summary, outlier_score
 from benchhub.moderation.services import submission_moderate
@@ -204,3 +205,21 @@ def test_a_rebuild_asked_again_while_one_runs_stays_asked(bob):
     (mark,) = DirtyKey.objects.all()
     assert (mark.fingerprint, mark.claimed_at) == (key, None)
     assert mark.rebuild_at is not None
+
+
+def test_a_round_spells_each_distinct_point_once_whatever_its_runs(bob, monkeypatch):
+    spelled = []
+
+    def counting_point(parameters: dict) -> str:
+        spelled.append(parameters)
+        return baseline_point(parameters)
+
+    monkeypatch.setattr(refresh, "baseline_point", counting_point)
+    publish(bob, 1000.0, 1010.0, 990.0, 1005.0)
+
+    assert baselines_refresh() == (1, 0)
+
+    # four runs of the same two points (clients 1 and 20): two spellings
+    assert sorted(p["clients"] for p in spelled) == [1, 20]
+    baseline = Baseline.objects.get(parameters={"clients": 20})
+    assert (baseline.n, baseline.median) == (4, 1002.5)
