@@ -351,8 +351,9 @@ def _apply(fingerprint: str, limit: int) -> None:
             key = (metric_id, point)
             scored.append((pk, key, value, stored))
             sign = 1 if run_id in adding else -1 if run_id in removing else 0
-            bucket = bucket_of(value)
-            if sign and bucket is not None:
+            # Only a value that goes in or out has a bucket to find: most of
+            # a round's are pending uploads', only scored.
+            if sign and (bucket := bucket_of(value)) is not None:
                 deltas[key][bucket] += sign
                 parameters.setdefault(key, point_parameters)
 

@@ -13,6 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from benchhub.baselines import refresh
+from benchhub.baselines.histogram import bucket_of
 from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
 from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh, mark_keys
 from benchhub.baselines.selectors import baseline_point
@@ -223,3 +224,22 @@ def test_a_round_spells_each_distinct_point_once_whatever_its_runs(bob, monkeypa
     assert sorted(p["clients"] for p in spelled) == [1, 20]
     baseline = Baseline.objects.get(parameters={"clients": 20})
     assert (baseline.n, baseline.median) == (4, 1002.5)
+
+
+def test_a_round_of_pending_runs_puts_no_value_in_a_bucket(bob, alice, monkeypatch):
+    publish(bob, 1000.0, 1010.0, 990.0, 1005.0, 2000.0)
+    baselines_refresh()
+    bucketed = []
+
+    def counting_bucket(value: float) -> float | None:
+        bucketed.append(value)
+        return bucket_of(value)
+
+    monkeypatch.setattr(refresh, "bucket_of", counting_bucket)
+    publish(alice, 5000.0, 5100.0, status=Status.PENDING)
+
+    assert baselines_refresh() == (1, 0)
+
+    assert bucketed == []
+    assert Measurement.objects.filter(value=5000.0, outlier_score__isnull=False).count() == 1
+
