@@ -399,6 +399,22 @@ def _unmark(marks: list[tuple[int, dt.datetime]]) -> None:
     one read: a run marked again meanwhile stays marked for the next round.
     (A re-mark not yet committed holds the row: the DELETE waits for it and
     then sees the new time.)"""
+    if connection.vendor == "postgresql":
+        # One statement of fixed text, the pairs as two arrays: Django built
+        # and compiled an OR of one Q per mark, about a third of a worker's
+        # round over a hot key's pending uploads (docs/performance.md,
+        # "Ingest, 2026-11-26 (evening)"). PostgreSQL rechecks the join of a
+        # row it had to wait for against the row's new version, as it did
+        # the OR: a run marked again meanwhile is not deleted.
+        table = connection.ops.quote_name(DirtyRun._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {table} AS d "  # noqa: S608 -- the table name only
+                "USING unnest(%s::bigint[], %s::timestamptz[]) AS u(run_id, marked_at) "
+                "WHERE d.run_id = u.run_id AND d.marked_at = u.marked_at",
+                [[run_id for run_id, _ in marks], [marked_at for _, marked_at in marks]],
+            )
+        return
     for start in range(0, len(marks), 500):
         unchanged = Q(pk__in=[])
         for run_id, marked_at in marks[start : start + 500]:

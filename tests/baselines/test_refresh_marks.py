@@ -243,3 +243,17 @@ def test_a_round_of_pending_runs_puts_no_value_in_a_bucket(bob, alice, monkeypat
     assert bucketed == []
     assert Measurement.objects.filter(value=5000.0, outlier_score__isnull=False).count() == 1
 
+
+def test_a_rounds_run_marks_go_in_one_statement_but_those_marked_again(
+    db, django_assert_num_queries
+):
+    then = timezone.now()
+    later = then + dt.timedelta(seconds=1)
+    DirtyRun.objects.bulk_create(
+        DirtyRun(run_id=i, fingerprint="k", marked_at=later if i == 7 else then) for i in range(600)
+    )
+
+    with django_assert_num_queries(1):
+        refresh._unmark([(i, then) for i in range(600)])
+
+    assert list(DirtyRun.objects.values_list("run_id", "marked_at")) == [(7, later)]
