@@ -203,11 +203,15 @@ def cells_in_postgresql(
     queryset: QuerySet, query: ComparisonQuery, *, check_parameters: bool = False
 ) -> Cells:
     assert connection.vendor == "postgresql"
+    # Written before the transaction: a filter no row can match (cores=-1)
+    # has no statement (EmptyResultSet, for the caller), and raised inside
+    # it would break a caller's transaction that has no savepoint here.
+    statement = cells_statement(queryset, query, mixed=check_parameters)
     # No savepoint inside a caller's transaction: the setting then lasts
     # until that transaction ends, which is harmless, and costs no round trip.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(settings_statement())
-        cursor.execute(*cells_statement(queryset, query, mixed=check_parameters))
+        cursor.execute(*statement)
         rows = cursor.fetchall()
         if any(row[-1] and len(row[7] or ()) < aggregation.VERDICT_RUNS for row in rows):
             # A cut cell kept fewer runs than a verdict reads (its runs have

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, QuerySet
 from django.utils.datastructures import MultiValueDict
@@ -96,7 +97,9 @@ def _comparison_compute(
             if connection.vendor != "postgresql":
                 raise SplitGroups
             cells = cells_in_postgresql(measurements, query, check_parameters=check_parameters)
-        except SplitGroups:
+        except (SplitGroups, EmptyResultSet):
+            # EmptyResultSet: a filter no row can match (cores=-1), for which
+            # Django writes no statement; the ORM's read then answers no rows.
             cells = cells_from_rows(query, _rows(user, query))
         comparison = comparison_aggregate(
             query=query, cells=cells, strict_reference=strict_reference
@@ -130,7 +133,13 @@ def _answer_parts(query: ComparisonQuery, measurements: QuerySet) -> tuple:
     """What an answer depends on besides the data: the query's choices as
     given (the answer carries them) and the statement it filters with
     (visibility, filters and their alias spellings)."""
-    sql, params = measurements.query.sql_with_params()
+    try:
+        sql, params = measurements.query.sql_with_params()
+    except EmptyResultSet:
+        # A filter no row can match (cores=-1: out of the column's range),
+        # which Django writes no statement for: the answer is empty whatever
+        # the data, and the filters below tell it from any other.
+        sql, params = None, ()
     series = (query.series.name, query.series.path) if query.series is not None else None
     return (
         query.metric.pk,

@@ -162,6 +162,25 @@ def test_no_matching_result_is_an_empty_comparison_not_an_error(anonymous_api, b
     assert body["notes"] == ["No measurement you may see matches this comparison."]
 
 
+@pytest.mark.parametrize("cores", ["-1", "99999999999999999999"])
+def test_a_filter_no_stored_number_can_match_is_an_empty_comparison(
+    anonymous_api, alice_api, bob, cores
+):
+    """Out of the column's range, so Django builds no statement for it (it
+    raised EmptyResultSet where the statement keys the kept answer, and
+    where PostgreSQL aggregates): a 500. As on /api/v1/measurements/, it
+    matches nothing, for the public and for a signed-in user alike."""
+    store(bob, sweep_document({1: 100.0}))
+
+    for api in (anonymous_api, alice_api):
+        response = api.get(URL, {**THROUGHPUT, "cores": cores})
+
+        assert response.status_code == 200, response.content
+        body = response.json()
+        assert (body["x_values"], body["series"]) == ([], [])
+        assert body["notes"] == ["No measurement you may see matches this comparison."]
+
+
 @pytest.mark.parametrize(
     ("query", "field"),
     [

@@ -5,6 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from benchhub.comparisons.presets import PRESETS
 from benchhub.imports.services import articles_load
@@ -217,6 +218,20 @@ def test_no_result_is_a_message_not_an_empty_chart(client, two_engines):
     assert 'id="comparison-empty"' in page
     assert "No results to compare" in page
     assert "comparison-chart" not in page
+
+
+@pytest.mark.parametrize("cores", ["-1", "99999999999999999999"])
+def test_a_filter_no_stored_number_can_match_is_the_no_result_message(
+    client, alice, two_engines, cores
+):
+    signed_in = Client()
+    signed_in.force_login(alice)
+    for browser in (client, signed_in):
+        for headers in ({}, HTMX):
+            response = browser.get(f"{PAGE}?{THROUGHPUT}&cores={cores}", headers=headers)
+
+            assert response.status_code == 200
+            assert "No results to compare" in response.content.decode()
 
 
 def test_every_seed_preset_draws_from_the_demo_data(client, db, settings):
