@@ -4,8 +4,11 @@ visitor would wait for the whole computation (a second and more at ten
 million measurements); the refresh computes it first.
 
 Bounded: the answers served within ``SERVED_WITHIN`` seconds, last served
-first, at most ``LIMIT`` and ``SECONDS`` per run. Run by beat every
-``BENCHHUB_COMPARISON_REFRESH_SECONDS``; without beat (or on the embedded
+first, at most ``LIMIT`` and ``SECONDS`` per run. Queued two seconds
+after a moderation (a trusted upload's approval on arrival included) or an
+alias rule's renaming changed the public data (services.py), and run by
+beat every ``BENCHHUB_COMPARISON_REFRESH_SECONDS`` for every other change
+(a stored value corrected in the admin, a catalog edit). Without a worker (or on the embedded
 default, which keeps no answers) nothing is refreshed and a stale answer is
 simply computed on request.
 """

@@ -23,11 +23,14 @@ from kombu.exceptions import OperationalError as BrokerFailed
 logger = logging.getLogger(__name__)
 
 
-def task_queue(task: Task, *args: Any, left_to: str, **kwargs: Any) -> bool:
-    """``task.delay(*args, **kwargs)``; False, with a warning that says what the
-    work is ``left_to``, when the broker fails."""
+def task_queue(
+    task: Task, *args: Any, left_to: str, options: dict[str, Any] | None = None, **kwargs: Any
+) -> bool:
+    """``task.delay(*args, **kwargs)`` (with apply_async's ``options``, such as
+    a countdown); False, with a warning that says what the work is
+    ``left_to``, when the broker fails."""
     try:
-        task.delay(*args, **kwargs)
+        task.apply_async(args, kwargs, **(options or {}))
     except BrokerFailed as exc:
         error = exc.__cause__ or exc  # Redis's own error, where kombu wrapped one
         logger.warning(

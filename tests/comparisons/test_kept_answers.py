@@ -15,14 +15,15 @@ from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.cache import cache
 from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from benchhub.celery import app
-from benchhub.comparisons import kept, selectors
+from benchhub.comparisons import kept, selectors, services
 from benchhub.comparisons.query import InvalidComparison, comparison_query_parse
 from benchhub.comparisons.tasks import comparisons_refresh_task
-from benchhub.moderation.services import alias_rule_add, submission_moderate
+from benchhub.moderation.services import alias_rule_add, alias_rules_apply, submission_moderate
 from benchhub.results.filters import RUN_FIELDS, known_values
 from benchhub.results.models import Measurement, Storage, Submission
 from benchhub.results.services import submission_create
@@ -691,3 +692,54 @@ def test_a_real_worker_refreshes_the_answer_after_an_approval(
     after, computed = answer(anonymous_api)
     assert not computed
     assert cell(after, "btrfs", 1)["n"] == 1
+
+
+def test_an_approval_has_the_worker_refresh_the_answers_without_beat(
+    stored, bob, moderator, anonymous_api
+):
+    """No call of the task here and no beat: the approval queues it."""
+    answer(anonymous_api)
+    pending = upload(bob, "btrfs", 1.5, status=Submission.Status.PENDING)
+    app.control.purge()
+    with in_process_worker():
+        submission_moderate(submission=pending, actor=moderator, action="approve")
+        deadline = time.monotonic() + 60
+        while kept.kept_answers_stale(served_within=3600, limit=1) or not _served_at():
+            assert time.monotonic() < deadline, "the approval did not have the answer refreshed"
+            time.sleep(0.2)
+    after, computed = answer(anonymous_api)
+    assert not computed
+    assert cell(after, "btrfs", 1)["n"] == 1
+
+
+def test_a_burst_of_moderation_queues_one_refresh_after_it(stored, bob, moderator, monkeypatch):
+    queued = []
+    monkeypatch.setattr(
+        comparisons_refresh_task, "apply_async", lambda *a, **options: queued.append(options)
+    )
+    pending = [
+        upload(bob, "btrfs", 1.0 + step / 10, status=Submission.Status.PENDING) for step in range(4)
+    ]
+    submission_moderate(submission=pending[0], actor=moderator, action="flag", reason="odd")
+    assert queued == []  # flagged: still not public, no answer changed
+    for submission in pending[1:]:
+        submission_moderate(submission=submission, actor=moderator, action="approve")
+    assert queued == [{"countdown": services.REFRESH_AFTER_SECONDS}]
+    cache.delete(services._QUEUED)  # the burst's window is over
+    submission_moderate(submission=pending[1], actor=moderator, action="hide", reason="dup")
+    assert len(queued) == 2
+
+
+def test_stored_values_renamed_by_an_alias_rule_queue_a_refresh(stored, moderator, monkeypatch):
+    queued = []
+    monkeypatch.setattr(
+        comparisons_refresh_task, "apply_async", lambda *a, **options: queued.append(options)
+    )
+    alias_rule_add(
+        actor=moderator, dimension="storage", field="filesystem", from_value="xfs", to_value="ext4"
+    )
+    assert queued == []  # the rule alone renames nothing stored yet
+    while alias_rules_apply():
+        pass
+    assert Storage.objects.filter(filesystem="xfs").count() == 0
+    assert queued == [{"countdown": services.REFRESH_AFTER_SECONDS}]

@@ -25,7 +25,7 @@ def broker_failing(monkeypatch):
     def refused(*args, **kwargs):
         raise BrokerFailed("OOM command not allowed when used memory > 'maxmemory'.")
 
-    monkeypatch.setattr(alias_rules_apply_task, "delay", refused)
+    monkeypatch.setattr(alias_rules_apply_task, "apply_async", refused)
 
 
 def add_rule(maud, django_capture_on_commit_callbacks, source: str, target: str) -> None:
