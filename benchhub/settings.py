@@ -78,6 +78,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "benchhub.lib.jsonbody.ContentCodingMiddleware",
     "benchhub.lib.jsonbody.ChunkedBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

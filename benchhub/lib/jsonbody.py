@@ -100,6 +100,31 @@ class JsonParser(BaseParser):
         return data
 
 
+class ContentCodingMiddleware:
+    """415 for an API request whose body comes with a content coding
+    (Content-Encoding: gzip, br …). Bodies are read as sent, never
+    decompressed: a gzipped upload was refused as "not UTF-8 text", and a
+    plain one under a wrong header was stored as if the header were not
+    there. RFC 9110 (15.5.16) answers a coding the server does not take
+    with 415 and, in Accept-Encoding, the codings it does."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        coding = request.META.get("HTTP_CONTENT_ENCODING", "")
+        codings = {c.strip().lower() for c in coding.split(",")} - {"", "identity"}
+        if codings and request.path.startswith("/api/"):
+            message = f"Content-Encoding {coding!r} is not accepted; send the body uncompressed"
+            response = JsonResponse(
+                error_body("unsupported_media_type", message),
+                status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            )
+            response["Accept-Encoding"] = "identity"
+            return response
+        return self.get_response(request)
+
+
 class ChunkedBodyMiddleware:
     """Reads a chunked request body (Transfer-Encoding: chunked, no
     Content-Length) so that Django sees it: Django reads CONTENT_LENGTH bytes

@@ -8,6 +8,7 @@ no 500, no HTML.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from collections.abc import Iterator
@@ -407,6 +408,42 @@ def test_the_bounds_still_take_the_largest_values_postgresql_stores(alice_api):
     assert run.status_code == 200
     assert run.json()["hardware"]["ram_bytes"] == 2**63 - 1
     assert run.json()["started_at"] == "1950-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("url", [URL, "/api/v1/imports/"])
+@pytest.mark.parametrize(
+    ("coding", "compress"),
+    [
+        ("gzip", gzip.compress),  # was "The body is not UTF-8 text (byte 1)"
+        ("deflate, gzip", gzip.compress),
+        ("br", lambda body: body),  # a plain body the header says is not: was stored
+    ],
+)
+def test_a_body_with_a_content_coding_is_a_415_naming_it(alice_api, url, coding, compress):
+    """Bodies are read as sent, never decompressed: RFC 9110 answers a coding
+    the server does not take with 415 and the codings it does take."""
+    body = compress(json.dumps(example_document()).encode())
+    before = row_counts()
+
+    response = alice_api.generic(
+        "POST", url, data=body, content_type="application/json", HTTP_CONTENT_ENCODING=coding
+    )
+
+    error = assert_error_shape(response, 415, "unsupported_media_type")
+    assert f"Content-Encoding {coding!r} is not accepted" in error["message"]
+    assert "uncompressed" in error["message"]
+    assert response["Accept-Encoding"] == "identity"
+    assert row_counts() == before
+
+
+def test_a_body_said_to_be_identity_coded_is_read(alice_api):
+    body = json.dumps(example_document()).encode()
+
+    response = alice_api.generic(
+        "POST", URL, data=body, content_type="application/json", HTTP_CONTENT_ENCODING="Identity"
+    )
+
+    assert response.status_code == 201, response.content
 
 
 @override_settings(BENCHHUB_MAX_UPLOAD_BYTES=2_000)
