@@ -598,7 +598,6 @@ def run(args: argparse.Namespace) -> int:
                 f"(pids {', '.join(map(str, workers))})"
             )
         print(f"tasks: {TASK_MODES[args.tasks]}")
-        celery_pids = [celery.pid, *children_of(celery.pid)] if celery else []
 
         rng = random.Random(args.seed)
         bodies = Bodies(document_templates(64, rng), args.new_rate, args.seed)
@@ -627,6 +626,9 @@ def run(args: argparse.Namespace) -> int:
         backends = (
             backend_pids(args.admin_url, args.db_name) if args.database == "postgresql" else []
         )
+        # The pool's process is forked once the worker is up, which may be after
+        # gunicorn's start: looked for here, or its CPU counted as "everything else".
+        celery_pids = [celery.pid, *children_of(celery.pid)] if celery else []
         cpu_at_start = (
             own_cpu_seconds(),
             sum(cpu_seconds(p) for p in workers),
