@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import uuid as uuid_module
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -389,14 +390,23 @@ def _parameter_names(
     this document uses: (metric id, scope, name); stored by one insert that
     leaves those already known as they are. ``measurements`` give their
     run's position, metric id and parameter keys first."""
-    names = set()
+    # Names gathered per metric first (set unions of dict keys, in C): the
+    # tuples built per measurement and name cost more than the rest of this
+    # (docs/performance.md, "Ingest, 2026-11-26 (evening)").
+    point_names: dict[int, set[str]] = defaultdict(set)
+    run_names: dict[int, set[str]] = defaultdict(set)
     for position, metric_id, keys, *_ in measurements:
-        names.update((metric_id, MetricParameter.Scope.POINT.value, name) for name in keys)
-        names.update(
-            (metric_id, MetricParameter.Scope.RUN.value, name)
-            for name in runs[position].parameter_keys
+        point_names[metric_id].update(keys)
+        run_names[metric_id].update(runs[position].parameter_keys)
+    return {
+        (metric_id, scope, name)
+        for scope, by_metric in (
+            (MetricParameter.Scope.POINT.value, point_names),
+            (MetricParameter.Scope.RUN.value, run_names),
         )
-    return names
+        for metric_id, names in by_metric.items()
+        for name in names
+    }
 
 
 _MEASUREMENT_COLUMNS = (

@@ -43,6 +43,18 @@ def test_an_uploads_parameter_names_are_offered_per_metric(bob):
     assert comparison_parameter_names(metric=latency) == (["mode"], [])
 
 
+def test_a_runs_parameter_names_go_to_the_metrics_of_its_own_measurements(bob):
+    document = with_run_parameters(sweep_document({1: 10.0, 8: 40.0}), duration=60)
+    other = sweep_document({"for_update": 2.5}, metric="latency_mean", unit="ms", parameter="mode")
+    document["runs"].append(with_run_parameters(other, rows=1000)["runs"][0])
+    store(bob, document)
+    throughput = Metric.objects.get(benchmark__name="select-update", name="throughput")
+    latency = Metric.objects.get(benchmark__name="select-update", name="latency_mean")
+
+    assert comparison_parameter_names(metric=throughput) == (["clients"], ["duration"])
+    assert comparison_parameter_names(metric=latency) == (["mode"], ["rows"])
+
+
 def test_the_page_offers_them_as_x_and_series(client, bob):
     store(bob, with_run_parameters(sweep_document({1: 10.0, 8: 40.0}), duration=60))
 
