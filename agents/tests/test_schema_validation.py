@@ -292,6 +292,55 @@ def test_the_errors_keep_their_wording_and_order() -> None:
     ]  # fmt: skip
 
 
+def test_a_long_value_is_quoted_cut_with_its_size() -> None:
+    """jsonschema quotes a value whole: a 100,000-character name was 100 kB
+    of message, and as much again in the answer's details."""
+    document = mutated(
+        both(setter("uuid", value="x" * 10_000), setter(*HARDWARE, "cpu", value="y" * 100_000))
+    )
+
+    messages = {error.path: error.message for error in schema.validation_errors(document)}
+
+    quoted = "'" + "x" * (schema.QUOTED_LIMIT - 1) + "…'"
+    assert messages["$.uuid"] == (
+        f"{quoted} (10,000 characters) is not a UUID such as 3f1c7a52-8d1e-4b7a-9c0e-2b5d6f8a9e10"
+    )
+    assert messages["$.environment.hardware.cpu"].endswith("(100,000 characters) is too long")
+    assert max(len(message) for message in messages.values()) < 200
+
+
+def test_a_long_list_and_a_long_unexpected_key_are_quoted_cut() -> None:
+    measurement = load(EXAMPLE)["runs"][0]["measurements"][0]
+    document = mutated(
+        both(
+            setter("runs", 0, "measurements", value=[measurement] * 60_000),
+            setter("k" * 5_000, value=1),
+        )
+    )
+
+    errors = schema.validation_errors(document)
+
+    assert [error.message for error in errors] == [
+        "Additional properties are not allowed ('" + "k" * (schema.QUOTED_LIMIT - 1) + "…' "
+        "(5,000 characters) was unexpected)",
+        f"{repr([measurement] * 2)[: schema.QUOTED_LIMIT]}… (60,000 items) is too long",
+    ]
+
+
+def test_the_errors_of_a_document_are_cut_at_a_hundred() -> None:
+    """A 1.6 MB document of 60,000 bad measurements had 60,001 errors: an
+    answer of 9 MB, and seconds of a request's time to make it."""
+    bad = [{"metric": "x", "value": "x"}] * 60_000
+    document = mutated(setter("runs", 0, "measurements", value=bad))
+
+    errors = schema.validation_errors(document)
+
+    assert len(errors) == schema.MAX_BOUNDS_ERRORS
+    # the first still says what to fix first
+    assert errors[0].path == "$.runs[0].measurements"
+    assert errors[0].message.endswith("(60,000 items) is too long")
+
+
 @pytest.mark.parametrize("document", [[], "text", None, 1, {}], ids=repr)
 def test_a_document_that_is_not_an_object(fast: None, document: Any) -> None:
     assert rust_agrees(document, valid=False)
