@@ -106,7 +106,7 @@ _CHANGED = """(
     )
     OR EXISTS (
         SELECT 1 FROM comparisons_datachange AS c
-        WHERE c.xid IN (SELECT pg_snapshot_xip(a.snapshot))
+        WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot)))
     )
 )"""
 # The snapshot comes with the answer: on a miss, the answer computed next is
