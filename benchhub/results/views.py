@@ -129,7 +129,9 @@ def results_browser(request: HttpRequest) -> HttpResponse:
         sort = "newest"
 
     runs, errors = _filtered_runs(request, filters)
-    if text:
+    if "\x00" in text:  # PostgreSQL text cannot hold one: the search would fail
+        runs, errors = runs.none(), {**errors, "q": "a null character is not allowed"}
+    elif text:
         runs = selectors.run_search(runs, text)
     facets, total = selectors.run_facets(runs, with_parameters="benchmark" in filters)
     ordered = runs.order_by(*selectors.SORTS[sort][1]).values_list("id", flat=True)
@@ -219,6 +221,7 @@ def _canonical_redirect(name: str, value: str, view: str) -> HttpResponse | None
 
 
 def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
+    _no_null_character(model)
     if (canonical := _canonical_redirect("cpu_model", model, "results:cpu")) is not None:
         return canonical
     return _dimension_page(
@@ -234,6 +237,7 @@ def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
 
 
 def filesystem_page(request: HttpRequest, name: str) -> HttpResponse:
+    _no_null_character(name)
     filesystem = normalize_filesystem(name)
     canonical = _canonical_redirect("filesystem", filesystem, "results:filesystem")
     if canonical is not None:
@@ -251,6 +255,7 @@ def filesystem_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def version_page(request: HttpRequest, engine: str, version: str) -> HttpResponse:
+    _no_null_character(engine, version)
     engine = engine.lower()
     return _dimension_page(
         request,
@@ -262,6 +267,13 @@ def version_page(request: HttpRequest, engine: str, version: str) -> HttpRespons
             "version",
         ),
     )
+
+
+def _no_null_character(*names: str) -> None:
+    """404 for a name no row can hold (PostgreSQL text cannot hold a NUL),
+    before a query with it fails."""
+    if any("\x00" in name for name in names):
+        raise Http404("no such name")
 
 
 def _dimension_page(request: HttpRequest, dimension: Dimension) -> HttpResponse:

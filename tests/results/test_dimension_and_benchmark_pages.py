@@ -90,6 +90,16 @@ def test_a_pending_machine_has_no_page_for_the_public_but_has_one_for_its_submit
     assert client.get("/cpus/Secret 9/").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["/cpus/EPYC%00/", "/filesystems/x%00fs/", "/servers/postgresql/16%00/", "/servers/%00/16/"],
+)
+def test_a_dimension_named_with_a_null_character_is_not_found(client, results, path):
+    """No stored name holds one (PostgreSQL text cannot): the lookup raised a 500."""
+    assert client.get(path).status_code == 404
+    assert client.get(path, headers={"HX-Request": "true"}).status_code == 404
+
+
 def test_the_benchmark_page_says_what_it_measures_where_from_its_spread_and_how_to_run_it(
     client, results
 ):

@@ -166,6 +166,16 @@ def test_a_filter_the_api_refuses_is_named_and_answers_400(client, results):
     assert "colour" in response.content.decode() and "unknown filter" in response.content.decode()
 
 
+@pytest.mark.parametrize("headers", [{}, {"HX-Request": "true"}])
+def test_a_search_with_a_null_character_is_named_and_answers_400(client, results, headers):
+    """PostgreSQL text cannot hold one: the search's query raised a 500."""
+    response = client.get(f"{PAGE}?q=EPYC%00", headers=headers)
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "<strong>q</strong>: a null character is not allowed" in page
+
+
 def test_a_hostile_hardware_name_stays_text_in_the_list_and_the_facets(client, bob):
     store(bob, hardware={"cpu": HOSTILE, "cores": 2}, storage={"filesystem": HOSTILE})
 
