@@ -1,12 +1,17 @@
+from itertools import pairwise
+
 import pytest
 from playwright.sync_api import Page, expect
 
+from benchhub.accounts.roles import role_grant
 from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import small_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "a long enough passphrase 42"
 
 
 def test_home_page_lists_the_seed_articles(live_server, page: Page):
@@ -36,3 +41,36 @@ def test_user_text_is_shown_as_text_never_run(live_server, page: Page, bob):
 
     expect(page.locator("#latest-submissions")).to_contain_text(hostile)
     assert page.evaluate("window.pwned") is None
+
+
+def test_a_moderators_header_fits_a_phone_one_link_per_label(live_server, browser, alice):
+    """At 390 px the header wraps between its links, never inside one, and
+    no two of them touch ("My submissions" ran into "API tokens")."""
+    role_grant(user=alice, role="moderator")
+    alice.set_password(PASSWORD)
+    alice.save()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", PASSWORD)
+    page.click("button:has-text('Sign in')")
+    expect(page.locator(".site-header")).to_contain_text("Moderation")
+
+    boxes = page.evaluate(
+        """() => [...document.querySelectorAll('.site-header nav a, .site-header nav button')]
+          .map(e => { const r = e.getBoundingClientRect();
+                      return {text: e.textContent.trim(), left: r.left, right: r.right,
+                              top: r.top, bottom: r.bottom,
+                              ems: r.height / parseFloat(getComputedStyle(e).fontSize)}; })"""
+    )
+    context.close()
+
+    assert {box["text"] for box in boxes} >= {"My submissions", "API tokens", "Moderation"}
+    for box in boxes:
+        assert box["right"] <= 390, box
+        assert box["ems"] < 1.9, box  # one line of text, where two are 2.3 em high
+    for first, second in pairwise(boxes):
+        same_row = first["top"] < second["bottom"] and second["top"] < first["bottom"]
+        if same_row:
+            assert second["left"] - first["right"] >= 6, (first, second)
