@@ -13,6 +13,7 @@ from benchhub.lib.api import ApiError
 from benchhub.moderation.models import AuditEntry
 from benchhub.moderation.selectors import submission_for_action
 from benchhub.moderation.services import (
+    InvalidReason,
     ModerationError,
     NotPermitted,
     ReasonRequired,
@@ -52,7 +53,7 @@ def _moderate(request: Request, uuid, action: str, reason: str) -> Response:
             submission=submission, actor=request.user, action=action, reason=reason
         )
     except ModerationError as exc:
-        path = "$.reason" if isinstance(exc, ReasonRequired) else "$.action"
+        path = "$.reason" if isinstance(exc, ReasonRequired | InvalidReason) else "$.action"
         raise ApiError(
             str(exc),
             status_code=_STATUS.get(type(exc), status.HTTP_400_BAD_REQUEST),

@@ -76,6 +76,14 @@ class ReasonRequired(ModerationError):
     code = "reason_required"
 
 
+class InvalidReason(ModerationError):
+    """A reason no form or API may store: see REASON_MAX_LENGTH."""
+
+
+# The API's limit, kept by every way in (the queue's form had none).
+REASON_MAX_LENGTH = 2000
+
+
 class ConcurrentChange(ModerationError):
     """A concurrent change broke the action's transaction (a deadlock, say):
     rolled back, nothing changed; doing it again is the remedy."""
@@ -113,6 +121,12 @@ def submission_moderate(
     reason = reason.strip()
     if action in REASON_REQUIRED and not reason:
         raise ReasonRequired(f"{action} needs a reason, shown to the submitter")
+    if "\x00" in reason:  # PostgreSQL text cannot hold one
+        raise InvalidReason("the reason contains a null character, which text cannot hold")
+    if len(reason) > REASON_MAX_LENGTH:
+        raise InvalidReason(
+            f"the reason is {len(reason)} characters long; at most {REASON_MAX_LENGTH}"
+        )
     if not action_permitted(user=actor, submission=submission, action=action):
         raise NotPermitted(f"you may not {action} this submission")
     with transaction.atomic():

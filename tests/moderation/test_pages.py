@@ -74,6 +74,25 @@ def test_rejecting_without_a_reason_says_so_and_changes_nothing(maud, alice):
     assert Submission.objects.get(pk=submission.pk).status == "pending"
 
 
+def test_a_reason_the_api_would_refuse_is_refused_by_the_form_too_changing_nothing(maud, alice):
+    """A NUL (PostgreSQL text cannot hold one) answered the form a 500; a
+    reason over the API's 2,000 characters was stored."""
+    one, two = upload(alice), upload(alice)
+    client = web(maud)
+
+    for data, said in (
+        ({"do": f"flag {one.uuid}", f"reason-{one.uuid}": "nul \x00 here"}, "null character"),
+        ({"do": "reject", "submission": [one.uuid, two.uuid], "reason": "\x00"}, "null character"),
+        ({"do": f"reject {one.uuid}", f"reason-{one.uuid}": "x" * 2001}, "at most 2000"),
+    ):
+        answer = client.post("/moderation/act/", data, HTTP_HX_REQUEST="true")
+
+        assert answer.status_code == 200
+        assert said in answer.content.decode()
+    assert set(Submission.objects.values_list("status", flat=True)) == {"pending"}
+    assert not AuditEntry.objects.exists()
+
+
 def test_the_queue_costs_a_fixed_number_of_queries(maud, alice, django_assert_max_num_queries):
     for _ in range(3):
         upload(alice)
