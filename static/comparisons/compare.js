@@ -49,6 +49,41 @@
     return ctx.createPattern(tile, "repeat");
   }
 
+  // A point's error bar in the chart's unit: relative ones scale like the point.
+  function barOf(bars, point, relative) {
+    const bar = point && bars[JSON.stringify(point.x)];
+    if (!bar) {
+      return null;
+    }
+    if (!relative) {
+      return bar;
+    }
+    if (point.relative === null || !point.value) {
+      return null;
+    }
+    return [(bar[0] * point.relative) / point.value, (bar[1] * point.relative) / point.value];
+  }
+
+  // The lowest and highest error bar ends drawn, so that the value axis
+  // reaches them: a bar past the axis was painted over the title and legend.
+  function barExtent(chartData, relative, xValues) {
+    const bars = readJson("comparison-errorbars") || {};
+    const drawn = new Set(xValues.map((x) => JSON.stringify(x)));
+    let low = Infinity;
+    let high = -Infinity;
+    chartData.series.forEach(function (series) {
+      const ofSeries = bars[series.label] || {};
+      series.points.forEach(function (point) {
+        const bar = drawn.has(JSON.stringify(point.x)) && barOf(ofSeries, point, relative);
+        if (bar) {
+          low = Math.min(low, bar[0]);
+          high = Math.max(high, bar[1]);
+        }
+      });
+    });
+    return Number.isFinite(high) ? { low, high } : null;
+  }
+
   // Error bars: the interquartile range of a cell from 4 measurements, its
   // min and max below that (#comparison-errorbars, from the same cells).
   const errorBars = {
@@ -69,18 +104,11 @@
         }
         (dataset.benchhubPoints || []).forEach(function (point, position) {
           const element = meta.data[position];
-          const bar = point && ofSeries[JSON.stringify(point.x)];
+          const bar = barOf(ofSeries, point, dataset.benchhubRelative);
           if (!bar || !element) {
             return;
           }
-          let [low, high] = bar;
-          if (dataset.benchhubRelative) {
-            if (point.relative === null || !point.value) {
-              return;
-            }
-            low = (low * point.relative) / point.value;
-            high = (high * point.relative) / point.value;
-          }
+          const [low, high] = bar;
           const a = scale.getPixelForValue(low);
           const b = scale.getPixelForValue(high);
           const centre = horizontal ? element.y : element.x;
@@ -237,12 +265,18 @@
       grace: numeric ? "5%" : 0,
       // Every category named (sql-bench has 46 operations): a skipped
       // label would leave a bar group nobody can identify.
-      ticks: numeric ? {} : { autoSkip: false, maxRotation: horizontal ? 0 : 90 },
+      // Whole clients, rows, threads: no tick at 0.5 of one.
+      ticks: numeric
+        ? { precision: xValues.every(Number.isInteger) ? 0 : undefined }
+        : { autoSkip: false, maxRotation: horizontal ? 0 : 90 },
       title: { display: true, text: labels.x, font: { weight: "bold" } },
     };
+    const extent = barExtent(data, relative, xValues);
     const valueAxis = {
       beginAtZero: true,
       grace: "5%",
+      suggestedMin: extent ? extent.low : undefined,
+      suggestedMax: extent ? extent.high : undefined,
       title: { display: true, text: labels.y, font: { weight: "bold" } },
     };
     new Chart(canvas, {

@@ -96,13 +96,23 @@
     box.style.height = many ? Math.max(24, metric.points.length * 1.6 + 6) + "rem" : "";
     const better = { higher: ", higher is better", lower: ", lower is better" }[metric.direction] || "";
     const valueTitle = metric.metric + " (" + metric.unit + ")" + better;
+    // The axis reaches the whiskers' ends: one past it was painted over the title.
+    const whiskers = metric.points.filter((p) => p.min !== null && p.max !== null);
     const valueAxis = {
       beginAtZero: true,
       grace: "5%",
+      suggestedMin: whiskers.length ? Math.min(...whiskers.map((p) => p.min)) : undefined,
+      suggestedMax: whiskers.length ? Math.max(...whiskers.map((p) => p.max)) : undefined,
       title: { display: true, text: valueTitle, font: { weight: "bold" } },
     };
     const categoryAxis = numeric
-      ? { type: "linear", beginAtZero: true, title: { display: true, text: metric.x, font: { weight: "bold" } } }
+      ? {
+          type: "linear",
+          beginAtZero: true,
+          // Whole clients, rows, threads: no tick at 0.5 of one.
+          ticks: { precision: metric.points.every((p) => Number.isInteger(p.x)) ? 0 : undefined },
+          title: { display: true, text: metric.x, font: { weight: "bold" } },
+        }
       : { type: "category", ticks: { autoSkip: !many }, title: { display: true, text: metric.x, font: { weight: "bold" } } };
     new Chart(canvas, {
       type: numeric ? "line" : "bar",

@@ -17,7 +17,7 @@ from benchhub.baselines.services import baselines_refresh
 from benchhub.imports.services import articles_load
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
-from tests.factories import example_document
+from tests.factories import example_document, sweep_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -387,3 +387,28 @@ def test_the_copy_button_works_where_the_clipboard_api_does_not_exist(
     expect(page.locator("#reproduce-command-status")).to_have_text("Copied to the clipboard.")
     expect(page.locator("button[data-copy='reproduce-command']")).to_be_focused()
     context.close()
+
+
+def test_the_run_charts_axes_hold_its_whiskers_and_count_whole_clients(
+    live_server, page: Page, bob
+):
+    """A repetition far above the median: its whisker stays inside the value
+    axis (it was painted over the title), and 1 and 2 clients get no tick
+    at 1.5 clients."""
+    document = sweep_document({1: 100.0, 2: 200.0})
+    for measurement, samples in zip(
+        document["runs"][0]["measurements"],
+        ([90.0, 100.0, 400.0], [150.0, 200.0, 800.0]),
+        strict=True,
+    ):
+        measurement["samples"] = samples
+    outcome = submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+    visit(page, f"{live_server.url}/runs/{outcome.submission.runs.get().pk}/")
+
+    axes = page.evaluate(
+        """() => { const c = Chart.getChart(document.getElementById("run-chart"));
+                   return {top: c.scales.y.max, ticks: c.scales.x.ticks.map(t => t.value)}; }"""
+    )
+    assert axes["top"] >= 800
+    assert axes["ticks"] and all(float(tick).is_integer() for tick in axes["ticks"]), axes

@@ -148,3 +148,25 @@ def test_a_hostile_series_label_stays_text(live_server, page: Page, bob):
     expect(page).to_have_url(re.compile(r"reference="))
     wait_for_labels(page, [hostile, "ext4"])
     assert page.evaluate("window.pwned") is None
+
+
+def test_the_axes_hold_the_error_bars_and_count_whole_clients(live_server, page: Page, bob):
+    """Two runs far apart: the cell's min-max bar stays inside the value axis
+    (it was painted over the title and legend), in absolute and in relative
+    values, and 1 and 2 clients get no tick at 1.5 clients."""
+    for scale in (1, 4):
+        document = sweep_document({1: 100.0 * scale, 2: 200.0 * scale})
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    axes = """() => { const c = Chart.getChart(document.getElementById("comparison-chart"));
+                      return {top: c.scales.y.max, ticks: c.scales.x.ticks.map(t => t.value)}; }"""
+    query = "/compare/?benchmark=select-update&metric=throughput&x=param.clients&series=engine"
+
+    page.goto(live_server.url + query)
+    chart_state(page)
+    drawn = page.evaluate(axes)
+    assert drawn["top"] >= 800  # the median at 2 clients is 500, its max 800
+    assert drawn["ticks"] and all(float(tick).is_integer() for tick in drawn["ticks"]), drawn
+
+    page.goto(live_server.url + query + "&reference=postgresql")
+    chart_state(page)
+    assert page.evaluate(axes)["top"] >= 160  # 800 is 160 % of 500
