@@ -38,6 +38,15 @@ def test_a_missing_final_slash_is_named(db):
     assert "did you mean /api/v1/runs/ ?" in error["message"]
 
 
+@pytest.mark.parametrize("path", ["/api/v1/comparisons/export.csv", "/api/v1/nonsense"])
+def test_no_slash_is_suggested_where_there_is_nothing_either(db, path):
+    """The catch-all 404 route is not an endpoint: "did you mean …/ ?" sent a
+    user to a second 404."""
+    error = assert_error_shape(Client().get(path), 404, "not_found")
+
+    assert error["message"] == f"No API endpoint at {path}"
+
+
 def test_a_page_outside_the_api_is_still_the_html_404(db):
     response = Client().get("/no-such-page/")
 
