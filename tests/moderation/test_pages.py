@@ -4,6 +4,7 @@ pages and htmx fragments."""
 from __future__ import annotations
 
 from benchhub.baselines.services import baselines_refresh
+from benchhub.moderation import selectors
 from benchhub.moderation.models import AuditEntry
 from benchhub.results.models import Submission
 from tests.moderation.conftest import upload, web
@@ -22,6 +23,21 @@ def test_the_queue_lists_waiting_submissions_oldest_first_with_evidence(maud, al
     assert page.count('class="queue-item"') == 2
     assert "9000" in page and "1100" in page  # value against the median
     assert 'class="outlier"' in page
+
+
+def test_the_queue_pager_says_older_and_newer_as_the_queue_runs(maud, alice, monkeypatch):
+    """Oldest first: the page before holds older submissions, the next newer
+    ones (the link back read "newer page")."""
+    monkeypatch.setattr(selectors, "QUEUE_PAGE", 1)
+    older, newer = upload(alice), upload(alice)
+
+    first = web(maud).get("/moderation/").content.decode()
+    second = web(maud).get("/moderation/", {"page": 2}).content.decode()
+
+    assert str(older.uuid) in first and str(newer.uuid) in second
+    pager = [page.split('<nav class="pager">')[1].split("</nav>")[0] for page in (first, second)]
+    assert "newer page →" in pager[0] and "older" not in pager[0]
+    assert "← older page" in pager[1] and "newer" not in pager[1]
 
 
 def test_the_queue_filters_by_submitter_as_a_fragment_for_htmx(maud, alice, bob):
