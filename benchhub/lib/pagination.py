@@ -1,3 +1,5 @@
+import re
+
 from django.core.exceptions import ValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
@@ -25,6 +27,29 @@ class IdCursorPagination(CursorPagination):
     page_size = 100
     page_size_query_param = "page_size"
     max_page_size = 1000
+
+    def get_page_size(self, request) -> int:
+        """``page_size`` when given: a whole number from 1 to max_page_size,
+        else a 400 naming the range. DRF took any it could not read (1e9, 0,
+        -5) for the default, silently, and put it in the next URL again."""
+        given = request.query_params.get(self.page_size_query_param, "")
+        if given == "":  # an empty form field means the default
+            return self.page_size
+        if re.fullmatch(r"[0-9]+", given) and 1 <= int(given) <= self.max_page_size:
+            return int(given)
+        expected = f"expected a whole number from 1 to {self.max_page_size}"
+        raise ApiError(
+            f"{self.page_size_query_param}: {expected}, not {given!r}",
+            code="invalid",
+            details=[{"path": f"$.{self.page_size_query_param}", "message": expected}],
+        )
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"].update(minimum=1, maximum=self.max_page_size)
+        return parameters
 
     def paginate_queryset(self, queryset, request, view=None):
         self._model = queryset.model

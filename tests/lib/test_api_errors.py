@@ -174,6 +174,33 @@ def test_the_cursors_the_api_writes_still_page_through_submissions(alice_api, al
     assert sorted(seen) == sorted(stored)
 
 
+@pytest.mark.parametrize("page_size", ["1e9", "0", "-5", "abc", "1001", "1.5", "\u0661"])
+@pytest.mark.parametrize("path", ["/api/v1/submissions/", "/api/v1/measurements/", "/api/v1/runs/"])
+def test_a_page_size_out_of_its_range_is_a_400_naming_the_range(anonymous_api, path, page_size):
+    """DRF took any page_size it could not read for the default, silently:
+    page_size=1e9 answered 100 rows, and a next URL carrying 1e9 again."""
+    response = anonymous_api.get(path, {"page_size": page_size})
+
+    error = assert_error_shape(response, 400, "invalid")
+    expected = f"page_size: expected a whole number from 1 to 1000, not {page_size!r}"
+    assert error["message"] == expected
+    assert error["details"] == [
+        {"path": "$.page_size", "message": "expected a whole number from 1 to 1000"}
+    ]
+
+
+def test_a_page_size_in_its_range_or_empty_is_taken(alice_api, alice):
+    from benchhub.results.services import submission_create
+    from tests.factories import small_document
+
+    for _ in range(3):
+        submission_create(submitter=alice, document=small_document())
+
+    assert len(alice_api.get("/api/v1/submissions/", {"page_size": "2"}).json()["results"]) == 2
+    assert len(alice_api.get("/api/v1/submissions/", {"page_size": "1000"}).json()["results"]) == 3
+    assert len(alice_api.get("/api/v1/submissions/", {"page_size": ""}).json()["results"]) == 3
+
+
 def test_a_post_to_an_unknown_api_path_is_a_json_404_not_a_csrf_page(db):
     client = Client(enforce_csrf_checks=True)
 
