@@ -87,6 +87,8 @@ class QueueItem:
     submission: Submission
     runs: list[Run]
     evidence: list[Evidence] = field(default_factory=list)
+    # All of its measurements: the evidence is the most unusual few of them.
+    measurement_count: int = 0
 
     @property
     def worst_score(self) -> float | None:
@@ -127,9 +129,7 @@ def moderation_queue(
     return _queue_items(rows), has_next
 
 
-def _most_unusual(submissions: list[Submission]) -> dict[int, list[Measurement]]:
-    """Each submission's EVIDENCE_PER_SUBMISSION most unusual measurements
-    (by outlier score; unscored ones after, in document order)."""
+def _measurements_of(submissions: list[Submission]) -> dict[int, list[Measurement]]:
     measurements = (
         Measurement.objects.filter(run__submission__in=submissions)
         .select_related("metric", "run")
@@ -138,6 +138,16 @@ def _most_unusual(submissions: list[Submission]) -> dict[int, list[Measurement]]
     per_submission: dict[int, list[Measurement]] = defaultdict(list)
     for m in measurements:
         per_submission[m.run.submission_id].append(m)
+    return per_submission
+
+
+def _most_unusual(
+    submissions: list[Submission], per_submission: dict[int, list[Measurement]] | None = None
+) -> dict[int, list[Measurement]]:
+    """Each submission's EVIDENCE_PER_SUBMISSION most unusual measurements
+    (by outlier score; unscored ones after, in document order)."""
+    if per_submission is None:
+        per_submission = _measurements_of(submissions)
     return {
         pk: sorted(ms, key=lambda m: -abs(m.outlier_score) if m.outlier_score is not None else 0)[
             :EVIDENCE_PER_SUBMISSION
@@ -152,13 +162,17 @@ def submission_evidence(submission: Submission) -> list[Evidence]:
 
 
 def _queue_items(submissions: list[Submission]) -> list[QueueItem]:
-    chosen = _most_unusual(submissions)
+    per_submission = _measurements_of(submissions)
+    chosen = _most_unusual(submissions, per_submission)
     evidence = evidence_for([m for ms in chosen.values() for m in ms])
     by_submission: dict[int, list[Evidence]] = defaultdict(list)
     run_submission = {run.pk: s.pk for s in submissions for run in s.runs.all()}
     for item in evidence:
         by_submission[run_submission[item.run_id]].append(item)
-    return [QueueItem(s, list(s.runs.all()), by_submission[s.pk]) for s in submissions]
+    return [
+        QueueItem(s, list(s.runs.all()), by_submission[s.pk], len(per_submission[s.pk]))
+        for s in submissions
+    ]
 
 
 def submission_for_action(*, user: User, uuid) -> Submission | None:

@@ -7,6 +7,8 @@ from benchhub.baselines.services import baselines_refresh
 from benchhub.moderation import selectors
 from benchhub.moderation.models import AuditEntry
 from benchhub.results.models import Submission
+from benchhub.results.services import submission_create
+from tests.factories import sweep_document
 from tests.moderation.conftest import upload, web
 
 
@@ -23,6 +25,24 @@ def test_the_queue_lists_waiting_submissions_oldest_first_with_evidence(maud, al
     assert page.count('class="queue-item"') == 2
     assert "9000" in page and "1100" in page  # value against the median
     assert 'class="outlier"' in page
+
+
+def test_the_evidence_says_it_is_a_few_of_the_measurements(maud, alice, bob):
+    """A sweep of 8 points shows 5: the caption says so, and where the others
+    are; the submitter's own page says the same. Two measurements are all there is."""
+    sweep = submission_create(
+        submitter=alice, document=sweep_document({c: 100.0 * c for c in range(1, 9)})
+    ).submission
+    upload(bob)
+
+    queue = web(maud).get("/moderation/").content.decode()
+    own = web(alice).get("/accounts/submissions/").content.decode()
+
+    run = sweep.runs.get()
+    for page in (queue, own):
+        assert "The 5 most unusual of its 8 measurements" in page
+        assert f'href="/runs/{run.pk}/#measurements-title"' in page
+    assert queue.count("most unusual") == 1  # bob's 2 measurements are all shown
 
 
 def test_the_queue_pager_says_older_and_newer_as_the_queue_runs(maud, alice, monkeypatch):
