@@ -23,6 +23,7 @@ from typing import Any
 
 import django_filters
 from benchhub_agent.schema import benchmark_catalog, submission_schema
+from django import forms
 from django.db.models import Q, QuerySet
 from rest_framework.exceptions import ValidationError
 
@@ -205,8 +206,16 @@ def alias_q(name: str, path: str, lookup: str, value: str) -> Q:
     return condition
 
 
+class WholeNumberFilter(django_filters.NumberFilter):
+    """A count (cores, threads, bytes): "8.5" is refused. NumberFilter reads
+    a decimal, which Django's integer lookup cut to 8 and answered with the
+    8-core runs; "8.0" is still 8."""
+
+    field_class = forms.IntegerField
+
+
 def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
-    cls = django_filters.NumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
+    cls = WholeNumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
     if name == "submission":
         cls = django_filters.UUIDFilter  # not-a-uuid is a 400, not a database error
     normalize = NORMALIZERS.get(name)

@@ -132,6 +132,22 @@ def test_unknown_filter_is_an_error_not_everything(anonymous_api, published):
     ]
 
 
+@pytest.mark.parametrize("name", ["cores", "threads", "ram_bytes_min"])
+@pytest.mark.parametrize("path", ["/api/v1/measurements/", "/api/v1/runs/"])
+def test_a_count_that_is_not_a_whole_number_is_a_400_naming_it(
+    anonymous_api, published, path, name
+):
+    """cores=8.5 was cut to 8 (Django's integer lookup), and answered the
+    8-core runs as if they were what was asked."""
+    response = anonymous_api.get(path, {name: "8.5"})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == [
+        {"path": f"$.{name}", "message": "Enter a whole number."}
+    ]
+    assert anonymous_api.get(path, {name: "8.0"}).status_code == 200  # still 8
+
+
 def test_bad_filter_values_name_the_filter(anonymous_api, published):
     assert anonymous_api.get("/api/v1/measurements/?cores=many").status_code == 400
     response = anonymous_api.get("/api/v1/measurements/?version_min=latest")
