@@ -66,6 +66,37 @@ def test_a_malformed_header_says_what_is_expected(db):
     assert "expected 'Token <your API token>'" in response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("Basic YWxpY2U6cHc=", "the Authorization header's scheme is 'Basic'"),
+        ("Digest username=alice", "the Authorization header's scheme is 'Digest'"),
+        ("bh_a-token-pasted-without-its-scheme", "the Authorization header has no scheme"),
+        ("bh_a-token pasted", "the Authorization header has no scheme"),
+    ],
+)
+def test_an_authorization_header_of_another_scheme_says_what_is_expected(db, header, said):
+    """It was 'Authentication credentials were not provided.', to a client
+    that had sent some; a token pasted alone is not repeated in the answer."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+
+    response = client.post("/api/v1/submissions/", {}, format="json")
+
+    assert response.status_code == 401
+    error = response.json()["error"]
+    assert error["code"] == "not_authenticated"
+    assert said in error["message"]
+    assert "send 'Authorization: Token <your API token>'" in error["message"]
+    assert "bh_" not in error["message"]
+
+
+def test_without_an_authorization_header_the_answer_says_none_was_given(db):
+    response = APIClient().post("/api/v1/submissions/", {}, format="json")
+
+    assert response.json()["error"]["message"] == "Authentication credentials were not provided."
+
+
 def test_a_token_revoked_after_use_is_refused_on_the_next_request(alice):
     token, secret = api_token_create(user=alice, name="laptop")
     client = APIClient()
