@@ -122,9 +122,17 @@ def runs_in_order(ids: list[int]) -> list[Run]:
 
 
 def run_get(*, user: User, pk: int) -> Run | None:
+    """One run, as its submission is found (_one_submission): a moderator
+    reviewing a pending or rejected submission opens the runs it links."""
+    runs = run_list(user=user)
+    if is_moderator(user):
+        runs = (
+            Run.objects.exclude(submission__status=Submission.Status.DELETED)
+            .select_related(*RUN_RELATED)
+            .defer(f"submission__{DOCUMENT}")
+        )
     return (
-        run_list(user=user)
-        .select_related("submission__submitter")
+        runs.select_related("submission__submitter")
         .prefetch_related("measurements__metric")
         .filter(pk=pk)
         .first()

@@ -42,6 +42,10 @@ MATRIX = [
     ("api: upload",                            None,       401, 201, 201, 201, 201, 201),
     ("api: read A's pending",                  S.PENDING,  404, 200, 404, 404, 200, 200),
     ("api: read A's hidden",                   S.HIDDEN,   404, 200, 404, 404, 200, 200),
+    ("page: A's pending run",                  S.PENDING,  404, 200, 404, 404, 200, 200),
+    ("page: A's rejected run",                 S.REJECTED, 404, 200, 404, 404, 200, 200),
+    ("page: A's deleted run",                  S.DELETED,  404, 404, 404, 404, 404, 404),
+    ("api: read A's pending run",              S.PENDING,  404, 200, 404, 404, 200, 200),
     ("api: read A's approved",                 S.APPROVED, 200, 200, 200, 200, 200, 200),
     ("api: approve A's pending",               S.PENDING,  401, 403, 404, 404, 200, 200),
     ("api: reject A's pending",                S.PENDING,  401, 403, 404, 404, 200, 200),
@@ -122,6 +126,13 @@ REQUESTS: dict[str, Callable[[Actor, Submission | None], int]] = {
     ),
     "api: read A's pending": lambda a, s: a.api.get(f"/api/v1/submissions/{s.uuid}/").status_code,
     "api: read A's hidden": lambda a, s: a.api.get(f"/api/v1/submissions/{s.uuid}/").status_code,
+    # The submission page links its runs: a moderator reviewing one opens them.
+    "page: A's pending run": lambda a, s: a.web.get(f"/runs/{s.runs.get().pk}/").status_code,
+    "page: A's rejected run": lambda a, s: a.web.get(f"/runs/{s.runs.get().pk}/").status_code,
+    "page: A's deleted run": lambda a, s: a.web.get(f"/runs/{s.runs.get().pk}/").status_code,
+    "api: read A's pending run": lambda a, s: (
+        a.api.get(f"/api/v1/runs/{s.runs.get().pk}/").status_code
+    ),
     "api: read A's approved": lambda a, s: a.api.get(f"/api/v1/submissions/{s.uuid}/").status_code,
     "api: approve A's pending": _moderation("approve"),
     "api: reject A's pending": _moderation("reject"),
@@ -163,10 +174,13 @@ def test_permission(what, state, role, expected, request, alice):
     submission = None
     if state is not None:
         submission = upload(alice)
-        if state != S.PENDING:
+        if state == S.REJECTED:
+            submission_moderate(submission=submission, actor=None, action="reject", reason="no")
+        elif state != S.PENDING:
             submission_moderate(submission=submission, actor=None, action="approve")
-        if state == S.HIDDEN:
-            submission_moderate(submission=submission, actor=alice, action="hide")
+        if state in (S.HIDDEN, S.DELETED):
+            action = "hide" if state == S.HIDDEN else "delete"
+            submission_moderate(submission=submission, actor=alice, action=action)
 
     status = REQUESTS[what](_actor(user), submission)
 
