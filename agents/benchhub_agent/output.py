@@ -32,17 +32,24 @@ def results_table(measurements: Sequence[base.Measurement]) -> str:
         points.setdefault(key, {})[m.metric] = m.value
     units = {m.metric: m.unit for m in measurements}
     header = ["point", *(f"{name} ({units[name]})" for name in metrics)]
+    # A column with a fraction anywhere shows every value with decimals:
+    # 7313.0 under 3847.7, not 7313 as if it were measured less precisely.
+    fractional = {
+        name
+        for name in metrics
+        if any(isinstance(v.get(name), float) and not v[name].is_integer() for v in points.values())
+    }
     rows = []
     for key, values in points.items():
         label = " ".join(f"{k}={v}" for k, v in key) or "-"
-        rows.append([label, *(_cell(values.get(name)) for name in metrics)])
+        rows.append([label, *(_cell(values.get(name), name in fractional) for name in metrics)])
     return format_table(header, rows)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, decimals: bool = False) -> str:
     if value is None:
         return "-"
-    if isinstance(value, float) and not value.is_integer():
+    if isinstance(value, float) and (decimals or not value.is_integer()):
         return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
     return str(int(value)) if isinstance(value, float) else str(value)
 
