@@ -162,3 +162,18 @@ def test_every_benchmark_refuses_an_engine_it_does_not_run_on_outside_the_cli_to
             continue
         with pytest.raises(ValueError, match=f"^{name} runs on .*, not on firebird$"):
             base.run(found.module, target, argparse.Namespace(), SilentProgress())
+
+
+def test_python_dash_m_runs_the_agent_where_the_script_is_not_on_path():
+    """`python -m benchhub_agent --help` answered "No module named
+    benchhub_agent.__main__"."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchhub_agent", "--help"],
+        cwd=Path(__file__).parents[1],  # this checkout's package
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: benchhub-agent")
