@@ -206,6 +206,23 @@ def test_the_public_sees_approved_runs_only_and_a_submitter_their_own_pending(cl
     assert client.get(f"/submissions/{pending.uuid}/").status_code == 200
 
 
+def test_a_pending_submission_says_what_it_waits_for_and_who_sees_it(client, alice):
+    """The agent prints the submission's URL; its page said only "pending"."""
+    submission = store(alice, small_document(), status=Submission.Status.PENDING)
+    client.force_login(alice)
+
+    page = client.get(f"/submissions/{submission.uuid}/").content.decode()
+    status = page[page.index('<th scope="row">Status</th>') :].split("</tr>")[0]
+
+    assert "waits for a moderator" in status
+    assert "only you and the moderators see it" in status
+    assert 'href="/accounts/submissions/"' in status
+
+    submission_moderate(submission=submission, actor=None, action="approve")
+    page = client.get(f"/submissions/{submission.uuid}/").content.decode()
+    assert "waits for a moderator" not in page
+
+
 def test_the_submission_page_lists_its_runs_source_tool_command_and_status(client, bob):
     document = example_document()
     document["runs"].append(json.loads(json.dumps(document["runs"][0])))
