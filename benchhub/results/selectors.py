@@ -121,18 +121,22 @@ def runs_in_order(ids: list[int]) -> list[Run]:
     return [by_id[pk] for pk in ids if pk in by_id]
 
 
-def run_get(*, user: User, pk: int) -> Run | None:
-    """One run, as its submission is found (_one_submission): a moderator
-    reviewing a pending or rejected submission opens the runs it links."""
-    runs = run_list(user=user)
+def _runs_of_one_submission(user: User) -> QuerySet[Run]:
+    """Runs as their submission is found (_one_submission): a moderator
+    reviewing a pending or rejected submission sees and opens its runs."""
     if is_moderator(user):
-        runs = (
+        return (
             Run.objects.exclude(submission__status=Submission.Status.DELETED)
             .select_related(*RUN_RELATED)
             .defer(f"submission__{DOCUMENT}")
         )
+    return run_list(user=user)
+
+
+def run_get(*, user: User, pk: int) -> Run | None:
     return (
-        runs.select_related("submission__submitter")
+        _runs_of_one_submission(user)
+        .select_related("submission__submitter")
         .prefetch_related("measurements__metric")
         .filter(pk=pk)
         .first()
@@ -219,7 +223,7 @@ def submission_runs(*, user: User, submission: Submission) -> QuerySet[Run]:
     """The runs of one submission the user may see, in document order, with
     how many measurements each holds (one query)."""
     return (
-        run_list(user=user)
+        _runs_of_one_submission(user)
         .filter(submission=submission)
         .annotate(measurement_count=Count("measurements"))
         .order_by("position")

@@ -45,6 +45,18 @@ def test_the_evidence_says_it_is_a_few_of_the_measurements(maud, alice, bob):
     assert queue.count("most unusual") == 1  # bob's 2 measurements are all shown
 
 
+def test_a_moderator_sees_the_runs_of_the_pending_submission_they_review(maud, alice, bob):
+    """The queue says "1 run" and links the submission's page, which read
+    "This submission has no runs." for the moderator."""
+    submission = upload(alice)
+    run = submission.runs.get()
+
+    page = web(maud).get(f"/submissions/{submission.uuid}/").content.decode()
+
+    assert f'href="/runs/{run.pk}/"' in page and "has no runs" not in page
+    assert f'href="/runs/{run.pk}/"' not in web(bob).get("/results/").content.decode()
+
+
 def test_the_queue_pager_says_older_and_newer_as_the_queue_runs(maud, alice, monkeypatch):
     """Oldest first: the page before holds older submissions, the next newer
     ones (the link back read "newer page")."""
