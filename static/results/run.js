@@ -109,6 +109,7 @@
       ? {
           type: "linear",
           beginAtZero: true,
+          grace: "5%", // room for the last point, not half of it cut by the edge
           // Whole clients, rows, threads: no tick at 0.5 of one.
           ticks: { precision: metric.points.every((p) => Number.isInteger(p.x)) ? 0 : undefined },
           title: { display: true, text: metric.x, font: { weight: "bold" } },

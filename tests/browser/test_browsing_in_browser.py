@@ -389,7 +389,7 @@ def test_the_copy_button_works_where_the_clipboard_api_does_not_exist(
     context.close()
 
 
-def test_the_run_charts_axes_hold_its_whiskers_and_count_whole_clients(
+def test_the_run_charts_axes_hold_its_points_whiskers_and_count_whole_clients(
     live_server, page: Page, bob
 ):
     """A repetition far above the median: its whisker stays inside the value
@@ -408,7 +408,9 @@ def test_the_run_charts_axes_hold_its_whiskers_and_count_whole_clients(
 
     axes = page.evaluate(
         """() => { const c = Chart.getChart(document.getElementById("run-chart"));
-                   return {top: c.scales.y.max, ticks: c.scales.x.ticks.map(t => t.value)}; }"""
+                   return {top: c.scales.y.max, right: c.scales.x.max,
+                           ticks: c.scales.x.ticks.map(t => t.value)}; }"""
     )
     assert axes["top"] >= 800
+    assert axes["right"] > 2  # the last point whole, not cut in half by the edge
     assert axes["ticks"] and all(float(tick).is_integer() for tick in axes["ticks"]), axes
