@@ -174,3 +174,15 @@ def test_sign_ups_from_one_address_are_limited_and_failed_forms_do_not_count(db,
     assert not User.objects.filter(username="third").exists()
     sign_up(other, "elsewhere")
     assert set(User.objects.values_list("username", flat=True)) == {"first", "second", "elsewhere"}
+
+
+def test_the_header_sign_in_comes_back_to_the_page_but_never_to_an_account_form(client, db):
+    """From the sign-in page itself (or the password reset) the header's link
+    sent a user who signed in back to that form, signed in, wondering."""
+    results = client.get("/results/").content.decode()
+    assert 'href="/accounts/login/?next=/results/"' in results
+
+    for path in ("/accounts/login/", "/accounts/signup/", "/accounts/password/reset/"):
+        page = client.get(path).content.decode()
+        header = page[page.index('class="site-header"') : page.index("</header>")]
+        assert 'href="/accounts/login/"' in header, path
