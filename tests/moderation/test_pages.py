@@ -6,6 +6,7 @@ from __future__ import annotations
 from benchhub.baselines.services import baselines_refresh
 from benchhub.moderation import selectors
 from benchhub.moderation.models import AuditEntry
+from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
@@ -55,6 +56,26 @@ def test_a_moderator_sees_the_runs_of_the_pending_submission_they_review(maud, a
 
     assert f'href="/runs/{run.pk}/"' in page and "has no runs" not in page
     assert f'href="/runs/{run.pk}/"' not in web(bob).get("/results/").content.decode()
+
+
+def test_a_re_run_request_reads_as_words_on_every_page_that_shows_it(maud, alice):
+    """The submission and run pages printed the status code "rerun", and the
+    history "request a re-run by maud" beside "Reject by …"."""
+    submission = upload(alice)
+    submission_moderate(
+        submission=submission, actor=maud, action="request_rerun", reason="one repetition"
+    )
+    run = submission.runs.get()
+    client = web(alice)
+
+    page = client.get(f"/submissions/{submission.uuid}/").content.decode()
+    assert ">re-run requested</span>" in page and ">rerun<" not in page
+    assert "Request a re-run by maud" in page
+    assert ">re-run requested</span>" in client.get(f"/runs/{run.pk}/").content.decode()
+    mine = client.get("/accounts/submissions/").content.decode()
+    assert ">Re-run requested</span>" in mine and "Request a re-run (" in mine
+    audit = web(maud).get("/moderation/audit/").content.decode()
+    assert "<td>Request a re-run</td>" in audit
 
 
 def test_the_queue_pager_says_older_and_newer_as_the_queue_runs(maud, alice, monkeypatch):
