@@ -1,0 +1,54 @@
+"""The moderation queue and "My submissions" at a phone's width, as a
+moderator and a submitter use them on an agent upload: long mount options,
+an evidence table of six columns, four action buttons."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Browser, expect
+
+from benchhub.accounts.roles import role_grant
+from benchhub.results.services import submission_create
+from tests.factories import example_document
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "a long enough passphrase 42"
+MOUNT = ["discard", "relatime", "resgid=65534", "resuid=65534", "resv_strict", "rw"]
+
+# How far the page scrolls sideways, and every element that sticks out of
+# the viewport on the right (but for those a scrolling box holds).
+OVERFLOW = """() => ({
+  scroll: document.documentElement.scrollWidth,
+  outside: [...document.querySelectorAll('main *')]
+    .filter(e => !e.closest('.table-scroll'))
+    .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+    .map(e => e.tagName + ': ' + (e.textContent || e.name || '').trim().slice(0, 40)),
+})"""
+
+
+@pytest.mark.parametrize(
+    ("role", "url"), [("moderator", "/moderation/"), ("submitter", "/accounts/submissions/")]
+)
+def test_a_submission_card_fits_a_phone(live_server, browser: Browser, role, url):
+    user = User.objects.create_user(username="maud", password=PASSWORD)
+    if role == "moderator":
+        role_grant(user=user, role="moderator")
+    document = example_document(
+        storage={"kind": "virtual", "filesystem": "ext4", "mount_options": MOUNT}
+    )
+    submission_create(submitter=user, document=document)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(live_server.url + "/accounts/login/?next=" + url)
+    page.fill("#id_username", "maud")
+    page.fill("#id_password", PASSWORD)
+    page.click("button:has-text('Sign in')")
+    expect(page.locator(".queue-item")).to_have_count(1)
+    page.wait_for_load_state("load")  # the stylesheets too
+
+    overflow = page.evaluate(OVERFLOW)
+    context.close()
+
+    assert overflow == {"scroll": 390, "outside": []}
