@@ -8,6 +8,8 @@ once the server has it, so an interrupted upload loses nothing.
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import json
 import os
 import socket
@@ -21,10 +23,19 @@ from typing import Any
 
 from . import __version__
 from .outbox import Outbox
+from .output import say
 
 SUBMISSIONS_PATH = "/api/v1/submissions/"
 TIMEOUT_S = 30.0
 BACKOFF_S = (1.0, 2.0, 4.0)  # waits between the attempts after a failure
+# A 429 or 503 with Retry-After is retried after the time it asks, instead of
+# the backoff's. BenchHub asks 1 s (a concurrent change), 5 s (database trouble),
+# up to 60 s (a throttled token, until the minute is over) and 300 s (catalog
+# incomplete: until an administrator runs migrate). Beyond this the agent does
+# not wait at all: asking again sooner than told is pointless, and a broken or
+# hostile server must not park it (or the benchmark run waiting behind the
+# outbox) for hours. The document stays in the outbox for a later push.
+RETRY_AFTER_MAX_S = 60.0
 
 
 def default_backoff(env: Mapping[str, str] = os.environ) -> tuple[float, ...]:
@@ -95,6 +106,18 @@ def request_json(
     timeout: float = TIMEOUT_S,
 ) -> tuple[int, Any]:
     """One HTTP exchange; returns (status, decoded JSON or text). 4xx/5xx are returned too."""
+    status, payload, _ = _exchange(method, url, token=token, body=body, timeout=timeout)
+    return status, payload
+
+
+def _exchange(
+    method: str,
+    url: str,
+    *,
+    token: str | None,
+    body: dict[str, Any] | None,
+    timeout: float,
+) -> tuple[int, Any, Mapping[str, str]]:
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"not an http(s) URL: {url}")
     headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
@@ -107,9 +130,9 @@ def request_json(
     request = urllib.request.Request(url, data=data, headers=headers, method=method)  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            return response.status, _decode(response.read())
+            return response.status, _decode(response.read()), response.headers
     except urllib.error.HTTPError as exc:
-        return exc.code, _decode(exc.read())
+        return exc.code, _decode(exc.read()), exc.headers
 
 
 def get_json(url: str, *, token: str | None = None, timeout: float = TIMEOUT_S) -> Any:
@@ -157,22 +180,65 @@ def submit(
     backoff: Sequence[float] | None = None,
     timeout: float = TIMEOUT_S,
 ) -> Answer:
-    """POST the document, retrying transient failures with growing waits."""
+    """POST the document, retrying transient failures with growing waits, or the
+    wait the server asks for (Retry-After) up to RETRY_AFTER_MAX_S."""
     url = server.rstrip("/") + SUBMISSIONS_PATH
     backoff = default_backoff() if backoff is None else backoff
+    attempts = len(backoff) + 1
     answer = Answer(UNREACHABLE)
-    for attempt in range(len(backoff) + 1):
-        if attempt:
-            time.sleep(backoff[attempt - 1])
+    for attempt in range(1, attempts + 1):
+        asked = None
         try:
-            status, payload = request_json("POST", url, token=token, body=document, timeout=timeout)
+            status, payload, headers = _exchange(
+                "POST", url, token=token, body=document, timeout=timeout
+            )
         except (urllib.error.URLError, OSError) as exc:
             answer = Answer(UNREACHABLE, None, message=_reason(exc))
-            continue
-        answer = _answer(status, payload)
-        if answer.outcome != UNREACHABLE:
+        else:
+            answer = _answer(status, payload)
+            if answer.outcome != UNREACHABLE:
+                return answer
+            asked = retry_after_seconds(headers.get("Retry-After"))
+        if asked is not None and (attempt == attempts or asked > RETRY_AFTER_MAX_S):
+            answer.message = _asked_to_wait(answer.message, asked)
             return answer
+        if attempt == attempts:
+            return answer
+        if asked is None:
+            time.sleep(backoff[attempt - 1])
+        else:
+            say(
+                f"HTTP {answer.status} from the server ({answer.message or 'no reason given'}): "
+                f"waiting {asked:g} s as it asks (Retry-After) before attempt "
+                f"{attempt + 1} of {attempts}"
+            )
+            time.sleep(asked)
     return answer
+
+
+def _asked_to_wait(message: str, seconds: float) -> str:
+    told = f"the server asks to be sent it again in {seconds:g} s"
+    if seconds > RETRY_AFTER_MAX_S:
+        told += f", longer than the agent waits ({RETRY_AFTER_MAX_S:g} s at most)"
+    return f"{message}; {told}" if message else told
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """A Retry-After header as seconds from now: whole seconds or an HTTP date
+    (a past date is 0); None when absent or unreadable, and the backoff applies."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": UTC, as HTTP dates are
+        when = when.replace(tzinfo=dt.UTC)
+    now = now or dt.datetime.now(dt.UTC)
+    return max(0.0, (when - now).total_seconds())
 
 
 def _answer(status: int, payload: Any) -> Answer:

@@ -4,7 +4,8 @@ It stands in for the Django server in the agent's own tests (the package is
 tested without the site); tests/agent/ checks the agent against the real one.
 It validates with the same schema and keeps documents by uuid exactly as the
 contract says: 201 new, 200 same content again, 409 same uuid other content,
-400 invalid, 401 bad token, and 503 for as many requests as told to fail.
+400 invalid, 401 bad token, and 503 (or ``fail_status``) for as many requests as
+told to fail, with the ``Retry-After`` it is given (none by default, as a proxy's).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class ContractServer:
         self.stored: dict[str, dict[str, Any]] = {}
         self.posts = 0
         self.fail_next = 0
+        self.fail_status = 503
+        self.retry_after: str | None = None
         self.runs: dict[str, dict[str, Any]] = {}
         self.baselines: list[dict[str, Any]] = []
         self.rank_queries: list[dict[str, list[str]]] = []
@@ -47,9 +50,11 @@ class ContractServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def reply(self, status: int, body: Any) -> None:
+            def reply(self, status: int, body: Any, retry_after: str | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
+                if retry_after is not None:
+                    self.send_header("Retry-After", retry_after)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -60,7 +65,8 @@ class ContractServer:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if server.fail_next > 0:
                     server.fail_next -= 1
-                    return self.reply(503, {"error": {"code": "unavailable", "message": "later"}})
+                    error = {"code": "unavailable", "message": "later"}
+                    return self.reply(server.fail_status, {"error": error}, server.retry_after)
                 if self.headers.get("Authorization") != f"Token {TOKEN}":
                     return self.reply(401, {"error": {"code": "auth", "message": "bad token"}})
                 document = json.loads(body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import socket
 import threading
@@ -459,3 +460,83 @@ def test_an_https_address_is_spoken_to():
 def test_a_message_keeps_its_last_letters():
     answer = upload.Answer(upload.REJECTED, 400, message="no such engine: MAX")
     assert answer.describe() == "rejected by the server (HTTP 400): no such engine: MAX"
+
+
+# --- Retry-After: the server says when to send it again -----------------------------
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_a_busy_server_is_asked_again_after_the_seconds_it_asks_for(
+    outbox_dir, monkeypatch, capsys, status
+):
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    with ContractServer() as server:
+        server.fail_next, server.fail_status, server.retry_after = 2, status, "5"
+        answer = upload.submit(server.url, TOKEN, example(), backoff=(0.01, 0.02, 0.03))
+    assert (answer.outcome, server.posts) == (upload.CREATED, 3)
+    assert waits == [5.0, 5.0]
+    told = capsys.readouterr().err.splitlines()
+    assert told[0] == (
+        f"HTTP {status} from the server (later): waiting 5 s as it asks (Retry-After)"
+        " before attempt 2 of 4"
+    )
+
+
+def test_a_server_asking_for_longer_than_the_agent_waits_is_left_for_a_later_push(
+    outbox_dir, monkeypatch
+):
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    outbox = Outbox(outbox_dir)
+    with ContractServer() as server:
+        server.fail_next, server.retry_after = 1, "300"  # catalog_incomplete's
+        answer = upload.send_and_keep(server.url, TOKEN, example(), outbox, backoff=(0.01,))
+    assert (answer.outcome, server.posts, waits) == (upload.UNREACHABLE, 1, [])
+    assert answer.describe() == (
+        "server not reachable (HTTP 503): later; the server asks to be sent it again in 300 s,"
+        " longer than the agent waits (60 s at most)"
+    )
+    assert outbox.uuids() == [example()["uuid"]]
+
+
+def test_the_last_attempts_retry_after_is_told(outbox_dir, monkeypatch):
+    monkeypatch.setattr(upload.time, "sleep", lambda seconds: None)
+    with ContractServer() as server:
+        server.fail_next, server.retry_after = 1000, "1"
+        answer = upload.submit(server.url, TOKEN, example(), backoff=(0.01,))
+    assert server.posts == 2
+    assert answer.message == "later; the server asks to be sent it again in 1 s"
+
+
+def test_an_unreadable_retry_after_leaves_the_backoff(outbox_dir, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    with ContractServer() as server:
+        server.fail_next, server.retry_after = 1, "soon"
+        answer = upload.submit(server.url, TOKEN, example(), backoff=(0.01,))
+    assert (answer.outcome, waits) == (upload.CREATED, [0.01])
+
+
+NOON = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("5", 5.0),
+        (" 300 ", 300.0),
+        ("Thu, 26 Nov 2026 12:00:30 GMT", 30.0),
+        ("Thursday, 26-Nov-26 12:01:00 GMT", 60.0),  # the obsolete RFC 850 form
+        ("Thu, 26 Nov 2026 12:00:30 -0000", 30.0),  # UTC without saying so
+        ("Thu, 26 Nov 2026 11:00:00 GMT", 0.0),  # past: at once
+        (None, None),
+        ("", None),
+        ("-5", None),
+        ("1.5", None),
+        ("²", None),
+        ("Thu, 99 Nov 2026 12:00:30 GMT", None),
+    ],
+)
+def test_retry_after_is_whole_seconds_or_an_http_date(value, seconds):
+    assert upload.retry_after_seconds(value, now=NOON) == seconds
