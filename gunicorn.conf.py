@@ -18,7 +18,7 @@ import sys
 _PROJECT = os.path.dirname(os.path.abspath(__file__))
 if _PROJECT not in sys.path:
     sys.path.insert(0, _PROJECT)
-from benchhub.lib.env import envchoice, envint  # noqa: E402
+from benchhub.lib.env import envchoice, envint, envlogfile  # noqa: E402
 
 # Set but empty is the default, as for the numbers: gunicorn would take ""
 # and listen nowhere.
@@ -32,6 +32,6 @@ keepalive = 5
 # The heartbeat file on tmpfs: a container's /tmp may sit on a slow overlay.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108 -- gunicorn's own heartbeat files
 # No access log unless asked (GUNICORN_ACCESSLOG=- for stdout): the proxy in front keeps one.
-accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
+accesslog = envlogfile("GUNICORN_ACCESSLOG")
 # gunicorn takes any word here and logs at info for one it does not know.
 loglevel = envchoice("GUNICORN_LOGLEVEL", "info", ("debug", "info", "warning", "error", "critical"))

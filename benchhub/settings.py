@@ -19,6 +19,7 @@ from benchhub.lib.env import (
     envlist,
     envrate,
     envstr,
+    envurl,
     secret_key_problem,
 )
 
@@ -110,7 +111,10 @@ TEMPLATES = [
     },
 ]
 
-DATABASE_URL = envstr("DATABASE_URL", "")
+# dj_database_url takes any engine it knows (mysql, oracle, …) and answers a
+# scheme it does not with a ValueError that names no variable. BenchHub runs on
+# PostgreSQL, and on SQLite for the embedded default.
+DATABASE_URL = envurl("DATABASE_URL", "", schemes=("postgres", "postgresql", "sqlite"))
 if not DATABASE_URL:
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded default's home
 DATABASES = {
@@ -160,6 +164,7 @@ LOGIN_REDIRECT_URL = "accounts:submissions"
 LOGOUT_REDIRECT_URL = "results:home"
 # Password-reset mail: printed on the console unless the environment names
 # another backend (e.g. django.core.mail.backends.smtp.EmailBackend + EMAIL_HOST).
+# Checked to import when the apps are ready (accounts/apps.py).
 EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
 EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1, maximum=65535)

@@ -8,6 +8,7 @@ import os
 import re
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 
 def envstr(name: str, default: str) -> str:
@@ -94,6 +95,56 @@ def envrate(name: str, default: str) -> str:
     if int(match[1]) < 1:
         raise ImproperlyConfigured(f"{name}={value!r}: expected at least 1 request")
     return f"{int(match[1])}/{match[2]}"
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def envurl(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
+    """A URL with one of ``schemes``, in any letter case; set empty, the
+    default. The message names the scheme only: the rest of the URL may hold
+    a password, and the message goes to the log."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    scheme, separator, _ = value.strip().partition("://")
+    if not _SCHEME.fullmatch(scheme):
+        separator = ""  # "user:pass://…" is no scheme, and not to be repeated
+    if not separator or scheme.lower() not in schemes:
+        given = f"the scheme {scheme!r}" if separator else "no scheme"
+        expected = ", ".join(f"{s}://" for s in schemes)
+        raise ImproperlyConfigured(f"{name} has {given}: expected one of {expected}")
+    return value.strip()
+
+
+def envlogfile(name: str) -> str | None:
+    """Where a log goes: "-" (stdout), or an absolute path in a directory
+    that exists; unset or empty, None (no log). A relative path is refused:
+    "true" or "stdout" would be a file of that name wherever the server was
+    started from, written without a word."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    if value.strip() == "-":
+        return "-"
+    if not os.path.isabs(value):
+        raise ImproperlyConfigured(f"{name}={value!r}: expected - (stdout) or an absolute path")
+    if not os.path.isdir(os.path.dirname(value)):
+        raise ImproperlyConfigured(
+            f"{name}={value!r}: the directory {os.path.dirname(value)} does not exist"
+        )
+    return value
+
+
+def importable(name: str, path: str) -> None:
+    """The dotted path of a setting imports: a misspelt one failed only when
+    first used (EMAIL_BACKEND: a password reset answered 500). Called once the
+    settings are loaded (an app's ready()), as the imported module may read
+    them."""
+    try:
+        import_string(path)
+    except ImportError as exc:
+        raise ImproperlyConfigured(f"{name}={path!r}: cannot be imported: {exc}") from None
 
 
 def envlist(name: str, default: list[str]) -> list[str]:

@@ -14,7 +14,10 @@ import yaml
 from tests.live import ROOT
 
 # benchhub/lib/env's readers, and get: os.environ.get
-READERS = {"envstr", "envint", "envfloat", "envbool", "envchoice", "envlist", "envrate", "get"}
+READERS = {
+    *("envstr", "envint", "envfloat", "envbool", "envchoice", "envlist", "envrate"),
+    *("envurl", "envlogfile", "get"),
+}
 ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 

@@ -220,6 +220,64 @@ def test_a_sweep_of_zero_seconds_stops_the_start():
     assert expected in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("mysql://bench:hunter2@db/bench", "DATABASE_URL has the scheme 'mysql': "),
+        ("postgress://bench:hunter2@db/bench", "DATABASE_URL has the scheme 'postgress': "),
+        ("db.example.org/bench", "DATABASE_URL has no scheme: "),
+        ("bench:hunter2://db/bench", "DATABASE_URL has no scheme: "),  # no scheme has a colon
+    ],
+)
+def test_a_database_url_benchhub_cannot_run_on_stops_the_start_naming_the_schemes(
+    monkeypatch, url, expected
+):
+    """dj_database_url took mysql:// (BenchHub runs on PostgreSQL) and
+    refused a misspelt scheme with a ValueError naming no variable."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    monkeypatch.setenv("DATABASE_URL", url)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        settings_read()
+
+    assert str(refused.value) == expected + "expected one of postgres://, postgresql://, sqlite://"
+    assert "hunter2" not in str(refused.value)  # the message goes to the log
+
+
+def test_a_database_url_is_taken_in_either_postgres_spelling_and_any_case(monkeypatch, tmp_path):
+    for url, engine in [
+        ("postgres://bench@db/bench", "django.db.backends.postgresql"),
+        ("PostgreSQL://bench@db/bench", "django.db.backends.postgresql"),
+        (f" sqlite:///{tmp_path / 'bench.sqlite3'}", "benchhub.lib.sqlite"),
+    ]:
+        monkeypatch.setenv("DATABASE_URL", url)
+        assert settings_read()["DATABASES"]["default"]["ENGINE"] == engine
+
+
+@pytest.mark.parametrize(
+    ("backend", "reason"),
+    [
+        ("django.core.mail.backends.smpt.EmailBackend", "No module named"),
+        ("django.core.mail.backends.smtp.EmailBackEnd", 'does not define a "EmailBackEnd"'),
+        ("smtp", "doesn't look like a module path"),
+    ],
+)
+def test_a_misspelt_email_backend_stops_the_start_naming_it(backend, reason):
+    """It was read only by the first password reset, which answered 500."""
+    done = manage("check", EMAIL_BACKEND=backend)
+
+    assert done.returncode != 0
+    expected = f"ImproperlyConfigured: EMAIL_BACKEND={backend!r}: cannot be imported: "
+    assert expected in done.stderr, done.stderr
+    assert reason in done.stderr.split(expected)[1].splitlines()[0]
+
+
+def test_the_smtp_email_backend_is_taken():
+    done = manage("check", EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend")
+
+    assert done.returncode == 0, done.stderr
+
+
 def gunicorn_config_printed(**env: str) -> subprocess.CompletedProcess:
     """gunicorn reading gunicorn.conf.py as the image starts it (from the
     project directory), printing the configuration without serving."""
@@ -302,6 +360,34 @@ def test_the_container_health_check_asks_the_default_port_when_the_bind_is_empty
 
     assert check["main"]() == 0
     assert asked == ["http://127.0.0.1:8000/healthz"]  # not "http://127.0.0.1:/healthz"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # gunicorn wrote a file named "true" in the directory it started in
+        ("true", "expected - (stdout) or an absolute path"),
+        ("stdout", "expected - (stdout) or an absolute path"),
+        ("/nonexistent/log/access.log", "the directory /nonexistent/log does not exist"),
+    ],
+)
+def test_a_gunicorn_access_log_nowhere_to_write_stops_the_start_naming_it(value, expected):
+    done = gunicorn_config_printed(GUNICORN_ACCESSLOG=value)
+
+    assert done.returncode != 0
+    assert f"ImproperlyConfigured: GUNICORN_ACCESSLOG={value!r}: {expected}" in done.stderr
+
+
+def test_gunicorn_logs_access_to_stdout_a_file_or_nowhere(tmp_path):
+    for value, printed in [
+        ("-", "-"),
+        (str(tmp_path / "access.log"), str(tmp_path / "access.log")),
+        ("", "None"),
+    ]:
+        done = gunicorn_config_printed(GUNICORN_ACCESSLOG=value)
+
+        assert done.returncode == 0, done.stderr
+        assert re.search(rf"^accesslog\s+= {re.escape(printed)}$", done.stdout, re.MULTILINE)
 
 
 def test_gunicorn_takes_its_numbers_from_the_environment():
