@@ -198,6 +198,27 @@
     return value === null || value === "" ? "(none)" : String(value);
   }
 
+  // A long category name on lines of at most `width` characters, broken
+  // after "_", "+" or a space (sql-bench's count_distinct_group_on_key_parts
+  // was cut at a phone's left edge); a word longer than that is cut into pieces.
+  function wrapLabel(label, width) {
+    if (label.length <= width) {
+      return label;
+    }
+    const lines = [];
+    let line = "";
+    label.split(/(?<=[_+ ])/).forEach(function (word) {
+      for (let piece = word; piece; piece = piece.slice(width)) {
+        if (line && (line + piece.slice(0, width)).length > width) {
+          lines.push(line);
+          line = "";
+        }
+        line += piece.slice(0, width);
+      }
+    });
+    return line ? lines.concat(line) : lines;
+  }
+
   function readJson(id) {
     const element = document.getElementById(id);
     return element ? JSON.parse(element.textContent) : null;
@@ -256,7 +277,10 @@
     const narrow = canvas.parentElement.clientWidth < 600;
     const horizontal = !numeric && (xValues.length > 16 || (narrow && xValues.length * data.series.length > 6));
     const box = canvas.parentElement;
-    box.style.height = horizontal ? Math.max(28, 4 + xValues.length * Math.max(1.4, data.series.length * 0.9)) + "rem" : "";
+    const wrapWidth = narrow ? 16 : 32;
+    const lines = horizontal ? Math.max(...xValues.map((x) => [].concat(wrapLabel(shown(x), wrapWidth)).length)) : 1;
+    const row = Math.max(1.4, data.series.length * 0.9, lines * 0.95);
+    box.style.height = horizontal ? Math.max(28, 4 + xValues.length * row) + "rem" : "";
     const categoryAxis = {
       type: numeric ? "linear" : "category",
       // Clients, sizes, counts: the axis starts at 0 so that
@@ -268,7 +292,15 @@
       // Whole clients, rows, threads: no tick at 0.5 of one.
       ticks: numeric
         ? { precision: xValues.every(Number.isInteger) ? 0 : undefined }
-        : { autoSkip: false, maxRotation: horizontal ? 0 : 90 },
+        : {
+            autoSkip: false,
+            maxRotation: horizontal ? 0 : 90,
+            callback: horizontal
+              ? function (value) {
+                  return wrapLabel(this.getLabelForValue(value), wrapWidth);
+                }
+              : undefined,
+          },
       title: { display: true, text: labels.x, font: { weight: "bold" } },
     };
     const extent = barExtent(data, relative, xValues);

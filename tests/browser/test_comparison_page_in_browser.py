@@ -170,3 +170,35 @@ def test_the_axes_hold_the_error_bars_and_count_whole_clients(live_server, page:
     page.goto(live_server.url + query + "&reference=postgresql")
     chart_state(page)
     assert page.evaluate(axes)["top"] >= 160  # 800 is 160 % of 500
+
+
+def test_on_a_phone_every_operation_name_fits_beside_its_bars(live_server, browser):
+    """sql-bench's bars lie down on a phone: names like
+    count_distinct_group_on_key_parts were cut at the canvas's left edge."""
+    articles_load()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(
+        live_server.url + "/compare/?benchmark=sql-bench&metric=seconds&x=param.operation"
+        "&series=filesystem&config_profile=my-huge.cnf"
+    )
+    page.wait_for_function(
+        "() => window.Chart && Chart.getChart(document.getElementById('comparison-chart'))"
+    )
+
+    labels = page.evaluate(
+        """() => { const c = Chart.getChart(document.getElementById("comparison-chart"));
+          const s = c.scales.y;
+          c.ctx.save();
+          c.ctx.font = Chart.helpers.toFont(s.options.ticks.font).string;
+          const lines = s.ticks.flatMap(t => [].concat(t.label));
+          const widest = Math.max(...lines.map(l => c.ctx.measureText(l).width));
+          c.ctx.restore();
+          return {horizontal: c.options.indexAxis === "y", count: s.ticks.length,
+                  widest: widest, room: s.width}; }"""
+    )
+    context.close()
+
+    assert labels["horizontal"] and labels["count"] > 40
+    # the axis also holds its title and the ticks' padding: about 24 px
+    assert labels["widest"] + 24 <= labels["room"], labels
