@@ -6,7 +6,7 @@ from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from benchhub.baselines.histogram import bucket_of, percentile_from_counts
-from benchhub.baselines.models import Baseline, BaselineBucket
+from benchhub.baselines.models import Baseline, BaselineBucket, CountedRun
 from benchhub.results.comparability import canonical_json
 from benchhub.results.filters import parameter_canonical
 from benchhub.results.models import Measurement
@@ -25,6 +25,12 @@ def baseline_list(*, fingerprint: str) -> QuerySet[Baseline]:
         .select_related("metric")
         .order_by("metric__name", "point")
     )
+
+
+def baseline_counts_run(*, run_id: int) -> bool:
+    """Whether the run's values are in its key's baselines (approved, and a
+    refresh has taken it in)."""
+    return CountedRun.objects.filter(run_id=run_id).exists()
 
 
 def baseline_get(*, fingerprint: str, metric: str, parameters: dict) -> Baseline | None:

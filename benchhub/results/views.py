@@ -13,7 +13,12 @@ from django.urls import reverse
 from django_htmx.http import push_url
 from rest_framework.exceptions import ValidationError
 
-from benchhub.baselines.selectors import BaselineRanker, baseline_list, baseline_point
+from benchhub.baselines.selectors import (
+    BaselineRanker,
+    baseline_counts_run,
+    baseline_list,
+    baseline_point,
+)
 from benchhub.moderation.selectors import submission_history
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
@@ -58,7 +63,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "environment": presentation.environment_rows(run),
             "settings": sorted((run.server.settings or {}).items()),
             "rows": rows,
-            "headline": _headline(rows),
+            "headline": _headline(rows, run_id=run.pk),
             "chart": chart,
             "compare_links": (
                 presentation.compare_links(run, first["metric"], first["x"]) if first else []
@@ -71,12 +76,19 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _headline(rows: list[presentation.MeasurementRow]) -> presentation.MeasurementRow | None:
+def _headline(
+    rows: list[presentation.MeasurementRow], *, run_id: int
+) -> presentation.MeasurementRow | None:
     """The measurement the page puts first: the peak of the run's first
     metric where more is better (throughput at its best client count),
     else of its first metric, among those ranked against other results."""
-    # One result is not a distribution: rank only against others.
+    # One result is not a distribution: rank only against others. A
+    # baseline of one is another's result unless the run's own values are
+    # in it (approved and taken in by a refresh; not a pending run's).
     ranked = [row for row in rows if row.standing is not None and row.standing.n > 1]
+    standing = [row for row in rows if row.standing is not None]
+    if not ranked and standing and not baseline_counts_run(run_id=run_id):
+        ranked = standing
     if not ranked:
         return None
     higher = [row for row in ranked if row.measurement.metric.direction == "higher"]

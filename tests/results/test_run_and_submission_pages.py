@@ -143,6 +143,24 @@ def test_a_run_alone_in_its_key_is_not_ranked(client, bob):
     assert "headline-percentile" not in page
 
 
+def test_a_pending_run_is_ranked_against_the_one_approved_result_of_its_key(client, bob):
+    """Its own values are not in the baselines: the one approved result
+    there is another's (an approved run alone, counted, is not ranked)."""
+    approved = run_of(store(bob, with_throughput_at_20(1000)))
+    pending = run_of(store(bob, with_throughput_at_20(1300), status=Submission.Status.PENDING))
+    baselines_refresh()
+    client.force_login(bob)
+
+    page = client.get(f"/runs/{pending.pk}/").content.decode()
+    headline = page[page.index('id="headline-standing"') :]
+    headline = headline[: headline.index("</p>")]
+    assert "n=1" in headline
+    assert "nothing to rank it against" not in page
+
+    alone = client.get(f"/runs/{approved.pk}/").content.decode()
+    assert "nothing to rank it against" in alone
+
+
 def test_the_run_page_links_a_comparison_the_reproduce_command_json_and_csv(client, bob):
     run = run_of(store(bob, example_document()))
 
@@ -293,8 +311,9 @@ def test_the_run_page_reads_a_fixed_number_of_queries_however_many_measurements(
     baselines_refresh()
 
     # run with its environment, measurements, their metrics, the key's baselines,
-    # every measurement's rank among them (one statement over their histograms)
-    with django_assert_num_queries(5):
+    # every measurement's rank among them (one statement over their histograms);
+    # its key holding one result, whether that is this run's own
+    with django_assert_num_queries(6):
         assert client.get(f"/runs/{run.pk}/").status_code == 200
 
 
