@@ -678,6 +678,15 @@ def test_the_page_s_pooling_answer_is_refreshed_too(stored, bob, moderator, clie
     assert b"btrfs" in again.content
 
 
+def _wait_until_refreshed(failure: str) -> None:
+    """Until no kept answer is stale and one is kept (the worker stored it
+    again), at most a minute; else fail with ``failure``."""
+    deadline = time.monotonic() + 60
+    while kept.kept_answers_stale(served_within=3600, limit=1) or not _served_at():
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.2)
+
+
 def test_a_real_worker_refreshes_the_answer_after_an_approval(
     stored, bob, moderator, anonymous_api
 ):
@@ -686,10 +695,7 @@ def test_a_real_worker_refreshes_the_answer_after_an_approval(
     app.control.purge()
     with in_process_worker():
         comparisons_refresh_task.delay()
-        deadline = time.monotonic() + 60
-        while kept.kept_answers_stale(served_within=3600, limit=1) or not _served_at():
-            assert time.monotonic() < deadline, "the worker did not refresh the answer"
-            time.sleep(0.2)
+        _wait_until_refreshed("the worker did not refresh the answer")
     after, computed = answer(anonymous_api)
     assert not computed
     assert cell(after, "btrfs", 1)["n"] == 1
@@ -704,10 +710,7 @@ def test_an_approval_has_the_worker_refresh_the_answers_without_beat(
     app.control.purge()
     with in_process_worker():
         submission_moderate(submission=pending, actor=moderator, action="approve")
-        deadline = time.monotonic() + 60
-        while kept.kept_answers_stale(served_within=3600, limit=1) or not _served_at():
-            assert time.monotonic() < deadline, "the approval did not have the answer refreshed"
-            time.sleep(0.2)
+        _wait_until_refreshed("the approval did not have the answer refreshed")
     after, computed = answer(anonymous_api)
     assert not computed
     assert cell(after, "btrfs", 1)["n"] == 1
