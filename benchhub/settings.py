@@ -188,8 +188,11 @@ STORAGES = {
 }
 
 # Celery: with REDIS_URL unset, tasks run in the calling process (embedded
-# default); with it set, they go to Redis and a worker runs them.
-REDIS_URL = envstr("REDIS_URL", "")
+# default); with it set, they go to Redis and a worker runs them. Both
+# readers of it know redis:// and rediss:// only: a misspelt scheme failed
+# the first request that counted a rate (500), and the worker at its start
+# with "No such transport", naming no variable.
+REDIS_URL = envurl("REDIS_URL", "", schemes=("redis", "rediss"))
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

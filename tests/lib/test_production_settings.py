@@ -255,6 +255,38 @@ def test_a_database_url_is_taken_in_either_postgres_spelling_and_any_case(monkey
 
 
 @pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("reddis://:hunter2@cache:6379/0", "REDIS_URL has the scheme 'reddis': "),
+        ("unix:///run/redis.sock", "REDIS_URL has the scheme 'unix': "),  # Celery knows no unix://
+        ("cache:6379/0", "REDIS_URL has no scheme: "),
+    ],
+)
+def test_a_redis_url_of_another_scheme_stops_the_start_naming_the_schemes(
+    monkeypatch, url, expected
+):
+    """The cache refused it at the first request that counted a rate (500),
+    the worker at its start with "No such transport": neither named REDIS_URL."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    monkeypatch.setenv("REDIS_URL", url)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        settings_read()
+
+    assert str(refused.value) == expected + "expected one of redis://, rediss://"
+    assert "hunter2" not in str(refused.value)  # the message goes to the log
+
+
+def test_a_redis_url_is_taken_with_either_scheme_and_empty_is_the_embedded_default(monkeypatch):
+    for url in ("redis://cache:6379/0", "Rediss://:pw@cache:6380/1"):
+        monkeypatch.setenv("REDIS_URL", url)
+        assert settings_read()["CELERY_BROKER_URL"] == url
+
+    monkeypatch.setenv("REDIS_URL", " ")  # was taken as a URL: every task queued to nowhere
+    assert settings_read()["CELERY_TASK_ALWAYS_EAGER"] is True
+
+
+@pytest.mark.parametrize(
     ("backend", "reason"),
     [
         ("django.core.mail.backends.smpt.EmailBackend", "No module named"),
