@@ -135,16 +135,37 @@ def _exchange(
         return exc.code, _decode(exc.read()), exc.headers
 
 
-def get_json(url: str, *, token: str | None = None, timeout: float = TIMEOUT_S) -> Any:
-    """GET that must succeed: raises HttpError with the server's message otherwise."""
-    try:
-        status, payload = request_json("GET", url, token=token, timeout=timeout)
-    except (urllib.error.URLError, OSError) as exc:
-        raise HttpError(None, f"GET {url}: {_reason(exc)}") from exc
-    if status != 200:
-        message, _ = _error_message(payload)
-        raise HttpError(status, f"GET {url}: HTTP {status}: {message}")
-    return payload
+def get_json(
+    url: str,
+    *,
+    token: str | None = None,
+    timeout: float = TIMEOUT_S,
+    backoff: Sequence[float] | None = None,
+) -> Any:
+    """GET that must succeed: raises HttpError with the server's message otherwise.
+
+    A 429 or 503 with Retry-After is asked again after the wait it asks for, as
+    an upload is (compare's rank per measurement met a throttled token and
+    showed "-" for the rest of the table). Other failures are not retried:
+    the callers go on without the answer, and an unannounced backoff for each
+    of compare's rows would add up in silence."""
+    backoff = default_backoff() if backoff is None else backoff
+    last = _exchange_retrying(
+        "GET",
+        url,
+        token=token,
+        body=None,
+        timeout=timeout,
+        backoff=backoff,
+        again="asked again",
+        retry_unasked=False,
+    )
+    if last.status is None:
+        raise HttpError(None, f"GET {url}: {last.reason}")
+    if last.status != 200:
+        message, _ = _error_message(last.payload)
+        raise HttpError(last.status, f"GET {url}: HTTP {last.status}: {_noted(message, last.note)}")
+    return last.payload
 
 
 def _decode(raw: bytes) -> Any:
@@ -184,43 +205,93 @@ def submit(
     wait the server asks for (Retry-After) up to RETRY_AFTER_MAX_S."""
     url = server.rstrip("/") + SUBMISSIONS_PATH
     backoff = default_backoff() if backoff is None else backoff
-    attempts = len(backoff) + 1
-    answer = Answer(UNREACHABLE)
-    for attempt in range(1, attempts + 1):
-        asked = None
-        try:
-            status, payload, headers = _exchange(
-                "POST", url, token=token, body=document, timeout=timeout
-            )
-        except (urllib.error.URLError, OSError) as exc:
-            answer = Answer(UNREACHABLE, None, message=_reason(exc))
-        else:
-            answer = _answer(status, payload)
-            if answer.outcome != UNREACHABLE:
-                return answer
-            asked = retry_after_seconds(headers.get("Retry-After"))
-        if asked is not None and (attempt == attempts or asked > RETRY_AFTER_MAX_S):
-            answer.message = _asked_to_wait(answer.message, asked)
-            return answer
-        if attempt == attempts:
-            return answer
-        if asked is None:
-            time.sleep(backoff[attempt - 1])
-        else:
-            say(
-                f"HTTP {answer.status} from the server ({answer.message or 'no reason given'}): "
-                f"waiting {asked:g} s as it asks (Retry-After) before attempt "
-                f"{attempt + 1} of {attempts}"
-            )
-            time.sleep(asked)
+    last = _exchange_retrying(
+        "POST",
+        url,
+        token=token,
+        body=document,
+        timeout=timeout,
+        backoff=backoff,
+        again="sent it again",
+    )
+    if last.status is None:
+        return Answer(UNREACHABLE, None, message=last.reason)
+    answer = _answer(last.status, last.payload)
+    answer.message = _noted(answer.message, last.note)
     return answer
 
 
-def _asked_to_wait(message: str, seconds: float) -> str:
-    told = f"the server asks to be sent it again in {seconds:g} s"
-    if seconds > RETRY_AFTER_MAX_S:
-        told += f", longer than the agent waits ({RETRY_AFTER_MAX_S:g} s at most)"
-    return f"{message}; {told}" if message else told
+@dataclass
+class _Last:
+    """The last answer of an exchange tried while it failed transiently."""
+
+    status: int | None  # None: no answer
+    payload: Any = None
+    reason: str = ""  # why there was no answer
+    note: str = ""  # the wait the server asked for and why it was not waited
+
+
+def _transient(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _exchange_retrying(
+    method: str,
+    url: str,
+    *,
+    token: str | None,
+    body: dict[str, Any] | None,
+    timeout: float,
+    backoff: Sequence[float],
+    again: str,
+    retry_unasked: bool = True,
+) -> _Last:
+    """Uploads' and reads' attempts: one more after each transient failure (no
+    answer, 429, 5xx), as many as ``backoff`` has waits. A 429 or 503 with
+    Retry-After is tried again after the wait it asks, not the backoff's; a
+    failure without one only when ``retry_unasked``. ``again`` says what the
+    server asks in the note: "sent it again", "asked again"."""
+    attempts = len(backoff) + 1
+    attempt = 0
+    while True:
+        attempt += 1
+        asked = None
+        try:
+            status, payload, headers = _exchange(
+                method, url, token=token, body=body, timeout=timeout
+            )
+        except (urllib.error.URLError, OSError) as exc:
+            last = _Last(None, reason=_reason(exc))
+        else:
+            last = _Last(status, payload)
+            if not _transient(status):
+                return last
+            asked = retry_after_seconds(headers.get("Retry-After"))
+        if asked is None:
+            if attempt == attempts or not retry_unasked:
+                return last
+            time.sleep(backoff[attempt - 1])
+            continue
+        told = f"the server asks to be {again} in {asked:g} s"
+        if asked > RETRY_AFTER_MAX_S:
+            last.note = f"{told}, longer than the agent waits ({RETRY_AFTER_MAX_S:g} s at most)"
+            return last
+        if attempt == attempts:
+            last.note = told
+            return last
+        message, _ = _error_message(payload)
+        say(
+            f"HTTP {status} from the server ({message or 'no reason given'}): "
+            f"waiting {asked:g} s as it asks (Retry-After) before attempt "
+            f"{attempt + 1} of {attempts}"
+        )
+        time.sleep(asked)
+
+
+def _noted(message: str, note: str) -> str:
+    if not note:
+        return message
+    return f"{message}; {note}" if message else note
 
 
 def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:

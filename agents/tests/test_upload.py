@@ -279,7 +279,8 @@ def test_a_refused_documents_note_keeps_the_servers_whole_answer(outbox_dir):
 class Scripted(BaseHTTPRequestHandler):
     """Answers each request with the next scripted (status, body); keeps what it was asked."""
 
-    answers: ClassVar[list[tuple[int, bytes]]] = []
+    # (status, body) or (status, body, headers)
+    answers: ClassVar[list[tuple]] = []
     seen: ClassVar[list[tuple[str, str, dict[str, str]]]] = []
 
     def log_message(self, *args: object) -> None:
@@ -288,8 +289,10 @@ class Scripted(BaseHTTPRequestHandler):
     def _reply(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         Scripted.seen.append((self.command, self.path, dict(self.headers)))
-        status, body = Scripted.answers.pop(0)
+        status, body, *headers = Scripted.answers.pop(0)
         self.send_response(status)
+        for name, value in (headers[0] if headers else {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -540,3 +543,54 @@ NOON = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.UTC)
 )
 def test_retry_after_is_whole_seconds_or_an_http_date(value, seconds):
     assert upload.retry_after_seconds(value, now=NOON) == seconds
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_a_read_of_a_busy_server_is_asked_again_after_the_seconds_it_asks_for(
+    scripted, monkeypatch, capsys, status
+):
+    # compare asks a rank for each measurement: a throttled token's 429 made the
+    # rest of its table "-", and --like stopped, where an upload would have waited.
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    base, answers = scripted
+    busy = (status, b'{"error": {"code": "busy", "message": "later"}}', {"Retry-After": "5"})
+    answers.extend([busy, busy, (200, b'{"n": 3}')])
+
+    assert upload.get_json(f"{base}/api/v1/baselines/rank/", backoff=(0.01, 0.01, 0.01)) == {"n": 3}
+    assert (len(Scripted.seen), waits) == (3, [5.0, 5.0])
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"HTTP {status} from the server (later): waiting 5 s as it asks (Retry-After)"
+        " before attempt 2 of 4"
+    )
+
+
+def test_a_read_asked_to_wait_longer_than_the_agent_waits_fails_at_once_saying_so(
+    scripted, monkeypatch
+):
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    base, answers = scripted
+    answers.append((503, b'{"error": {"message": "catalog incomplete"}}', {"Retry-After": "300"}))
+
+    with pytest.raises(upload.HttpError) as raised:
+        upload.get_json(f"{base}/api/v1/runs/5/", backoff=(0.01,))
+
+    assert (raised.value.status, len(Scripted.seen), waits) == (503, 1, [])
+    assert str(raised.value) == (
+        f"GET {base}/api/v1/runs/5/: HTTP 503: catalog incomplete; the server asks to be"
+        " asked again in 300 s, longer than the agent waits (60 s at most)"
+    )
+
+
+def test_a_read_failing_without_retry_after_is_not_asked_again(scripted, monkeypatch):
+    # compare goes on without the answer ("-"): a silent backoff per row would add up
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    base, answers = scripted
+    answers.append((502, b"bad gateway"))
+
+    with pytest.raises(upload.HttpError):
+        upload.get_json(f"{base}/r/", backoff=(0.01, 0.01))
+
+    assert (len(Scripted.seen), waits) == (1, [])
