@@ -107,13 +107,21 @@ def report_answer(document_uuid: str, answer: upload.Answer, outbox: Outbox) -> 
 
 
 def push_outbox_first(args: argparse.Namespace) -> None:
-    """Before a new upload, send what earlier runs could not."""
+    """Before a new upload, send what earlier runs could not, waiting
+    BEFORE_RUN_WAIT_S in all at most: the run is what was asked for."""
     server, token = upload_settings(args)
     outbox = Outbox()
     if not outbox.uuids():
         return
-    for document_uuid, answer in upload.push(server, token, outbox):
+    patience = upload.Patience(upload.BEFORE_RUN_WAIT_S, when="before a run")
+    for document_uuid, answer in upload.push(server, token, outbox, patience=patience):
         say(f"outbox {document_uuid}: {answer.describe()}")
+    left = outbox.uuids()
+    if left:
+        say(
+            f"{len(left)} document(s) left in the outbox ({outbox.path}) for "
+            "'benchhub-agent push' or the next run --upload; this run goes on"
+        )
 
 
 def cmd_push(args: argparse.Namespace) -> int:

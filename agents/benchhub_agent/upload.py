@@ -36,6 +36,11 @@ BACKOFF_S = (1.0, 2.0, 4.0)  # waits between the attempts after a failure
 # hostile server must not park it (or the benchmark run waiting behind the
 # outbox) for hours. The document stays in the outbox for a later push.
 RETRY_AFTER_MAX_S = 60.0
+# The outbox sent before a run waits this long in all, not RETRY_AFTER_MAX_S per
+# attempt: a throttled token (up to 60 s asked, three times, for each document)
+# held the run back minutes before it started. Enough for BenchHub's 1 s and
+# 5 s asks and the backoff's 1 + 2 + 4 s on a server that is down.
+BEFORE_RUN_WAIT_S = 10.0
 
 
 def default_backoff(env: Mapping[str, str] = os.environ) -> tuple[float, ...]:
@@ -200,9 +205,11 @@ def submit(
     *,
     backoff: Sequence[float] | None = None,
     timeout: float = TIMEOUT_S,
+    patience: Patience | None = None,
 ) -> Answer:
     """POST the document, retrying transient failures with growing waits, or the
-    wait the server asks for (Retry-After) up to RETRY_AFTER_MAX_S."""
+    wait the server asks for (Retry-After) up to RETRY_AFTER_MAX_S, and no wait
+    beyond what ``patience`` has left."""
     url = server.rstrip("/") + SUBMISSIONS_PATH
     backoff = default_backoff() if backoff is None else backoff
     last = _exchange_retrying(
@@ -213,12 +220,31 @@ def submit(
         timeout=timeout,
         backoff=backoff,
         again="sent it again",
+        patience=patience,
     )
     if last.status is None:
         return Answer(UNREACHABLE, None, message=last.reason)
     answer = _answer(last.status, last.payload)
     answer.message = _noted(answer.message, last.note)
     return answer
+
+
+class Patience:
+    """The seconds the retries of several exchanges may still wait, in all:
+    the outbox pushed before a run waits that long at most, however many
+    documents it holds and however often the server asks to come back."""
+
+    def __init__(self, seconds: float, *, when: str) -> None:
+        self.whole = seconds
+        self.left = seconds
+        self.when = when  # whose waits it bounds, for the note: "before a run"
+
+    def lasts(self, wait: float) -> bool:
+        """Whether ``wait`` fits in what is left; if so, it is spent."""
+        if wait > self.left:
+            return False
+        self.left -= wait
+        return True
 
 
 @dataclass
@@ -245,6 +271,7 @@ def _exchange_retrying(
     backoff: Sequence[float],
     again: str,
     retry_unasked: bool = True,
+    patience: Patience | None = None,
 ) -> _Last:
     """Uploads' and reads' attempts: one more after each transient failure (no
     answer, 429, 5xx), as many as ``backoff`` has waits. A 429 or 503 with
@@ -270,6 +297,8 @@ def _exchange_retrying(
         if asked is None:
             if attempt == attempts or not retry_unasked:
                 return last
+            if patience is not None and not patience.lasts(backoff[attempt - 1]):
+                return last
             time.sleep(backoff[attempt - 1])
             continue
         told = f"the server asks to be {again} in {asked:g} s"
@@ -278,6 +307,11 @@ def _exchange_retrying(
             return last
         if attempt == attempts:
             last.note = told
+            return last
+        if patience is not None and not patience.lasts(asked):
+            last.note = (
+                f"{told}, longer than the agent waits {patience.when} ({patience.whole:g} s in all)"
+            )
             return last
         message, _ = _error_message(payload)
         say(
@@ -348,8 +382,9 @@ def _settle(
     document: dict[str, Any],
     outbox: Outbox,
     backoff: Sequence[float] | None,
+    patience: Patience | None = None,
 ) -> Answer:
-    answer = submit(server, token, document, backoff=backoff)
+    answer = submit(server, token, document, backoff=backoff, patience=patience)
     if answer.accepted:
         outbox.remove(document["uuid"])
     elif answer.outcome == REJECTED:
@@ -364,8 +399,10 @@ def push(
     *,
     include_rejected: bool = False,
     backoff: Sequence[float] | None = None,
+    patience: Patience | None = None,
 ) -> list[tuple[str, Answer]]:
-    """Send every kept document; stop early when the server is down or the token wrong."""
+    """Send every kept document; stop early when the server is down or the token
+    wrong, or asks for a wait longer than ``patience`` has left."""
     results = []
     for document_uuid in outbox.uuids(include_rejected=include_rejected):
         try:
@@ -373,7 +410,7 @@ def push(
         except (OSError, ValueError) as exc:
             results.append((document_uuid, Answer(REJECTED, message=f"unreadable: {exc}")))
             continue
-        answer = _settle(server, token, document, outbox, backoff)
+        answer = _settle(server, token, document, outbox, backoff, patience)
         results.append((document_uuid, answer))
         if answer.outcome in (UNREACHABLE, UNAUTHORIZED):
             break  # the next ones would fail the same way; they stay for later

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from benchhub_agent import document
+from benchhub_agent import commands, document, upload
 from benchhub_agent.benchmarks import base, discover_benchmarks
 from benchhub_agent.benchmarks.base import SilentProgress, Target
+from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
 from test_upload import dead_server
 
@@ -65,6 +66,28 @@ def test_the_next_upload_sends_the_outbox_first(pg_dsn, outbox_dir):
         assert len(server.stored) == 2
         assert next(iter(server.stored)) == kept.stem  # the earlier run reached the server first
     assert list(outbox_dir.glob("*.json")) == []
+
+
+def test_a_throttled_token_keeps_the_outbox_for_later_and_the_run_goes_on(
+    outbox_dir, monkeypatch, capsys
+):
+    # Before a run the outbox waited 60 s, three times, on a throttled token.
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    outbox = Outbox(outbox_dir)
+    for n in (1, 2):
+        outbox.save({"uuid": f"00000000-0000-4000-8000-00000000000{n}"})
+    with ContractServer() as server:
+        server.fail_next, server.fail_status, server.retry_after = 1000, 429, "60"
+        commands.push_outbox_first(argparse.Namespace(server=server.url, token=TOKEN))
+
+    assert (server.posts, waits) == (1, [])
+    said = capsys.readouterr().err.splitlines()
+    assert said[0].endswith("longer than the agent waits before a run (10 s in all)")
+    assert said[1] == (
+        f"2 document(s) left in the outbox ({outbox_dir}) for 'benchhub-agent push'"
+        " or the next run --upload; this run goes on"
+    )
 
 
 def test_upload_without_a_token_stops_before_running(pg_dsn, outbox_dir):

@@ -594,3 +594,54 @@ def test_a_read_failing_without_retry_after_is_not_asked_again(scripted, monkeyp
         upload.get_json(f"{base}/r/", backoff=(0.01, 0.01))
 
     assert (len(Scripted.seen), waits) == (1, [])
+
+
+# --- the outbox before a run: a bounded wait in all -----------------------------------
+
+
+def test_a_throttled_token_leaves_the_outbox_before_a_run_at_once(outbox_dir, monkeypatch):
+    # It waited 60 s three times for the first document before the run started.
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    outbox = Outbox(outbox_dir)
+    for uuid in ("00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"):
+        outbox.save(example(uuid))
+    patience = upload.Patience(10, when="before a run")
+    with ContractServer() as server:
+        server.fail_next, server.fail_status, server.retry_after = 1000, 429, "42"
+        results = upload.push(server.url, TOKEN, outbox, patience=patience)
+
+    assert (len(results), server.posts, waits) == (1, 1, [])
+    assert results[0][1].describe() == (
+        "server not reachable (HTTP 429): later; the server asks to be sent it again in 42 s,"
+        " longer than the agent waits before a run (10 s in all)"
+    )
+    assert len(outbox.uuids()) == 2  # neither marked: both go with the next push
+
+
+def test_the_outbox_before_a_run_waits_its_patience_in_all_however_many_documents(
+    outbox_dir, monkeypatch
+):
+    waits: list[float] = []
+    monkeypatch.setattr(upload.time, "sleep", waits.append)
+    outbox = Outbox(outbox_dir)
+    for n in range(1, 4):
+        outbox.save(example(f"00000000-0000-4000-8000-00000000000{n}"))
+    patience = upload.Patience(10, when="before a run")
+    with ContractServer() as server:
+        # each document answered 503 twice, asking 3 s: 6 s each if waited in full
+        server.retry_after = "3"
+        served = server.httpd.RequestHandlerClass.do_POST
+
+        def twice_busy_then_served(handler):
+            if server.posts % 3 != 2:
+                server.fail_next = 1
+            served(handler)
+
+        server.httpd.RequestHandlerClass.do_POST = twice_busy_then_served
+        results = upload.push(server.url, TOKEN, outbox, backoff=(1, 1, 1), patience=patience)
+
+    assert sum(waits) <= 10
+    assert waits == [3.0, 3.0, 3.0]
+    assert [answer.outcome for _, answer in results] == [upload.CREATED, upload.UNREACHABLE]
+    assert len(outbox.uuids()) == 2
