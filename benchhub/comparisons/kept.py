@@ -36,6 +36,13 @@ when it was last served: after a change, the worker recomputes the answers
 served within the hour (tasks.py), so the next visitor is not the one who
 waits.
 
+An answer is computed once however many ask for it at the same time (a
+link shared on a forum, the same comparison asked again right after a
+change, the worker's refresh and a visitor): the others wait for it, at
+most ``WAIT_SECONDS``, under a PostgreSQL advisory lock of its key. On two
+cores, three visitors computing the same 300 ms answer side by side would
+each wait about a second.
+
 Only the public view is kept: a signed-in user who has results of their
 own that are not public (pending, hidden …) sees them in comparisons, and
 their answers are computed each time. Nothing is kept inside a
@@ -70,7 +77,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +86,12 @@ T = TypeVar("T")
 # Larger answers are computed each time (the largest of benchmarks/compare.py
 # pickles to 44 kB).
 MAX_ANSWER_BYTES = 1024 * 1024
+# Asked for while another process computes it: wait this long for its
+# answer, then compute here too.
+WAIT_SECONDS = 10.0
+# The first key of the two-key advisory locks of computing an answer (any
+# constant no other lock of the database uses; the baselines' is 0x6262).
+_ANSWER_LOCKS = 0x6361  # "ca"
 # How often (per process) a store also deletes expired answers and old change rows.
 PRUNE_SECONDS = 60.0
 
@@ -204,9 +217,70 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) 
         answer = _loaded(bytes(data))
         if answer is not None:
             return answer
-    answer = compute()
-    _store(key, snapshot, answer, request)
+    with _computing_alone(key, seconds, snapshot) as (snapshot, data):
+        if data is not None:
+            answer = _loaded(bytes(data))
+            if answer is not None:
+                return answer
+        answer = compute()
+        _store(key, snapshot, answer, request)
     return answer
+
+
+@contextmanager
+def _computing_alone(key: str, seconds: int, snapshot: str) -> Iterator[tuple[str, Any]]:
+    """Compute an answer once, however many ask for it at the same time (a
+    link shared on a forum; a comparison asked for again right after a
+    change): while another process computes it, wait (at most
+    ``WAIT_SECONDS``) and yield what it kept, read anew with its snapshot;
+    else (``snapshot``, None): the caller computes, holding the lock until
+    it has stored the answer. The lock is PostgreSQL's, session-level: a
+    process that dies releases it with its connection."""
+    locked, waited = _lock_answer(key)
+    try:
+        data = None
+        if waited:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(_READ, [key, seconds])
+                    snapshot, data, _ = cursor.fetchone()
+            except DatabaseError:
+                log.warning("kept comparison answers could not be read", exc_info=True)
+        # None: the other failed, or kept nothing (too large an answer).
+        yield snapshot, data
+    finally:
+        if locked:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pg_advisory_unlock(%s, hashtext(%s))", [_ANSWER_LOCKS, key]
+                    )
+            except DatabaseError:
+                log.warning("a comparison's lock could not be released", exc_info=True)
+
+
+def _lock_answer(key: str) -> tuple[bool, bool]:
+    """Take the lock of computing this answer: (taken, after waiting for
+    another process). Not taken if the wait is too long or the database
+    fails: the caller computes anyway, as it would have without the lock."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", [_ANSWER_LOCKS, key])
+            if cursor.fetchone()[0]:
+                return True, False
+            with transaction.atomic():
+                cursor.execute(
+                    "SELECT set_config('lock_timeout', %s, true)", [f"{WAIT_SECONDS * 1000:.0f}"]
+                )
+                cursor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", [_ANSWER_LOCKS, key])
+            return True, True
+    except DatabaseError:
+        log.warning(
+            "another computation of a comparison took more than %s s: computed here too",
+            WAIT_SECONDS,
+            exc_info=True,
+        )
+        return False, False
 
 
 def kept_answers_stale(*, served_within: int, limit: int) -> list[tuple[str, Any, datetime]]:

@@ -7,6 +7,7 @@ test transaction would keep nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -531,6 +532,132 @@ def test_without_the_tables_the_answer_is_computed(stored, anonymous_api):
             cursor.execute(
                 "ALTER TABLE comparisons_keptanswer_away RENAME TO comparisons_keptanswer"
             )
+
+
+class _SlowComputation:
+    """A computation in another thread that holds until released: what a
+    second request for the same answer meets while the first computes."""
+
+    PARTS = ("asked twice at once", 1)
+
+    def __init__(self, *, fails: bool = False) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.fails = fails
+        self.thread = threading.Thread(target=self._ask)
+
+    def _compute(self) -> str:
+        self.started.set()
+        assert self.release.wait(30)
+        if self.fails:
+            raise RuntimeError("the first computation failed")
+        return "the first one's answer"
+
+    def _ask(self) -> None:
+        try:
+            with pytest.raises(RuntimeError) if self.fails else contextlib.nullcontext():
+                kept.kept_answer(self.PARTS, self._compute)
+        finally:
+            connections.close_all()
+
+    def __enter__(self) -> _SlowComputation:
+        self.thread.start()
+        assert self.started.wait(30)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.release.set()
+        self.thread.join(30)
+
+
+def _ask_in_another_thread() -> tuple[threading.Thread, list]:
+    """The second request: (its thread, [its answer, computed by itself?])."""
+    outcome: list = []
+
+    def compute() -> str:
+        outcome.append("computed")
+        return "the second one's answer"
+
+    def ask() -> None:
+        try:
+            outcome.insert(0, kept.kept_answer(_SlowComputation.PARTS, compute))
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    return thread, outcome
+
+
+def _waiting_for_a_lock() -> bool:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            )
+            if cursor.fetchone()[0]:
+                return True
+        time.sleep(0.02)
+    return False
+
+
+def test_an_answer_asked_for_while_another_process_computes_it_is_computed_once():
+    with _SlowComputation():
+        second, outcome = _ask_in_another_thread()
+        assert _waiting_for_a_lock()
+    second.join(30)
+    assert outcome == ["the first one's answer"]
+
+
+def test_a_second_request_computes_itself_if_the_first_fails(monkeypatch):
+    with _SlowComputation(fails=True):
+        second, outcome = _ask_in_another_thread()
+        assert _waiting_for_a_lock()
+    second.join(30)
+    assert outcome == ["the second one's answer", "computed"]
+
+
+def test_a_second_request_waits_for_the_first_at_most_the_limit(monkeypatch):
+    monkeypatch.setattr(kept, "WAIT_SECONDS", 0.2)
+    with _SlowComputation():
+        second, outcome = _ask_in_another_thread()
+        second.join(30)
+        assert outcome == ["the second one's answer", "computed"]
+
+
+def test_the_real_api_computes_a_comparison_asked_twice_at_once_once(stored, anonymous_api):
+    """Two requests of the API at the same time: the cells statement runs once."""
+    statements: list[str] = []
+    original = kept._lock_answer
+
+    def lock_answer_slowly(key: str) -> tuple[bool, bool]:
+        taken = original(key)
+        time.sleep(0.3)  # both requests are in before either has computed
+        return taken
+
+    barrier = threading.Barrier(2)
+
+    def ask() -> None:
+        try:
+            barrier.wait(10)
+            with CaptureQueriesContext(connection) as queries:
+                response = anonymous_api.get(URL, QUERY)
+            assert response.status_code == 200
+            statements.extend(q["sql"] for q in queries.captured_queries)
+        finally:
+            connections.close_all()
+
+    kept._lock_answer = lock_answer_slowly
+    try:
+        threads = [threading.Thread(target=ask) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    finally:
+        kept._lock_answer = original
+    assert sum("percentile_cont" in sql for sql in statements) == 1
 
 
 def _count(table: str) -> int:
