@@ -146,7 +146,17 @@ def reproduce_command(run_api_url: str, engine: str) -> str:
 
 
 def parameters_text(parameters: Mapping[str, Any] | None) -> str:
-    return ", ".join(f"{key}={value}" for key, value in (parameters or {}).items())
+    return ", ".join(f"{key}={parameter_value_text(v)}" for key, v in (parameters or {}).items())
+
+
+def parameter_value_text(value: Any) -> str:
+    """A parameter's value as the filters, the facets and the moderation
+    queue spell it: true, false and null, never Python's True or None."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
 
 
 @dataclass(frozen=True)

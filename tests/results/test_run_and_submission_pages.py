@@ -8,7 +8,9 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.contrib.auth.models import User
 
+from benchhub.accounts.roles import role_grant
 from benchhub.baselines.services import baselines_refresh
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
@@ -327,6 +329,37 @@ def test_the_submission_page_reads_a_fixed_number_of_queries(
     # the submission, then its runs with their environment and counts
     with django_assert_num_queries(2):
         assert client.get(f"/submissions/{submission.uuid}/").status_code == 200
+
+
+def test_a_flag_parameter_reads_true_on_every_page_that_shows_it(client, bob, alice):
+    """The run page and the benchmark page printed Python's rate_limited=True
+    where the moderation queue, the filters and the facets say true."""
+    document = example_document()
+    document["runs"][0]["parameters"] = {"rate_limited": True, "prepared": False, "scale": 10}
+    run = run_of(store(bob, document))
+    store(
+        alice,
+        document | {"uuid": "7d2b1c0e-5f4a-4c3b-9a8d-1e2f3a4b5c6d"},
+        Submission.Status.PENDING,
+    )
+    maud = User.objects.create_user(username="maud")
+    role_grant(user=maud, role="moderator")
+    client.force_login(maud)
+
+    run_page = client.get(f"/runs/{run.pk}/").content.decode()
+    header = run_page[run_page.index('<p class="lede">') :]
+    header = header[: header.index("</p>")]
+    benchmark = client.get(f"/benchmarks/{run.benchmark.name}/").content.decode()
+    benchmark = benchmark[benchmark.index('id="benchmark-parameters"') :]
+    queue = client.get("/moderation/").content.decode()
+
+    for page in (header, queue):
+        assert "rate_limited=true" in page and "prepared=false" in page and "scale=10" in page
+    assert "<code>rate_limited=true</code>" in benchmark
+    assert "<code>prepared=false</code>" in benchmark
+    assert "&amp;run_param.rate_limited=true" in benchmark  # the link filters as facets spell it
+    for page in (header, benchmark, queue):
+        assert "True" not in page and "False" not in page
 
 
 def test_the_run_page_shows_the_run_noise_flags(client, bob):

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 
+from benchhub.results.presentation import parameter_value_text
+
 register = template.Library()
 
 # Scripts that name their language well enough for a screen reader and for
@@ -38,6 +40,12 @@ def citation_lang(citation: Any) -> str:
     if not isinstance(citation, dict):
         return ""
     return text_lang(citation.get("title"), citation.get("language", ""))
+
+
+@register.filter
+def parameter_value(value: Any) -> str:
+    """true, not True: as the rest of the site spells a parameter's value."""
+    return parameter_value_text(value)
 
 
 @register.filter
