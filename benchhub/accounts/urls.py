@@ -15,7 +15,7 @@ def _page(view, template: str, **kwargs):
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", _page(auth_views.LoginView, "login", form_class=SignInForm), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", views.SignOutView.as_view(), name="logout"),
     path(
         "password/change/",
         _page(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -36,6 +37,16 @@ def signup(request: HttpRequest) -> HttpResponse:
         )
         return redirect("accounts:tokens")
     return render(request, "accounts/signup.html", {"form": form})
+
+
+class SignOutView(auth_views.LogoutView):
+    """Django's sign-out, saying so on the page it leads to (the home page),
+    where only the header's links had changed."""
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = super().post(request, *args, **kwargs)
+        messages.success(request, "You are signed out.")
+        return response
 
 
 @login_required

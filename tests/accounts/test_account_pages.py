@@ -10,6 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from benchhub.accounts.models import ApiToken
+from benchhub.accounts.services import api_token_create
 
 PASSWORD = "correct horse battery 7"
 
@@ -98,6 +99,27 @@ def test_sign_in_and_sign_out_with_a_post(client, db):
     client.post("/accounts/logout/")
 
     assert client.get("/accounts/tokens/")["Location"].startswith("/accounts/login/")
+
+
+def test_signing_out_says_so_on_the_page_it_leads_to_once(client, alice):
+    client.force_login(alice)
+
+    response = client.post("/accounts/logout/", follow=True)
+
+    assert response.redirect_chain == [("/", 302)]
+    page = response.content.decode()
+    assert page.count('<li class="message message-success">You are signed out.</li>') == 1
+    assert 'href="/accounts/login/' in page  # and the header offers to sign in again
+    assert "You are signed out." not in client.get("/").content.decode()  # said once
+
+
+def test_a_page_that_places_its_messages_shows_them_once(client, alice):
+    client.force_login(alice)
+    token, _ = api_token_create(user=alice, name="laptop")
+
+    page = client.post(f"/accounts/tokens/{token.pk}/revoke/", follow=True).content.decode()
+
+    assert page.count("revoked.</li>") == 1
 
 
 def test_failed_sign_ins_are_slowed_down_even_with_the_right_password(client, db, settings):
