@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -45,18 +46,23 @@ def pytest_configure(config) -> None:
     database, numbered from 1) against one rate. Servers the tests start in
     subprocesses inherit the prefix through the environment.
 
-    Likewise the Celery tasks of each worker's uploads go to a default queue
-    of its own: an in-process Celery worker of one test must not run another
-    xdist worker's tasks against its own database, nor its purge drop them."""
+    The Celery tasks of the run's uploads go to a default queue of its own,
+    in every run, parallel or not: any other worker on the Redis database
+    (a developer's, another run's, another xdist worker's) listens on
+    Celery's default queue or its own, and would take the tests' tasks and
+    run them against its database, while the tests' in-process worker waited
+    for them in vain; nor does the tests' purge drop anyone else's."""
+    from benchhub.celery import app
+
     # Two mutants of `make mutation` run at once too: the same holds for them.
     worker = os.environ.get("PYTEST_XDIST_WORKER") or (
         f"mutant{os.getpid()}" if _mutant_child() else None
     )
+    app.conf.task_default_queue = "_".join(
+        filter(None, (app.conf.task_default_queue, "tests", uuid.uuid4().hex[:12], worker))
+    )
     if not worker:
         return
-    from benchhub.celery import app
-
-    app.conf.task_default_queue = f"{app.conf.task_default_queue}_{worker}"
     prefix = f"{settings.CACHE_KEY_PREFIX}_{worker}"
     os.environ["BENCHHUB_CACHE_KEY_PREFIX"] = prefix
     settings.CACHE_KEY_PREFIX = prefix
@@ -103,6 +109,27 @@ def pytest_sessionfinish(session) -> None:
     stop every child from copying it ("being accessed by other users")."""
     if os.environ.get("MUTANT_UNDER_TEST") is not None:
         connections.close_all()
+    _drop_the_runs_queue()
+
+
+def _drop_the_runs_queue() -> None:
+    """The tasks queued by tests without a worker stay in the run's queue,
+    which nobody will consume again: its Redis keys go with the run, as the
+    purge at the next worker's start dropped them when all runs shared one."""
+    if not settings.REDIS_URL:
+        return
+    import redis
+
+    from benchhub.celery import app
+
+    queue = app.conf.task_default_queue
+    with contextlib.suppress(redis.RedisError), redis.Redis.from_url(settings.REDIS_URL) as client:
+        # the queue's list, its priority lists (queue + separator + digit),
+        # and kombu's sets of its bindings (_kombu.binding.…, _kombu.binding_permanent.…)
+        for pattern in (f"{queue}*", f"_kombu.binding*.{queue}"):
+            keys = list(client.scan_iter(match=pattern, count=1000))
+            if keys:
+                client.delete(*keys)
 
 
 @pytest.fixture(scope="session")

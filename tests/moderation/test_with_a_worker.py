@@ -56,6 +56,22 @@ def public_values(api) -> list[float]:
     return sorted(row["value"] for row in rows)
 
 
+def test_the_tests_tasks_wait_in_a_queue_of_this_run_that_no_other_worker_takes(alice):
+    """A worker of someone else's on this Redis database (Celery's default
+    queue, "celery") took the uploads' refresh tasks, ran them against its own
+    database, and the tests' worker waited for the baselines in vain."""
+    queue = app.conf.task_default_queue
+    assert queue != "celery" and queue.startswith("celery_tests_")
+    app.control.purge()
+
+    upload(alice, 1234.5)  # queues the refresh of its key when it commits
+
+    with app.connection_for_write() as connection:
+        waiting = connection.default_channel.client.llen(queue)
+    app.control.purge()
+    assert waiting == 1
+
+
 def test_approving_recomputes_the_baseline_and_the_run_gets_a_rank(
     worker, alice, maud_api, anonymous_api
 ):
