@@ -308,6 +308,9 @@ BENCHHUB_AUTOFLAG_SCORE = envfloat("BENCHHUB_AUTOFLAG_SCORE", 3.5, above=0)
 # none: every request computes its answer), and at most this many answers.
 BENCHHUB_COMPARISON_KEEP_SECONDS = envint("BENCHHUB_COMPARISON_KEEP_SECONDS", 86_400, minimum=0)
 BENCHHUB_COMPARISON_KEEP_ENTRIES = envint("BENCHHUB_COMPARISON_KEEP_ENTRIES", 2000, minimum=1)
+# A kept answer whose data changed is served for this many seconds after the
+# change, while the worker computes it again (0: computed on request at once).
+BENCHHUB_COMPARISON_STALE_SECONDS = envint("BENCHHUB_COMPARISON_STALE_SECONDS", 30, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "BenchHub API",

@@ -1,4 +1,5 @@
-"""Comparison answers kept until the data they were computed from changes.
+"""Comparison answers kept until the data they were computed from changes
+(and for a few seconds after, while the worker computes them again).
 
 A comparison reads every measurement of its cells (in_database.py): at a
 million measurements that is 100-250 ms of PostgreSQL and Python on two
@@ -34,7 +35,13 @@ contends on:
 Each answer is stored with what the worker needs to compute it again, and
 when it was last served: after a change, the worker recomputes the answers
 served within the hour (tasks.py), so the next visitor is not the one who
-waits.
+waits. Until it has, for ``BENCHHUB_COMPARISON_STALE_SECONDS`` (30) from
+the oldest change an answer missed (migration 0005 records when each
+began), the answer from before the change is still served: an approval
+shows in comparisons a few seconds after it, not at once, and no visitor
+pays for the computation meanwhile. After the grace (no worker, or one too
+busy), the answer is computed on request as without it; with a grace of 0,
+at once. The worker's own refresh is never served the answer it replaces.
 
 An answer is computed once however many ask for it at the same time (a
 link shared on a forum, the same comparison asked again right after a
@@ -122,16 +129,31 @@ _CHANGED = """(
         WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot)))
     )
 )"""
+# When the oldest change the answer missed began: the first at or above its
+# xmax (by transaction id: one index entry) or one that was running when it
+# was taken. NULL if it missed none, or none can be told (see _CHANGED).
+_MISSED_SINCE = """LEAST(
+    (SELECT c.at FROM comparisons_datachange AS c
+     WHERE c.xid >= pg_snapshot_xmax(a.snapshot) ORDER BY c.xid LIMIT 1),
+    (SELECT min(c.at) FROM comparisons_datachange AS c
+     WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot))))
+)"""
 # The snapshot comes with the answer: on a miss, the answer computed next is
-# stored under it (taken before any statement of that answer).
+# stored under it (taken before any statement of that answer). Served: an
+# answer nothing changed since, or (a grace of more than 0 s) one whose
+# oldest missed change began within the grace.
 _READ = f"""
     SELECT pg_current_snapshot()::text, a.answer,
            a.served_at < now() - interval '{SERVED_TOUCH_SECONDS} seconds'
     FROM (SELECT) AS one LEFT JOIN LATERAL (
         SELECT answer, served_at FROM comparisons_keptanswer AS a
-        WHERE a.key = %s
-          AND a.created_at > now() - make_interval(secs => %s)
-          AND NOT {_CHANGED}
+        WHERE a.key = %(key)s
+          AND a.created_at > now() - make_interval(secs => %(keep)s)
+          AND (
+              NOT {_CHANGED}
+              OR %(grace)s::float8 > 0
+                 AND {_MISSED_SINCE} > now() - make_interval(secs => %(grace)s::float8)
+          )
     ) AS a ON true
 """  # noqa: S608 -- constants only
 _STORE = """
@@ -202,9 +224,12 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) 
     if not seconds or connection.vendor != "postgresql" or connection.in_atomic_block:
         return compute()
     key = answer_key(parts)
+    # The worker's refresh computes what changed, never served what it replaces.
+    grace = 0 if _refreshing.get() else settings.BENCHHUB_COMPARISON_STALE_SECONDS
+    read = {"key": key, "keep": seconds, "grace": grace}
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_READ, [key, seconds])
+            cursor.execute(_READ, read)
             snapshot, data, touch = cursor.fetchone()
             if touch:
                 cursor.execute(
@@ -217,7 +242,7 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) 
         answer = _loaded(bytes(data))
         if answer is not None:
             return answer
-    with _computing_alone(key, seconds, snapshot) as (snapshot, data):
+    with _computing_alone(read, snapshot) as (snapshot, data):
         if data is not None:
             answer = _loaded(bytes(data))
             if answer is not None:
@@ -228,7 +253,7 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) 
 
 
 @contextmanager
-def _computing_alone(key: str, seconds: int, snapshot: str) -> Iterator[tuple[str, Any]]:
+def _computing_alone(read: dict[str, Any], snapshot: str) -> Iterator[tuple[str, Any]]:
     """Compute an answer once, however many ask for it at the same time (a
     link shared on a forum; a comparison asked for again right after a
     change): while another process computes it, wait (at most
@@ -236,13 +261,14 @@ def _computing_alone(key: str, seconds: int, snapshot: str) -> Iterator[tuple[st
     else (``snapshot``, None): the caller computes, holding the lock until
     it has stored the answer. The lock is PostgreSQL's, session-level: a
     process that dies releases it with its connection."""
+    key = read["key"]
     locked, waited = _lock_answer(key)
     try:
         data = None
         if waited:
             try:
                 with connection.cursor() as cursor:
-                    cursor.execute(_READ, [key, seconds])
+                    cursor.execute(_READ, read)
                     snapshot, data, _ = cursor.fetchone()
             except DatabaseError:
                 log.warning("kept comparison answers could not be read", exc_info=True)
@@ -309,9 +335,16 @@ def refreshing(served_at: datetime) -> Iterator[None]:
         _refreshing.reset(token)
 
 
-def kept_answer_forget(key: str) -> None:
+def kept_answer_forget_if_changed(key: str) -> None:
+    """Delete the answer kept under ``key`` if its data changed since: what
+    a refresh could not replace (its key changed with an alias rule, it can
+    no longer be asked, or it is too large to keep) is neither picked again
+    nor served after the grace."""
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM comparisons_keptanswer WHERE key = %s", [key])
+        cursor.execute(
+            f"DELETE FROM comparisons_keptanswer AS a WHERE a.key = %s AND {_CHANGED}",  # noqa: S608 -- constants only
+            [key],
+        )
 
 
 def answer_key(parts: tuple) -> str:

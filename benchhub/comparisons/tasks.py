@@ -21,7 +21,7 @@ import time
 from celery import shared_task
 from django.db import connection
 
-from benchhub.comparisons.kept import kept_answer_forget, kept_answers_stale, refreshing
+from benchhub.comparisons.kept import kept_answer_forget_if_changed, kept_answers_stale, refreshing
 from benchhub.comparisons.selectors import comparison_answer_refresh
 
 logger = logging.getLogger(__name__)
@@ -41,12 +41,13 @@ def comparisons_refresh_task() -> int:
     for key, request, served_at in kept_answers_stale(served_within=SERVED_WITHIN, limit=LIMIT):
         if time.monotonic() > deadline:
             break
-        # Its key may change (an alias rule changes the filter's statement):
-        # the stale row goes either way, so that it is not picked again.
-        kept_answer_forget(key)
+        # Computed again under its key, the stale answer is replaced; visitors
+        # are served it meanwhile (within the grace). Under another key (an
+        # alias rule changed the filter's statement), it goes after.
         with refreshing(served_at):
             if comparison_answer_refresh(request):
                 refreshed += 1
+        kept_answer_forget_if_changed(key)
     if refreshed:
         logger.info("comparisons: %d kept answers computed again", refreshed)
     return refreshed

@@ -21,7 +21,7 @@ from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from benchhub.celery import app
-from benchhub.comparisons import kept, selectors, services
+from benchhub.comparisons import kept, selectors, services, tasks
 from benchhub.comparisons.query import InvalidComparison, comparison_query_parse
 from benchhub.comparisons.tasks import comparisons_refresh_task
 from benchhub.moderation.services import alias_rule_add, alias_rules_apply, submission_moderate
@@ -64,6 +64,14 @@ def _nothing_kept_before() -> None:
             "UPDATE comparisons_keptfloor "
             "SET cluster = (pg_control_system()).system_identifier, horizon = '0'"
         )
+
+
+@pytest.fixture(autouse=True)
+def _exact(settings) -> None:
+    """No grace: these tests check what makes an answer stale, seen by the
+    very next request. The grace within which a stale answer is still
+    served while the worker computes it again is tested on its own."""
+    settings.BENCHHUB_COMPARISON_STALE_SECONDS = 0
 
 
 @pytest.fixture
@@ -318,10 +326,8 @@ def test_a_change_not_yet_committed_is_served_the_kept_answer_until_it_commits(
     assert zfs_cell(after)["value"] == 3.75
 
 
-def test_a_change_running_when_an_answer_began_and_committed_after_is_not_missed(
-    stored, anonymous_api, monkeypatch
-):
-    """The change was running when the answer's snapshot was taken, and
+def _kept_while_a_change_was_running(anonymous_api, monkeypatch) -> None:
+    """An answer kept whose snapshot lists a change as running, which
     commits after the cells were read. A snapshot's xmax is one past the
     newest transaction that ended: with a newer one ended first, the
     change is in the snapshot's list of running transactions, below it."""
@@ -347,6 +353,12 @@ def test_a_change_running_when_an_answer_began_and_committed_after_is_not_missed
     _, xmax, running = snapshot.split(":")
     assert int(newer) < int(xmax) and changes & set(running.split(","))
     monkeypatch.undo()
+
+
+def test_a_change_running_when_an_answer_began_and_committed_after_is_not_missed(
+    stored, anonymous_api, monkeypatch
+):
+    _kept_while_a_change_was_running(anonymous_api, monkeypatch)
     after, computed = answer(anonymous_api)
     assert computed
     assert zfs_cell(after)["value"] == 3.75
@@ -483,7 +495,7 @@ def test_checking_an_answer_reads_only_the_changes_its_snapshot_cannot_see(store
             cursor.execute("SELECT key FROM comparisons_keptanswer")
             ((key,),) = cursor.fetchall()
             before = _rows_read("comparisons_datachange")
-            cursor.execute(kept._READ, [key, 3600])
+            cursor.execute(kept._READ, {"key": key, "keep": 3600, "grace": 30})
             assert cursor.fetchone()[1] is not None  # served: nothing changed since
             # 2,001 change rows lie between its xmin and xmax.
             assert _rows_read("comparisons_datachange") - before < 5
@@ -762,6 +774,70 @@ def test_the_refresh_computes_again_what_changed_and_keeps_when_it_was_served(
     assert not computed
     assert cell(after, "btrfs", 1)["n"] == 1
     assert cell(before, "btrfs", 1) is None
+
+
+def _older_changes(seconds: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE comparisons_datachange SET at = at - make_interval(secs => %s)", [seconds]
+        )
+
+
+def test_within_the_grace_a_changed_answer_is_served_until_the_refresh_replaces_it(
+    stored, bob, moderator, anonymous_api, settings
+):
+    settings.BENCHHUB_COMPARISON_STALE_SECONDS = 30
+    before, _ = answer(anonymous_api)
+    _approve_pending({"bob": bob, "moderator": moderator})
+    assert answer(anonymous_api) == (before, False)  # served, the approval not in it yet
+    assert comparisons_refresh_task() == 1  # the refresh is not served the stale answer
+    after, computed = answer(anonymous_api)
+    assert not computed
+    assert cell(before, "btrfs", 1) is None
+    assert cell(after, "btrfs", 1)["n"] == 1
+
+
+def test_after_the_grace_a_changed_answer_is_computed_on_request(
+    stored, bob, moderator, anonymous_api, settings
+):
+    settings.BENCHHUB_COMPARISON_STALE_SECONDS = 30
+    answer(anonymous_api)
+    _approve_pending({"bob": bob, "moderator": moderator})
+    _older_changes(25)
+    assert answer(anonymous_api)[1] is False  # 25 s after: still within
+    _older_changes(10)
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert cell(after, "btrfs", 1)["n"] == 1
+
+
+def test_the_grace_counts_from_a_change_that_was_running_when_the_answer_began(
+    stored, anonymous_api, monkeypatch, settings
+):
+    """The oldest change an answer missed may be one listed as running in
+    its snapshot, not above its xmax: the grace counts from it too."""
+    _kept_while_a_change_was_running(anonymous_api, monkeypatch)
+    settings.BENCHHUB_COMPARISON_STALE_SECONDS = 30
+    during, computed = answer(anonymous_api)
+    assert not computed  # within the grace
+    assert zfs_cell(during)["value"] != 3.75
+    _older_changes(31)
+    after, computed = answer(anonymous_api)
+    assert computed
+    assert zfs_cell(after)["value"] == 3.75
+
+
+def test_a_refresh_that_cannot_replace_a_changed_answer_deletes_it(
+    stored, bob, moderator, anonymous_api, settings, monkeypatch
+):
+    """Its filters refused now, or its key changed with an alias rule: the
+    stale answer is neither picked by every refresh nor served."""
+    settings.BENCHHUB_COMPARISON_STALE_SECONDS = 30
+    answer(anonymous_api)
+    _approve_pending({"bob": bob, "moderator": moderator})
+    monkeypatch.setattr(tasks, "comparison_answer_refresh", lambda request: False)
+    assert comparisons_refresh_task() == 0
+    assert _count("comparisons_keptanswer") == 0
 
 
 def test_an_answer_nobody_asked_for_within_the_hour_is_not_refreshed(
