@@ -9,6 +9,7 @@ or the code behind cannot hold is a 400 naming its JSON path (the bounds of
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 from collections.abc import Callable
@@ -51,9 +52,41 @@ def require_json_media_type(content_type_header: str | None) -> None:
         )
 
 
+# Longest first: UTF-32 LE's mark begins with UTF-16 LE's.
+_BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF8, "UTF-8"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _byte_order_mark_problem(body: bytes) -> str | None:
+    """What a body starting with a byte order mark gets told (Windows editors
+    save one), instead of json's "Unexpected UTF-8 BOM (decode using
+    utf-8-sig)" or "not UTF-8 text (byte 0)"."""
+    for mark, encoding in _BYTE_ORDER_MARKS:
+        if body.startswith(mark):
+            shown = mark.hex(" ").upper()
+            if encoding == "UTF-8":
+                return (
+                    f"The body starts with a byte order mark ({shown}), which JSON text must "
+                    "not have: send it without those 3 bytes (save the file as UTF-8 without BOM)"
+                )
+            return (
+                f"The body is {encoding} text (it starts with the byte order mark {shown}); "
+                "JSON is sent as UTF-8, without a byte order mark"
+            )
+    return None
+
+
 def parse_json(body: bytes) -> Any:
     """The JSON value of ``body``, or a 400 in the error shape. Values out of
     bounds are kept so that the caller can report them with their paths."""
+    problem = _byte_order_mark_problem(body)
+    if problem:
+        raise ApiError(problem, code="malformed_json")
     try:
         return loads(body)
     except UnicodeDecodeError as exc:

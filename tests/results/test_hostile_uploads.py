@@ -262,6 +262,37 @@ def test_a_content_length_shorter_than_the_body_reads_as_truncated_json(alice_ap
     assert Submission.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("encoded", "message"),
+    [
+        (
+            b"\xef\xbb\xbf" + json.dumps(example_document()).encode(),
+            "The body starts with a byte order mark (EF BB BF), which JSON text must not have:"
+            " send it without those 3 bytes (save the file as UTF-8 without BOM)",
+        ),
+        (
+            json.dumps(example_document()).encode("utf-16"),  # the mark, little-endian
+            "The body is UTF-16 text (it starts with the byte order mark FF FE);"
+            " JSON is sent as UTF-8, without a byte order mark",
+        ),
+        (
+            json.dumps(example_document()).encode("utf-32"),
+            "The body is UTF-32 text (it starts with the byte order mark FF FE 00 00);"
+            " JSON is sent as UTF-8, without a byte order mark",
+        ),
+    ],
+)
+def test_a_byte_order_mark_is_named_with_what_to_send_instead(alice_api, encoded, message):
+    """It was told in Python's words: "Unexpected UTF-8 BOM (decode using
+    utf-8-sig)", or "not UTF-8 text (byte 0)" for UTF-16."""
+    before = row_counts()
+
+    response = alice_api.generic("POST", URL, data=encoded, content_type="application/json")
+
+    assert assert_error_shape(response, 400, "malformed_json")["message"] == message
+    assert row_counts() == before
+
+
 def test_every_error_of_a_document_with_thousands_is_a_400(alice_api):
     document = example_document()
     run = document["runs"][0]
