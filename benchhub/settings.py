@@ -265,7 +265,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["benchhub.lib.jsonbody.JsonParser"],
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # django-filter's, refusing an ?ordering= other than the list's own (lib/ordering.py)
+    "DEFAULT_FILTER_BACKENDS": ["benchhub.lib.ordering.FilterWithFixedOrdering"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "benchhub.lib.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "benchhub.lib.pagination.IdCursorPagination",

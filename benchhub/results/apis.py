@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, ApiError
 from benchhub.lib.jsonbody import read_json_body
+from benchhub.lib.ordering import FixedOrdering
 from benchhub.lib.pagination import IdCursorPagination
 from benchhub.results import selectors
 from benchhub.results.exports import measurements_csv_response
@@ -74,7 +75,7 @@ class SubmissionCollectionApi(generics.ListAPIView):
 
     serializer_class = SubmissionOutput
     pagination_class = SubmissionCursorPagination
-    filter_backends = []
+    filter_backends = [FixedOrdering]
 
     def get_permissions(self):
         return [IsAuthenticated()] if self.request.method == "POST" else []
@@ -299,7 +300,8 @@ class ClientListApi(DimensionListApi):
 class BenchmarkListApi(generics.ListAPIView):
     serializer_class = BenchmarkOutput
     pagination_class = None
-    filter_backends = []
+    filter_backends = [FixedOrdering]
+    ordering = "name"  # selectors.benchmark_list's
 
     def get_queryset(self):
         return selectors.benchmark_list()

@@ -201,6 +201,54 @@ def test_a_page_size_in_its_range_or_empty_is_taken(alice_api, alice):
     assert len(alice_api.get("/api/v1/submissions/", {"page_size": ""}).json()["results"]) == 3
 
 
+ORDERED_LISTS = [
+    ("/api/v1/submissions/", "-created_at,-id"),
+    ("/api/v1/runs/", "-id"),
+    ("/api/v1/measurements/", "-id"),
+    ("/api/v1/measurements/export.csv", "-id"),
+    ("/api/v1/hardware/", "-id"),
+    ("/api/v1/storage/", "-id"),
+    ("/api/v1/benchmarks/", "name"),
+]
+
+
+@pytest.mark.parametrize("ordering", ["value", "-value", "id", "name,-id", "\x00"])
+@pytest.mark.parametrize(("path", "accepted"), ORDERED_LISTS)
+def test_an_ordering_a_list_does_not_have_is_a_400_naming_the_one_it_has(
+    anonymous_api, path, accepted, ordering
+):
+    """A list has one order: another one was answered in that order without
+    a word (submissions, dimensions, benchmarks) or as an "unknown filter"."""
+    response = anonymous_api.get(path, {"ordering": ordering})
+
+    error = assert_error_shape(response, 400, "invalid")
+    assert error["message"] == (
+        f"ordering: {ordering!r} is not an order of this list;"
+        f" accepted: {accepted} (its only order)"
+    )
+    assert error["details"] == [{"path": "$.ordering", "message": f"accepted: {accepted}"}]
+
+
+@pytest.mark.parametrize(("path", "accepted"), ORDERED_LISTS)
+def test_a_lists_own_ordering_or_an_empty_one_is_taken(anonymous_api, db, path, accepted):
+    for ordering in (accepted, ""):
+        assert anonymous_api.get(path, {"ordering": ordering}).status_code == 200
+
+
+def test_the_own_ordering_still_filters_and_pages(alice_api, alice):
+    from benchhub.results.services import submission_create
+    from tests.factories import small_document
+
+    for _ in range(3):
+        submission_create(submitter=alice, document=small_document())
+
+    page = alice_api.get("/api/v1/runs/", {"ordering": "-id", "page_size": 2, "noise": "quiet"})
+    assert page.status_code == 200 and len(page.json()["results"]) == 2
+    assert "ordering=-id" in page.json()["next"]
+    typo = alice_api.get("/api/v1/runs/", {"ordering": "-id", "noize": "quiet"})
+    assert typo.json()["error"]["message"].startswith("noize: unknown filter")
+
+
 def test_a_post_to_an_unknown_api_path_is_a_json_404_not_a_csrf_page(db):
     client = Client(enforce_csrf_checks=True)
 

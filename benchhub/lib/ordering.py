@@ -1,0 +1,63 @@
+"""``?ordering=`` on API lists: each list has one order, and says which.
+
+A list is cursor-paginated on fixed columns (``benchhub.lib.pagination``), so
+no other order is offered. Clients of other DRF APIs send ``ordering=`` all
+the same, and got, without a word, the list in its own order (submissions,
+the dimension lists, benchmarks) or "unknown filter" (runs, measurements).
+The list's own order is taken; any other is a 400 naming the value and the
+one accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.filters import BaseFilterBackend
+from rest_framework.request import Request
+
+from benchhub.lib.api import ApiError
+
+ORDERING_PARAM = "ordering"
+
+
+def list_ordering(view: Any) -> str:
+    """The order a list answers in, as ``ordering=`` spells it: the view's
+    ``ordering``, else its pagination's (the cursor's columns)."""
+    ordering = getattr(view, "ordering", None)
+    if ordering is None:
+        ordering = view.pagination_class.ordering
+    return ordering if isinstance(ordering, str) else ",".join(ordering)
+
+
+class FixedOrdering(BaseFilterBackend):
+    """Refuses an ``ordering`` other than the list's own; filters nothing."""
+
+    def filter_queryset(self, request: Request, queryset: QuerySet, view: Any) -> QuerySet:
+        accepted = list_ordering(view)
+        for given in request.query_params.getlist(ORDERING_PARAM):
+            if given not in ("", accepted):  # empty: the default, as for page_size
+                raise ApiError(
+                    f"{ORDERING_PARAM}: {given!r} is not an order of this list; "
+                    f"accepted: {accepted} (its only order)",
+                    code="invalid",
+                    details=[{"path": f"$.{ORDERING_PARAM}", "message": f"accepted: {accepted}"}],
+                )
+        return queryset
+
+
+class FilterWithFixedOrdering(FixedOrdering, DjangoFilterBackend):
+    """The lists' filters (django-filter), after the ordering is checked;
+    ``ordering`` is no filter of theirs, so they do not see it."""
+
+    def filter_queryset(self, request: Request, queryset: QuerySet, view: Any) -> QuerySet:
+        queryset = FixedOrdering.filter_queryset(self, request, queryset, view)
+        return DjangoFilterBackend.filter_queryset(self, request, queryset, view)
+
+    def get_filterset_kwargs(self, request: Request, queryset: QuerySet, view: Any) -> dict:
+        kwargs = super().get_filterset_kwargs(request, queryset, view)
+        data = kwargs["data"].copy()
+        data.pop(ORDERING_PARAM, None)
+        kwargs["data"] = data
+        return kwargs
