@@ -8,7 +8,7 @@ again, and how many comparisons are asked for the first time. This runs
 that mix, on the whole stack as docker-compose.yml runs it:
 
 1. copies the 1 M database of compare.py (``--template``, filled by it) into
-   a scratch database, drops its kept answers, and sets ``--pending``
+   a scratch database, migrates it, drops its kept answers, and sets ``--pending``
    approved submissions back to pending (before anything is timed);
 2. starts gunicorn (gunicorn.conf.py) and one Celery worker on its own Redis
    database (``--redis-url``);
@@ -21,7 +21,10 @@ that mix, on the whole stack as docker-compose.yml runs it:
    worker's refresh of the kept answers);
 4. prints p50/p95/p99 of every request, and of the requests that were the
    first for their comparison (nobody had asked for it: computed, whatever
-   the worker does) and of the others, with the load average.
+   the worker does) and of the others, with the load average. With
+   ``--warm``, every comparison is asked for once before the window: the
+   figures are then those of a site whose visitors' comparisons are known,
+   under the approvals.
 
     .venv/bin/python benchmarks/compare.py --requests 0        # fills bh_stats_bench once
     /work/wt/busy .venv/bin/python benchmarks/compare_mix.py --approve-every 30
@@ -56,6 +59,7 @@ from ingest import (  # noqa: E402 -- the benchmarks' own helpers
     drop_queue,
     free_port,
     gunicorn_settings,
+    manage,
     start_celery,
     start_gunicorn,
     stop_process,
@@ -234,6 +238,9 @@ def main() -> int:
         "--approve-every", type=float, default=30, help="seconds between approvals; 0: none"
     )
     parser.add_argument("--pending", type=int, default=200)
+    parser.add_argument(
+        "--warm", action="store_true", help="ask every comparison once before the window"
+    )
     parser.add_argument("--seed", type=int, default=1)
     # gunicorn_settings reads these (None: gunicorn.conf.py's).
     parser.add_argument("--workers", type=int, default=None)
@@ -255,6 +262,7 @@ def main() -> int:
         "DJANGO_SETTINGS_MODULE": "benchhub.settings",
         "PYTHONWARNINGS": "ignore:No directory at",
     }
+    manage(env, "migrate", "--noinput")  # the template may be of an older release
     drop_queue(args.redis_url)
     order = list(range(len(COMPARISONS)))
     random.Random(args.seed).shuffle(order)
@@ -277,6 +285,15 @@ def main() -> int:
             f"load average before {os.getloadavg()[0]:.2f}"
         )
         timings = Timings()
+        if args.warm:
+            # Every comparison asked once before the window, both ways: the
+            # window then measures the steady state under the approvals.
+            warm = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            for index, comparison in enumerate(COMPARISONS):
+                for path in PATHS:
+                    warm.request("GET", path + "?" + query_string(comparison))
+                    warm.getresponse().read()
+                timings.asked.add(index)
         until = time.monotonic() + args.duration
         threads = [
             threading.Thread(
