@@ -11,6 +11,8 @@ rate limits and sign-in counters start again from zero.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -20,30 +22,51 @@ from redis.exceptions import RedisError
 logger = logging.getLogger(__name__)
 
 
-class _OneClientPerPool(RedisCacheClient):
+class _OneClientPerThread(RedisCacheClient):
     """Django's client builds a new redis.Redis for every command, and each
     one copies its table of some 200 reply callbacks: more CPU than the
-    command's round trip. A redis.Redis holds no connection of its own (it
-    takes one from the pool per command) and may be shared between threads,
-    so one per pool serves every command."""
+    command's round trip. Here each thread keeps one redis.Redis per pool,
+    holding a connection of its own (``single_connection_client``): a
+    command no longer borrows one from the pool and gives it back, which
+    polled the socket and ran the pool's bookkeeping and metric hooks on
+    every command, 55-60 us of the 115-140 us of CPU a GET took
+    (docs/performance.md, "Ingest, 2026-11-26 (late)"). A forked child
+    builds its own: a connection is never shared across a fork."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._clients: dict[int, Any] = {}
+        self._local = threading.local()
 
     def get_client(self, key=None, *, write=False):
         index = self._get_connection_pool_index(write)
-        client = self._clients.get(index)
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            local.pid, local.clients = os.getpid(), {}
+        client = local.clients.get(index)
         if client is None:
-            client = self._client(connection_pool=self._get_connection_pool(write))
-            self._clients[index] = client
+            client = self._client(
+                connection_pool=self._get_connection_pool(write), single_connection_client=True
+            )
+            local.clients[index] = client
         return client
+
+
+# count_many's counters, each started with its expiry at its first count and
+# then incremented, atomically as MULTI/EXEC did, in one command.
+_COUNT_SCRIPT = """
+local counts = {}
+for i, key in ipairs(KEYS) do
+    redis.call('SET', key, 0, 'EX', ARGV[i], 'NX')
+    counts[i] = redis.call('INCR', key)
+end
+return counts
+"""
 
 
 class TolerantRedisCache(RedisCache):
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
-        self._class = _OneClientPerPool
+        self._class = _OneClientPerThread
 
     def count(self, key, timeout: int, version=None) -> int:
         """One more in the counter ``key``, which starts at its first count
@@ -60,11 +83,12 @@ class TolerantRedisCache(RedisCache):
             return []
 
         def count_on_redis() -> list[int]:
-            with self._cache.get_client(keys[0][0], write=True).pipeline() as pipe:
-                for key, timeout in keys:
-                    pipe.set(key, 0, ex=timeout, nx=True)
-                    pipe.incr(key)
-                return pipe.execute()[1::2]
+            # One EVAL: a MULTI/EXEC pipeline of the same commands cost the
+            # client twice the CPU (its pipeline packs and parses each).
+            client = self._cache.get_client(keys[0][0], write=True)
+            return client.eval(
+                _COUNT_SCRIPT, len(keys), *(k for k, _ in keys), *(t for _, t in keys)
+            )
 
         return self._or([1] * len(keys), "count", count_on_redis)
 

@@ -58,3 +58,57 @@ def test_a_redis_refusing_writes_is_a_cache_that_drops_them_and_says_why(caplog)
         "cache count skipped, Redis failed",
     ]
     assert all("OutOfMemoryError: " in r.getMessage() for r in caplog.records)
+
+
+def test_a_thread_sends_its_commands_on_one_connection_without_borrowing_from_the_pool(
+    monkeypatch,
+):
+    borrowed = []
+    borrow = redis.ConnectionPool.get_connection
+
+    def counting(self, *args, **kwargs):
+        borrowed.append(self)
+        return borrow(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.ConnectionPool, "get_connection", counting)
+    cache = TolerantRedisCache(settings.REDIS_URL, {"KEY_PREFIX": "test-own-connection"})
+    cache.delete("c")
+
+    cache.set("k", 1)
+    for _ in range(5):
+        cache.incr("k")
+    assert cache.get("k") == 6
+    assert cache.get_many(["k"]) == {"k": 6}
+    assert cache.count("c", 60) == 1
+    cache.delete_many(["k", "c"])
+
+    assert len(borrowed) == 1
+
+
+def test_a_forked_process_gets_a_connection_of_its_own(monkeypatch):
+    cache = TolerantRedisCache(settings.REDIS_URL, {"KEY_PREFIX": "test-fork"})
+    parent = cache._cache.get_client()
+    assert cache._cache.get_client() is parent
+
+    monkeypatch.setattr("benchhub.lib.cache.os.getpid", lambda: -1)  # as in a child
+
+    assert cache._cache.get_client() is not parent
+
+
+def test_counters_are_counted_in_one_command(monkeypatch):
+    cache = TolerantRedisCache(settings.REDIS_URL, {"KEY_PREFIX": "test-one-command"})
+    cache.delete_many(["one", "two"])
+    client = cache._cache.get_client(write=True)
+    sent = []
+    send = client.execute_command
+
+    def counting(*args, **kwargs):
+        sent.append(args[0])
+        return send(*args, **kwargs)
+
+    monkeypatch.setattr(client, "execute_command", counting)
+
+    assert cache.count_many([("one", 60), ("two", 5)]) == [1, 1]
+    assert cache.count_many([("one", 60), ("two", 5)]) == [2, 2]
+
+    assert sent == ["EVAL", "EVAL"]
