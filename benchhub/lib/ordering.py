@@ -14,8 +14,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 
 from benchhub.lib.api import ApiError
 
@@ -31,10 +33,34 @@ def list_ordering(view: Any) -> str:
     return ordering if isinstance(ordering, str) else ",".join(ordering)
 
 
+def refuse_unknown_parameters(request: Request, view: Any) -> None:
+    """A list without a filter set of its own (submissions, benchmarks, the
+    dimension lists' plain fields) refuses a query parameter it does not
+    know, as the runs' and measurements' filter sets do: a typo
+    (``cpu_modle=``) must not silently answer the whole list."""
+    if getattr(view, "filterset_class", None) is not None:
+        return  # it refuses them itself (benchhub.results.filters)
+    known = {
+        ORDERING_PARAM,
+        api_settings.URL_FORMAT_OVERRIDE,
+        *getattr(view, "filterset_fields", ()),
+    }
+    pagination = getattr(view, "pagination_class", None)
+    for name in ("cursor_query_param", "page_size_query_param"):
+        known.add(getattr(pagination, name, None))
+    unknown = [key for key in request.query_params if key not in known]
+    if unknown:
+        raise ValidationError(
+            {key: "unknown filter; see /api/docs/ for the list" for key in unknown}
+        )
+
+
 class FixedOrdering(BaseFilterBackend):
-    """Refuses an ``ordering`` other than the list's own; filters nothing."""
+    """Refuses an ``ordering`` other than the list's own, and a parameter
+    the list does not know; filters nothing."""
 
     def filter_queryset(self, request: Request, queryset: QuerySet, view: Any) -> QuerySet:
+        refuse_unknown_parameters(request, view)
         accepted = list_ordering(view)
         for given in request.query_params.getlist(ORDERING_PARAM):
             if given not in ("", accepted):  # empty: the default, as for page_size

@@ -249,6 +249,42 @@ def test_the_own_ordering_still_filters_and_pages(alice_api, alice):
     assert typo.json()["error"]["message"].startswith("noize: unknown filter")
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/submissions/",
+        "/api/v1/hardware/",
+        "/api/v1/storage/",
+        "/api/v1/os/",
+        "/api/v1/servers/",
+        "/api/v1/clients/",
+        "/api/v1/benchmarks/",
+        "/api/v1/runs/",
+        "/api/v1/measurements/",
+    ],
+)
+def test_a_parameter_a_list_does_not_know_is_a_400_naming_it(anonymous_api, db, path):
+    """A typo of a filter answered the whole list on all but runs and measurements."""
+    response = anonymous_api.get(path, {"cpu_modle": "Xeon"})
+
+    error = assert_error_shape(response, 400, "invalid")
+    assert error["message"] == "cpu_modle: unknown filter; see /api/docs/ for the list"
+
+
+def test_a_dimension_list_still_takes_its_filters_cursor_and_format(alice_api, alice):
+    from benchhub.results.services import submission_create
+    from tests.factories import small_document
+
+    for _ in range(2):
+        submission_create(submitter=alice, document=small_document())
+    known = {"cpu_model": "no such CPU", "page_size": "1", "ordering": "-id", "format": "json"}
+    page = alice_api.get("/api/v1/hardware/", known)
+    assert page.status_code == 200 and page.json()["results"] == []
+    first = alice_api.get("/api/v1/storage/", {"page_size": "1"}).json()
+    if first["next"]:
+        assert alice_api.get(first["next"]).status_code == 200
+
+
 def test_a_post_to_an_unknown_api_path_is_a_json_404_not_a_csrf_page(db):
     client = Client(enforce_csrf_checks=True)
 
