@@ -54,8 +54,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from ingest import (  # noqa: E402 -- the benchmarks' own helpers
+from compare import admin_url, percentile  # noqa: E402 -- the benchmarks' own helpers
+from ingest import (  # noqa: E402
     children_of,
+    database_url,
+    drop_database,
     drop_queue,
     free_port,
     gunicorn_settings,
@@ -106,22 +109,11 @@ def query_string(comparison: dict[str, str]) -> str:
     return urllib.parse.urlencode(first + rest)
 
 
-def scratch_url(template: str, name: str) -> str:
-    return template.rsplit("/", 1)[0] + "/" + name
-
-
 def copy_database(template: str, name: str) -> None:
-    admin = template.rsplit("/", 1)[0] + "/postgres"
-    source = template.rsplit("/", 1)[1]
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    drop_database(admin_url(template), name)
+    with psycopg.connect(admin_url(template), autocommit=True) as connection:
+        source = template.rsplit("/", 1)[1]
         connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
-
-
-def drop_database(template: str, name: str) -> None:
-    admin = template.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def prepare(url: str, pending: int, seed: int) -> list[int]:
@@ -211,10 +203,6 @@ def moderator(url: str, redis_url: str, pending: list[int], every: float, until:
     return approved
 
 
-def percentile(ordered: list[float], q: float) -> float:
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def line(name: str, values: list[float]) -> str:
     if not values:
         return f"{name:32} none"
@@ -248,7 +236,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
 
-    url = scratch_url(args.template, args.db_name)
+    url = database_url(args.template, args.db_name)
     copy_database(args.template, args.db_name)
     pending = prepare(url, args.pending, args.seed)
     env = {
@@ -323,7 +311,7 @@ def main() -> int:
                 stop_process(process)
         drop_queue(args.redis_url)
         with contextlib.suppress(psycopg.Error):
-            drop_database(args.template, args.db_name)
+            drop_database(admin_url(args.template), args.db_name)
 
 
 if __name__ == "__main__":
