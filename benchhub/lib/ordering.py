@@ -5,7 +5,9 @@ no other order is offered. Clients of other DRF APIs send ``ordering=`` all
 the same, and got, without a word, the list in its own order (submissions,
 the dimension lists, benchmarks) or "unknown filter" (runs, measurements).
 The list's own order is taken; any other is a 400 naming the value and the
-one accepted.
+one accepted. The OpenAPI document lists ``ordering`` on every list with
+that one value (``FixedOrdering.get_schema_operation_parameters`` and, for
+the lists django-filter filters, ``FilterWithFixedOrderingScheme``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.request import Request
@@ -72,6 +75,20 @@ class FixedOrdering(BaseFilterBackend):
                 )
         return queryset
 
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        accepted = list_ordering(view)
+        return [
+            {
+                "name": ORDERING_PARAM,
+                "required": False,
+                "in": "query",
+                "description": (
+                    f"the list's only order, {accepted}; empty is the same; any other is a 400"
+                ),
+                "schema": {"type": "string", "enum": [accepted, ""]},
+            }
+        ]
+
 
 class FilterWithFixedOrdering(FixedOrdering, DjangoFilterBackend):
     """The lists' filters (django-filter), after the ordering is checked;
@@ -87,3 +104,16 @@ class FilterWithFixedOrdering(FixedOrdering, DjangoFilterBackend):
         data.pop(ORDERING_PARAM, None)
         kwargs["data"] = data
         return kwargs
+
+
+class FilterWithFixedOrderingScheme(DjangoFilterExtension):
+    """drf-spectacular describes a DjangoFilterBackend subclass by its filter
+    set alone, so without this the lists it filters (runs, measurements, the
+    CSV export, the dimension lists) did not document ``ordering``."""
+
+    target_class = "benchhub.lib.ordering.FilterWithFixedOrdering"
+    priority = 1
+
+    def get_schema_operation_parameters(self, auto_schema: Any, *args: Any, **kwargs: Any) -> list:
+        filters = super().get_schema_operation_parameters(auto_schema, *args, **kwargs)
+        return filters + self.target.get_schema_operation_parameters(auto_schema.view)
