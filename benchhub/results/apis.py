@@ -235,6 +235,7 @@ class MeasurementListApi(generics.ListAPIView):
     parameters=PARAMETER_DOCS,
     responses={(200, "text/csv"): OpenApiTypes.STR},
     description="Every measurement the query matches, as CSV (not paginated).",
+    filters=True,  # not a list view to drf-spectacular, which would leave its filters out
 )
 class MeasurementCsvApi(generics.GenericAPIView):
     filterset_class = MeasurementFilter
