@@ -39,7 +39,9 @@ RETRY_AFTER_MAX_S = 60.0
 # The outbox sent before a run waits this long in all, not RETRY_AFTER_MAX_S per
 # attempt: a throttled token (up to 60 s asked, three times, for each document)
 # held the run back minutes before it started. Enough for BenchHub's 1 s and
-# 5 s asks and the backoff's 1 + 2 + 4 s on a server that is down.
+# 5 s asks and the backoff's 1 + 2 + 4 s on a server that is down. The time
+# spent waiting for answers counts too: a server that accepts the connection
+# and never answers held it TIMEOUT_S per attempt, two minutes in all.
 BEFORE_RUN_WAIT_S = 10.0
 
 
@@ -223,16 +225,17 @@ def submit(
         patience=patience,
     )
     if last.status is None:
-        return Answer(UNREACHABLE, None, message=last.reason)
+        return Answer(UNREACHABLE, None, message=_noted(last.reason, last.note))
     answer = _answer(last.status, last.payload)
     answer.message = _noted(answer.message, last.note)
     return answer
 
 
 class Patience:
-    """The seconds the retries of several exchanges may still wait, in all:
-    the outbox pushed before a run waits that long at most, however many
-    documents it holds and however often the server asks to come back."""
+    """The seconds several exchanges and their retries may still take, in
+    all: the outbox pushed before a run waits that long at most, however many
+    documents it holds, however often the server asks to come back and
+    however long it takes to answer."""
 
     def __init__(self, seconds: float, *, when: str) -> None:
         self.whole = seconds
@@ -245,6 +248,19 @@ class Patience:
             return False
         self.left -= wait
         return True
+
+    def spend(self, seconds: float) -> None:
+        self.left = max(0.0, self.left - seconds)
+
+    def cut(self, timeout: float) -> float:
+        """An exchange's time-out, no longer than what is left."""
+        return min(timeout, self.left)
+
+    def ran_out(self) -> str:
+        return f"no answer within the {self.whole:g} s the agent waits {self.when} (in all)"
+
+    def spent(self) -> str:
+        return f"not sent: the {self.whole:g} s the agent waits {self.when} (in all) are spent"
 
 
 @dataclass
@@ -280,20 +296,30 @@ def _exchange_retrying(
     server asks in the note: "sent it again", "asked again"."""
     attempts = len(backoff) + 1
     attempt = 0
+    last: _Last | None = None
     while True:
         attempt += 1
         asked = None
+        if patience is not None and patience.left <= 0:
+            return last or _Last(None, reason=patience.spent())
+        this_timeout = timeout if patience is None else patience.cut(timeout)
+        started = time.monotonic()
         try:
             status, payload, headers = _exchange(
-                method, url, token=token, body=body, timeout=timeout
+                method, url, token=token, body=body, timeout=this_timeout
             )
         except (urllib.error.URLError, OSError) as exc:
             last = _Last(None, reason=_reason(exc))
+            if patience is not None and this_timeout < timeout and last.reason == "timed out":
+                last.note = patience.ran_out()
         else:
             last = _Last(status, payload)
             if not _transient(status):
                 return last
             asked = retry_after_seconds(headers.get("Retry-After"))
+        finally:
+            if patience is not None:
+                patience.spend(time.monotonic() - started)
         if asked is None:
             if attempt == attempts or not retry_unasked:
                 return last

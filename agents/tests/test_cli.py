@@ -15,7 +15,7 @@ from benchhub_agent.benchmarks import base, discover_benchmarks
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
-from test_upload import dead_server
+from test_upload import HangingServer, dead_server
 
 AGENT = [sys.executable, "-m", "benchhub_agent.cli"]
 FIXTURES = Path(__file__).parent / "importers" / "fixtures"
@@ -88,6 +88,26 @@ def test_a_throttled_token_keeps_the_outbox_for_later_and_the_run_goes_on(
         f"2 document(s) left in the outbox ({outbox_dir}) for 'benchhub-agent push'"
         " or the next run --upload; this run goes on"
     )
+
+
+def test_a_server_that_never_answers_keeps_the_outbox_for_later_and_the_run_goes_on(
+    outbox_dir, monkeypatch, capsys
+):
+    # It held the run back two minutes: the 30 s time-out, four times.
+    monkeypatch.setattr(upload, "BEFORE_RUN_WAIT_S", 1.0)
+    outbox = Outbox(outbox_dir)
+    outbox.save({"uuid": "00000000-0000-4000-8000-000000000001"})
+    with HangingServer() as server:
+        commands.push_outbox_first(argparse.Namespace(server=server.url, token=TOKEN))
+
+    assert server.accepted == 1
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        "outbox 00000000-0000-4000-8000-000000000001: server not reachable (no answer):"
+        " timed out; no answer within the 1 s the agent waits before a run (in all)",
+        f"1 document(s) left in the outbox ({outbox_dir}) for 'benchhub-agent push'"
+        " or the next run --upload; this run goes on",
+    ]
 
 
 def test_upload_without_a_token_stops_before_running(pg_dsn, outbox_dir):

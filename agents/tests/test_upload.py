@@ -39,6 +39,37 @@ def dead_server() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+class HangingServer:
+    """A local port that accepts connections, reads what is sent and never
+    answers: a server whose workers are all stuck, or a proxy in front of
+    one. It counts the connections it accepted."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.accepted = 0
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return  # closed: the test is over
+            self.accepted += 1
+            self.held.append(connection)  # open, silent
+
+    def __enter__(self) -> HangingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close()
+        for connection in self.held:
+            connection.close()
+
+
 def test_a_document_the_server_cannot_get_stays_in_the_outbox(outbox_dir):
     outbox = Outbox(outbox_dir)
     answer = upload.send_and_keep(dead_server(), TOKEN, example(), outbox, backoff=NO_WAIT)
@@ -645,3 +676,40 @@ def test_the_outbox_before_a_run_waits_its_patience_in_all_however_many_document
     assert waits == [3.0, 3.0, 3.0]
     assert [answer.outcome for _, answer in results] == [upload.CREATED, upload.UNREACHABLE]
     assert len(outbox.uuids()) == 2
+
+
+def test_a_server_that_accepts_and_never_answers_ends_the_push_before_a_run_in_its_patience(
+    outbox_dir,
+):
+    # Each attempt waited the 30 s time-out, four times: two minutes before the
+    # run started, against a patience of 10 s that bounded only the sleeps.
+    outbox = Outbox(outbox_dir)
+    for n in (1, 2):
+        outbox.save(example(f"00000000-0000-4000-8000-00000000000{n}"))
+    patience = upload.Patience(1, when="before a run")
+    with HangingServer() as server:
+        results = upload.push(server.url, TOKEN, outbox, backoff=(1, 2, 4), patience=patience)
+
+    assert server.accepted == 1  # no attempt after the first one used the patience up
+    assert [answer.outcome for _, answer in results] == [upload.UNREACHABLE]
+    assert results[0][1].describe() == (
+        "server not reachable (no answer): timed out; no answer within the 1 s"
+        " the agent waits before a run (in all)"
+    )
+    assert len(outbox.uuids()) == 2  # neither marked: both go with the next push
+
+
+def test_a_patience_already_spent_sends_nothing_and_says_so(outbox_dir):
+    outbox = Outbox(outbox_dir)
+    outbox.save(example())
+    with ContractServer() as server:
+        results = upload.push(
+            server.url, TOKEN, outbox, patience=upload.Patience(0, when="before a run")
+        )
+
+    assert server.posts == 0
+    assert results[0][1].describe() == (
+        "server not reachable (no answer): not sent: the 0 s the agent waits before a run"
+        " (in all) are spent"
+    )
+    assert outbox.uuids() == [example()["uuid"]]
