@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from benchhub_agent.importers import TOOLS
-from benchhub_agent.schema import submission_schema
+from benchhub_agent.schema import OversizedInteger, submission_schema
 from django.conf import settings
 from django.http import QueryDict
 from django.utils.datastructures import MultiValueDict
@@ -246,18 +246,28 @@ def _multipart_input(data: QueryDict, files: MultiValueDict) -> dict[str, Any]:
 def _typed_environment(section: str, key: str, value: str) -> Any:
     """Form fields are text; the schema's whole-number fields (cores, ram_bytes)
     are sent as numbers, so that "8" is not refused as a string."""
-    if key in _integer_fields().get(section, set()) and value.strip().isdigit():
-        return int(value)
+    if key in _integer_fields().get(section, set()) and _WHOLE.fullmatch(value.strip()):
+        return _whole_number(value.strip())
     return value
 
 
 def _typed_parameter(value: str) -> str | int | float:
     """ "8" is the number 8, as on the agent's command line; "inf" and "nan" stay text."""
-    if re.fullmatch(r"-?\d+", value):
-        return int(value)
-    if re.fullmatch(r"-?\d+\.\d+", value):
+    if _WHOLE.fullmatch(value):
+        return _whole_number(value)
+    if re.fullmatch(r"-?[0-9]+\.[0-9]+", value):
         return float(value)
     return value
+
+
+# ASCII digits only: str.isdigit() and \d take "²", which int() refuses (a 500).
+_WHOLE = re.compile(r"-?[0-9]+")
+
+
+def _whole_number(text: str) -> int | OversizedInteger:
+    """int() of over 4,300 digits raises (a 500): such a number is left for
+    the document's bounds to refuse with its path, as in a JSON body."""
+    return int(text) if len(text) <= 20 else OversizedInteger(text)
 
 
 @functools.cache

@@ -324,3 +324,30 @@ def test_a_benchmark_missing_from_the_database_is_a_503_naming_it(alice_api):
     assert error["code"] == "catalog_incomplete"
     assert "lacks benchmark sysbench" in error["message"]
     assert Submission.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "path", "fragment"),
+    [
+        ("hardware.cores", "²", "$.environment.hardware.cores", "is not of type 'integer'"),
+        ("hardware.cores", "9" * 5000, "$.environment.hardware.cores", "5000 digits"),
+        ("parameters.fillfactor", "9" * 5000, "$.runs[0].parameters.fillfactor", "5000 digits"),
+    ],
+)
+def test_a_multipart_number_python_cannot_read_is_a_400_naming_the_field(
+    alice_api, field, value, path, fragment
+):
+    """A "²" passed str.isdigit() and 5,000 digits passed \\d+, and int() of
+    either raised: a 500."""
+    machine = {
+        f"{section}.{key}": text for section in MACHINE for key, text in MACHINE[section].items()
+    }
+    pgbench = SimpleUploadedFile("r.txt", PGBENCH.encode())
+    response = alice_api.post(
+        URL, data=machine | {"tool": "pgbench", "file": pgbench, field: value}, format="multipart"
+    )
+
+    assert response.status_code == 400, response.content
+    details = response.json()["error"]["details"]
+    assert any(d["path"] == path and fragment in d["message"] for d in details), details
+    assert Submission.objects.count() == 0
