@@ -351,3 +351,14 @@ def test_a_multipart_number_python_cannot_read_is_a_400_naming_the_field(
     details = response.json()["error"]["details"]
     assert any(d["path"] == path and fragment in d["message"] for d in details), details
     assert Submission.objects.count() == 0
+
+
+def test_an_output_the_parser_cannot_read_is_a_400_not_a_500(alice_api):
+    """json.loads of a deeply nested "summary.json" raised RecursionError."""
+    response = post_json(alice_api, tool="benchbase", output="[" * 100_000, environment=MACHINE)
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid_tool_output"
+    assert "nested too deeply to read" in error["message"]
+    assert Submission.objects.count() == 0

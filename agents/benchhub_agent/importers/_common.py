@@ -187,8 +187,21 @@ def merge_parameters(
 
 
 def number(text: str) -> Number:
-    """An int when the tool printed an int, else a float; never rounds."""
-    return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+    """An int when the tool printed an int, else a float; never rounds. An
+    integer beyond 64 bits is a float too: int() raises beyond 4,300 digits,
+    and the document's bounds refuse what is beyond 64 bits either way."""
+    return int(text) if re.fullmatch(r"-?[0-9]{1,20}", text) else float(text)
+
+
+def whole_number(text: str, what: str, expected: str) -> int:
+    """``int(text)``, or the file refused like any other unreadable field:
+    str.isdigit() and \\d accept "²", which int() refuses, and any number
+    of digits, which int() raises on beyond 4,300 (a 500 on the server). A
+    count a tool prints fits 64 bits: 20 digits at most."""
+    if text.isascii() and text.isdigit() and len(text) <= 20:
+        return int(text)
+    shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}… ({len(text)} characters)"
+    raise not_this_tool(what, f"{expected} (at most 20 digits 0-9), got {shown}")
 
 
 def normalized_text(data: str | bytes, what: str) -> str:

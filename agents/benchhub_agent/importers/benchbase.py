@@ -14,9 +14,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from benchhub_agent.schema import metric_catalog
+from benchhub_agent.schema import JSONTooDeep, OversizedInteger, loads, metric_catalog
 
-from ._common import ImportedRuns, measurement, merge_parameters, not_this_tool, run_document
+from ._common import (
+    ImportedRuns,
+    measurement,
+    merge_parameters,
+    not_this_tool,
+    run_document,
+    whole_number,
+)
 
 WHAT = "a BenchBase summary.json"
 THROUGHPUT = "Throughput (requests/second)"
@@ -50,7 +57,12 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
 
 def _load(text: str) -> dict[str, Any]:
     try:
-        summary = json.loads(text)
+        # schema.loads: an integer of over 20 digits stays text (json.loads
+        # raises beyond 4,300), nesting too deep raises JSONTooDeep, not
+        # RecursionError: each was a 500 on the server.
+        summary = loads(text)
+    except JSONTooDeep:
+        raise not_this_tool(WHAT, "a JSON object; it is nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         raise not_this_tool(
             WHAT, f"a JSON object; it is not JSON (line {exc.lineno}: {exc.msg})"
@@ -84,6 +96,8 @@ def _latency_block(summary: dict[str, Any]) -> dict[str, Any]:
 
 def _number(source: dict[str, Any], key: str) -> float:
     value = source.get(key)
+    if isinstance(value, OversizedInteger):
+        raise not_this_tool(WHAT, f"a number under {key!r}, got one of {len(value)} digits")
     # bool is an int in Python, and true is not a latency.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise not_this_tool(WHAT, f"a non-negative number under {key!r}, got {value!r}")
@@ -94,7 +108,7 @@ def _whole(summary: dict[str, Any], key: str) -> int:
     value = summary[key]
     # BenchBase writes these configuration values as strings ("1").
     if isinstance(value, str) and value.isdigit():
-        return int(value)
+        return whole_number(value, WHAT, f"a whole number under {key!r}")
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise not_this_tool(WHAT, f"a whole number under {key!r}, got {value!r}")

@@ -20,7 +20,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._common import ImportedRuns, measurement, merge_parameters, not_this_tool, run_document
+from ._common import (
+    ImportedRuns,
+    measurement,
+    merge_parameters,
+    not_this_tool,
+    run_document,
+    whole_number,
+)
 
 WHAT = "HammerDB output"
 BENCHMARK = "tpcc"
@@ -46,7 +53,7 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
         if match := _VERSION.match(line):
             version = match["version"]
         if match := _USERS.search(line):
-            users = int(match["users"])
+            users = whole_number(match["users"], WHAT, "a number of active virtual users")
         if "TEST RESULT" not in line:
             continue
         match = _NEW.search(line) or _OLD.search(line)
@@ -70,9 +77,10 @@ def _run(
     match: re.Match[str], users: int | None, parameters: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     point = {"virtual_users": users} if users is not None else {}
-    measurements = [measurement(BENCHMARK, "nopm", int(match["nopm"]), point)]
+    nopm = whole_number(match["nopm"], WHAT, "a whole number of NOPM")
+    measurements = [measurement(BENCHMARK, "nopm", nopm, point)]
     notes = [f"Imported from HammerDB's result line: {match.group(0).strip()}"]
-    tpm = int(match["tpm"])
+    tpm = whole_number(match["tpm"], WHAT, "a whole number of TPM")
     if tpm:
         measurements.append(measurement(BENCHMARK, "tpm", tpm, point))
     else:

@@ -37,6 +37,7 @@ from ._common import (
     not_this_tool,
     number,
     run_document,
+    whole_number,
 )
 
 WHAT = "pgbench output"
@@ -182,10 +183,7 @@ def _check_script(script: str) -> None:
 
 
 def _int_field(report: _Report, name: str) -> int:
-    value = report.fields[name]
-    if not value.isdigit():
-        raise not_this_tool(WHAT, f"a whole number after '{name}:', got {value!r}")
-    return int(value)
+    return whole_number(report.fields[name], WHAT, f"a whole number after '{name}:'")
 
 
 def _ms_field(report: _Report, name: str) -> float | None:
@@ -208,7 +206,7 @@ def _run_parameters(report: _Report) -> dict[str, Any]:
         duration = re.fullmatch(r"(\d+) s", report.fields["duration"])
         if not duration:
             raise not_this_tool(WHAT, f"'duration: <seconds> s', got {report.fields['duration']!r}")
-        parameters["duration"] = int(duration[1])
+        parameters["duration"] = whole_number(duration[1], WHAT, "seconds after 'duration:'")
     elif "number of transactions per client" in report.fields:
         parameters["transactions_per_client"] = _int_field(
             report, "number of transactions per client"
@@ -217,7 +215,9 @@ def _run_parameters(report: _Report) -> dict[str, Any]:
         raise not_this_tool(WHAT, "a line 'duration: …' or 'number of transactions per client: …'")
     tries = report.fields.get("maximum number of tries", "1")
     if tries != "1":
-        parameters["max_tries"] = int(tries) if tries.isdigit() else tries
+        parameters["max_tries"] = (
+            whole_number(tries, WHAT, "a number of tries") if tries.isdigit() else tries
+        )
     if "rate limit schedule lag" in report.fields:
         parameters["rate_limited"] = True
     if report.latency_limit_ms is not None:
@@ -239,7 +239,8 @@ def _summary_measurements(report: _Report, point: dict[str, Any]) -> list[dict[s
         match = _FAILED.match(failed)
         if not match:
             raise not_this_tool(WHAT, f"'number of failed transactions: N (x%)', got {failed!r}")
-        found.append(measurement(BENCHMARK, "failed_transactions", int(match["count"]), point))
+        count = whole_number(match["count"], WHAT, "a number of failed transactions")
+        found.append(measurement(BENCHMARK, "failed_transactions", count, point))
     return found
 
 

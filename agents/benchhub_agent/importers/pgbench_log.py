@@ -97,7 +97,7 @@ def _rows(text: str) -> list[list[int]]:
         if not line.strip():
             continue
         fields = line.split()
-        if not all(field.isdigit() for field in fields):
+        if not all(field.isascii() and field.isdigit() and len(field) <= 20 for field in fields):
             raise not_this_tool(WHAT, f"{_LAYOUT}; line {number} is {line[:80]!r}")
         if len(fields) not in _FIELD_COUNTS:
             raise not_this_tool(WHAT, f"{_LAYOUT}; line {number} has {len(fields)} fields")

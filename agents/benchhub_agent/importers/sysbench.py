@@ -29,6 +29,7 @@ from ._common import (
     merge_parameters,
     not_this_tool,
     run_document,
+    whole_number,
 )
 
 WHAT = "sysbench output"
@@ -132,7 +133,7 @@ def _count(section: dict[str, str], label: str) -> int:
     match = _RATE.match(section[label])
     if not match:
         raise not_this_tool(WHAT, f"'{label}: N (X per sec.)', got {section[label]!r}")
-    return int(match["count"])
+    return whole_number(match["count"], WHAT, f"a whole number of {label}")
 
 
 def _float(section: dict[str, str], label: str) -> float:
@@ -149,14 +150,14 @@ def _percentiles(latency: dict[str, str]) -> dict[int, float]:
     for label in latency:
         match = _PERCENTILE.match(label)
         if match:
-            found[int(match["p"])] = _float(latency, label)
+            found[whole_number(match["p"], WHAT, "a percentile")] = _float(latency, label)
     return found
 
 
 def _threads(lines: list[str]) -> int | None:
     for line in lines:
         if match := _THREADS.match(line):
-            return int(match["threads"])
+            return whole_number(match["threads"], WHAT, "a number of threads")
     return None
 
 

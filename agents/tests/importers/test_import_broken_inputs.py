@@ -60,3 +60,50 @@ def test_another_tools_output_is_refused(tool, other):
 def test_an_unknown_tool_is_refused_with_the_known_ones():
     with pytest.raises(ImportFormatError, match="unknown tool 'jmeter'; expected one of pgbench"):
         parse_tool_output("jmeter", "anything")
+
+
+BIG = "9" * 5000
+
+
+def _benchbase(**changes: object) -> str:
+    import json
+
+    summary = json.loads(fixture(SAMPLES["benchbase"]))
+    return json.dumps(summary | changes)
+
+
+def _replaced(tool: str, old: str, new: str) -> str:
+    text = fixture(SAMPLES[tool])
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+# Each raised ValueError or RecursionError out of int() or json.loads: a 500
+# on the server's /api/v1/imports/, a traceback from `benchhub-agent import`.
+@pytest.mark.parametrize(
+    ("tool", "text", "expected"),
+    [
+        ("benchbase", "[" * 100_000, "nested too deeply to read"),
+        ("benchbase", '{"Benchmark Type": ' + BIG + "}", "the key"),
+        ("benchbase", _benchbase(terminals="²"), "under 'terminals' (at most 20 digits 0-9)"),
+        ("benchbase", _benchbase(terminals=BIG), "(5000 characters)"),
+        ("hammerdb", _replaced("hammerdb", "18664", BIG), "a whole number of NOPM"),
+        ("hammerdb", _replaced("hammerdb", "43386", BIG), "a whole number of TPM"),
+        ("pgbench", _replaced("pgbench", "number of clients: 4", "number of clients: ²"), "'²'"),
+        ("pgbench", _replaced("pgbench", "duration: 5 s", f"duration: {BIG} s"), "duration"),
+        ("pgbench-log", _replaced("pgbench-log", "1908", "²"), "whole numbers"),
+        ("pgbench-log", _replaced("pgbench-log", "1908", BIG), "whole numbers"),
+        (
+            "sysbench",
+            _replaced("sysbench", "Number of threads: ", f"Number of threads: {BIG}"),
+            "threads",
+        ),
+    ],
+)
+def test_a_number_int_cannot_read_is_refused_saying_what_was_expected(tool, text, expected):
+    parameters = {"clients": 4} if tool == "pgbench-log" else {"test": "oltp_read_write"}
+    if tool not in ("pgbench-log", "sysbench"):
+        parameters = None
+    with pytest.raises(ImportFormatError, match=EXPECTED[tool]) as refused:
+        parse_tool_output(tool, text, parameters=parameters)
+    assert expected in str(refused.value)
