@@ -214,6 +214,25 @@ class WholeNumberFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
 
+class FlagField(forms.Field):
+    """true or false, in any letter case; empty is no filter."""
+
+    def to_python(self, value: Any) -> bool | None:
+        if value in (None, ""):
+            return None
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise forms.ValidationError(f"{value!r}: true or false", code="invalid")
+
+
+class FlagFilter(django_filters.BooleanFilter):
+    """A yes/no column. django-filter's BooleanFilter read any value but
+    true/false ("1", "yes", a typo) as no filter at all and answered every
+    row, the silent answer a typo of a filter's name no longer gets."""
+
+    field_class = FlagField
+
+
 def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
     cls = WholeNumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
     if name == "submission":
@@ -406,7 +425,7 @@ MeasurementFilter = _filterset(
     Measurement,
     "run__",
     metric=django_filters.CharFilter(method="filter_metric"),
-    approximate=django_filters.BooleanFilter(field_name="approximate"),
+    approximate=FlagFilter(field_name="approximate"),
     run=django_filters.NumberFilter(field_name="run_id"),
     measurement_params=True,
 )

@@ -148,6 +148,40 @@ def test_a_count_that_is_not_a_whole_number_is_a_400_naming_it(
     assert anonymous_api.get(path, {name: "8.0"}).status_code == 200  # still 8
 
 
+@pytest.mark.parametrize("value", ["1", "yes", "maybe", "✓"])
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/api/v1/measurements/", {}),
+        ("/api/v1/measurements/export.csv", {}),
+        (
+            "/api/v1/comparisons/",
+            {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"},
+        ),
+    ],
+)
+def test_a_flag_that_is_neither_true_nor_false_is_a_400_naming_it(
+    anonymous_api, published, path, query, value
+):
+    """approximate=1, yes or a typo filtered nothing: every measurement
+    answered, the approximate ones and the others alike."""
+    response = anonymous_api.get(path, query | {"approximate": value})
+
+    assert response.status_code == 400, response.content
+    details = response.json()["error"]["details"]
+    assert {"path": "$.approximate", "message": f"{value!r}: true or false"} in details
+
+
+def test_a_flag_filters_on_true_false_or_nothing(anonymous_api, published):
+    def count(**query: str) -> int:
+        return len(anonymous_api.get("/api/v1/measurements/", query).json()["results"])
+
+    everything = count()
+    assert count(approximate="") == count(approximate="false") == count(approximate="False")
+    assert count(approximate="false") == everything  # small_document has no approximate value
+    assert count(approximate="true") == count(approximate="TRUE") == 0
+
+
 def test_bad_filter_values_name_the_filter(anonymous_api, published):
     assert anonymous_api.get("/api/v1/measurements/?cores=many").status_code == 400
     response = anonymous_api.get("/api/v1/measurements/?version_min=latest")
