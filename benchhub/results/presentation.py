@@ -45,17 +45,23 @@ def _human_bytes(value: int | None) -> str:
     return str(value)
 
 
-def environment_rows(run: Run) -> list[EnvironmentRow]:
+def environment_rows(run: Run, *, linked: bool = True) -> list[EnvironmentRow]:
     """The run's five dimensions as label/value rows, normalized values
-    first and the raw string beside them where it differs."""
+    first and the raw string beside them where it differs; ``linked``: the
+    CPU, filesystem and version link to their pages (which show only runs
+    the lists show)."""
     hw, st, os_, server, client = run.hardware, run.storage, run.os, run.server, run.client
+
+    def page(kind: str, row: Any) -> str:
+        return dimension_url(kind, row) if linked else ""
+
     cpu = " ".join(filter(None, [hw.cpu_vendor, hw.cpu_model]))
 
     def raw(normalized: str, given: str) -> str:
         return given if given and given != normalized else ""
 
     rows = [
-        EnvironmentRow("Hardware", "CPU", cpu, raw(cpu, hw.cpu_raw), dimension_url("cpu", hw)),
+        EnvironmentRow("Hardware", "CPU", cpu, raw(cpu, hw.cpu_raw), page("cpu", hw)),
         EnvironmentRow("Hardware", "cores / threads", _pair(hw.cores, hw.threads)),
         EnvironmentRow("Hardware", "RAM", _human_bytes(hw.ram_bytes)),
         EnvironmentRow(
@@ -72,7 +78,7 @@ def environment_rows(run: Run) -> list[EnvironmentRow]:
             "filesystem",
             st.filesystem,
             raw(st.filesystem, st.filesystem_raw),
-            dimension_url("filesystem", st),
+            page("filesystem", st),
         ),
         EnvironmentRow(
             "Storage",
@@ -95,7 +101,7 @@ def environment_rows(run: Run) -> list[EnvironmentRow]:
             "server version",
             server.version,
             raw(server.version, server.version_raw),
-            dimension_url("version", server),
+            page("version", server),
         ),
         EnvironmentRow("Database", "major version", server.version_major),
         EnvironmentRow("Database", "architecture", server.architecture),

@@ -50,6 +50,19 @@ def _visible(user: User, prefix: str = "") -> Q:
     return condition
 
 
+def visible_in_lists(*, user: User, submission: Submission) -> bool:
+    """_visible for one submission already loaded: whether the lists and the
+    dimension pages show it to this user (a moderator opens others' pending
+    submissions, but the lists do not show them)."""
+    if submission.status == Submission.Status.APPROVED:
+        return True
+    return (
+        user.is_authenticated
+        and submission.submitter_id == user.pk
+        and submission.status != Submission.Status.DELETED
+    )
+
+
 # A submission's stored document is up to BENCHHUB_MAX_UPLOAD_BYTES (2 MB):
 # a list that loaded it for each row would read megabytes to print a uuid.
 # Only the submission's own detail answer prints it.

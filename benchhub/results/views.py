@@ -60,7 +60,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "run": run,
             "submission": run.submission,
-            "environment": presentation.environment_rows(run),
+            "environment": presentation.environment_rows(
+                run, linked=selectors.visible_in_lists(user=request.user, submission=run.submission)
+            ),
             "settings": sorted((run.server.settings or {}).items()),
             "rows": rows,
             "headline": _headline(rows, run_id=run.pk),

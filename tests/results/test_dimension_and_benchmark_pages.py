@@ -90,6 +90,26 @@ def test_a_pending_machine_has_no_page_for_the_public_but_has_one_for_its_submit
     assert client.get("/cpus/Secret 9/").status_code == 200
 
 
+def test_a_moderator_reviewing_a_pending_run_is_not_linked_to_pages_that_do_not_show_it(
+    client, results
+):
+    """A dimension page shows the public's runs and the viewer's own: the
+    moderator's Secret 9 link answered 404."""
+    from django.contrib.auth.models import User
+
+    from benchhub.accounts.roles import role_grant
+
+    moderator = User.objects.create_user(username="maud")
+    role_grant(user=moderator, role="moderator")
+    client.force_login(moderator)
+    pending = Submission.objects.get(status="pending").runs.get()
+
+    page = client.get(f"/runs/{pending.pk}/").content.decode()
+
+    assert "Secret 9" in page
+    assert re.findall(r'href="(/(?:cpus|filesystems|servers)/[^"]+)"', page) == []
+
+
 @pytest.mark.parametrize(
     "path",
     ["/cpus/EPYC%00/", "/filesystems/x%00fs/", "/servers/postgresql/16%00/", "/servers/%00/16/"],
