@@ -198,6 +198,19 @@ def test_sign_ups_from_one_address_are_limited_and_failed_forms_do_not_count(db,
     assert set(User.objects.values_list("username", flat=True)) == {"first", "second", "elsewhere"}
 
 
+def test_the_header_sign_in_comes_back_to_the_page_with_its_query(client, db):
+    """A comparison and a filtered list are their query: signing in from one
+    landed on the bare /compare/ form, the comparison gone."""
+    User.objects.create_user(username="reader", password=PASSWORD)
+    page = client.get("/results/?engine=postgresql&benchmark=select-update").content.decode()
+    link = re.search(r'href="(/accounts/login/\?next=[^"]+)"', page).group(1)
+
+    signed_in = client.post(link, {"username": "reader", "password": PASSWORD})
+
+    assert signed_in.status_code == 302
+    assert signed_in["Location"] == "/results/?engine=postgresql&benchmark=select-update"
+
+
 def test_the_header_sign_in_comes_back_to_the_page_but_never_to_an_account_form(client, db):
     """From the sign-in page itself (or the password reset) the header's link
     sent a user who signed in back to that form, signed in, wondering."""
