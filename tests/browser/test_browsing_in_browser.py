@@ -161,6 +161,27 @@ def test_filtering_the_results_changes_the_list_and_the_url_in_place(
     expect(page.locator("#results-count")).to_have_text("5 runs")
 
 
+def test_signing_in_after_filtering_in_place_comes_back_to_the_filtered_list(
+    live_server, page: Page, published, bob
+):
+    """htmx changes the address, not the header: its Sign in link still
+    pointed at the list as first loaded."""
+    bob.set_password("a long enough passphrase 42")
+    bob.save()
+    visit(page, live_server.url + "/results/?benchmark=select-update")
+    page.locator("[data-facet='engine+version_major']", has_text="postgresql 15").click()
+    expect(page).to_have_url(re.compile(r"engine=postgresql&version_major=15"))
+    filtered = page.url
+
+    page.click("header >> text=Sign in")
+    page.fill("#id_username", "bob")
+    page.fill("#id_password", "a long enough passphrase 42")
+    page.click("button:has-text('Sign in')")
+
+    expect(page).to_have_url(filtered)
+    expect(page.locator("header")).to_contain_text("bob")
+
+
 def test_the_run_page_draws_its_sweep_and_says_where_it_stands(live_server, page: Page, published):
     visit(page, live_server.url + published["run"])
 
