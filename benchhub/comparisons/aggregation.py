@@ -45,9 +45,7 @@ SAMPLE_MULTIPLIER = 1327217885
 
 class RunCell(NamedTuple):
     """One run in one cell: the median of its values there, and its one
-    measurement's id when it has one there and the cell has fewer runs than
-    the U test needs (``MIN_RUNS_FOR_U``): only there does a verdict read a
-    run's repetitions (``samples_wanted``); elsewhere None."""
+    measurement's id when it has one (whose repetitions a verdict may read)."""
 
     value: float
     measurement_id: int | None
@@ -291,9 +289,7 @@ def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
         cells.runs[key] = RunCells(
             kept,
             [statistics.median(v for v, _ in runs[run_id]) for run_id in kept],
-            [runs[run_id][0][1] if len(runs[run_id]) == 1 else None for run_id in kept]
-            if len(kept) < MIN_RUNS_FOR_U
-            else [None] * len(kept),
+            [runs[run_id][0][1] if len(runs[run_id]) == 1 else None for run_id in kept],
         )
     return cells
 

@@ -2,16 +2,16 @@
 each matching measurement once and sends back one row per cell.
 
 Per (series, x) — a hash aggregate, no sort of the rows: count, min, max,
-how many are approximate, and the cell's values and runs as arrays;
+how many are approximate, and the cell's values, runs and ids as arrays;
 then per cell, from its own arrays (small sorts instead of one sort of
 every row; unnested in the select list, which streams, where an unnest in
 FROM would first copy the array into a tuplestore, and the sampled runs'
 values read by subscript): the quartiles (``percentile_cont``, interpolated like
 ``statistics.quantiles(method="inclusive")``) and its first
 ``VERDICT_RUNS`` runs in ``run_sample_key`` order, each with its median
-there (a large cell looks only below a cutoff of the sample key, see
-``SAMPLED_ROWS``); and only for a cell of fewer runs than the U test needs,
-which of its runs have a single measurement there, with its id.
+there and its measurement's id if it has only one there
+(a large cell looks only below a cutoff of the sample key, see
+``SAMPLED_ROWS``).
 Groups with a missing key are the "left out" notes. For the page, each cell also says
 whether its measurements' (or their runs') parameter keys differ, by
 comparing the least and greatest hash of them: where no cell's do, the page
@@ -25,14 +25,12 @@ tests/comparisons/test_database_aggregation.py runs both on the same data.
 
 The statement runs under ``SETTINGS``, for its own transaction only: more
 than PostgreSQL's default 4 MB of work memory for a large comparison (the
-per-cell arrays), and parallel workers for the scan, the joins (one shared
-hash table per joined table) and the grouping of a large one. At the
-default costs the planner never splits the scan here. The arrays are
-collected by ``benchhub_array_agg`` (migration 0006: ``array_agg`` with a
-combine function, which PostgreSQL's own has only from 16), so each worker
-groups its share of the rows and the leader joins their arrays; the
-per-cell quartiles and samples are then the leader's. docs/performance.md
-has the figures.
+per-cell arrays), and parallel workers for the scan and joins of a large
+one. At the default costs the planner never splits the scan here; with
+these, cases 1 and 2 of benchmarks/compare.py (148,000 and 74,000
+measurements) are read by two processes and case 3 (55,000, most of its
+time in Python) is not. The aggregate stays in the leader (array_agg has
+no parallel form before PostgreSQL 16). docs/performance.md has the figures.
 """
 
 from __future__ import annotations
@@ -54,7 +52,6 @@ from benchhub.comparisons.aggregation import (
     _label,
 )
 from benchhub.comparisons.query import Axis, ComparisonQuery
-from benchhub.comparisons.verdicts import MIN_RUNS_FOR_U
 from benchhub.results.filters import PARAM_NAME
 from benchhub.results.points import point_from_key
 
@@ -64,11 +61,6 @@ SETTINGS = {
     # PostgreSQL's defaults: 1000 and 0.1.
     "parallel_setup_cost": "100",
     "parallel_tuple_cost": "0.01",
-    # PostgreSQL's default: 8MB. The runs and submissions a comparison joins
-    # are smaller than that up to millions of measurements: at this size the
-    # workers build one shared hash table of each (Parallel Hash) instead of
-    # one each.
-    "min_parallel_table_scan_size": "0",
 }
 
 
@@ -123,25 +115,23 @@ _MIXED = """min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
 def _statement(inner: str, *, mixed: bool) -> str:
     """The cells of ``inner`` (rows _s, _x, value, approximate, run_id, id,
     _eligible, _keys, _run_keys): one row per cell, its verdict runs as
-    arrays in sample order, and for a cell of fewer runs than the U test
-    needs, which of them have one measurement there, and its id."""
+    arrays in sample order."""
     sample = f"mod(mod(run_id, {SAMPLE_MODULUS}) * {SAMPLE_MULTIPLIER}, {SAMPLE_MODULUS})"
     return f"""
         SELECT cell._s, cell._x, cell.n, cell.low, cell.high, cell.approximate_n,
-               quartiles.q, runs.run_ids, runs.run_values, singles.run_ids, singles.ids,
+               quartiles.q, runs.run_ids, runs.run_values, runs.only_ids,
                cell.mixed, cell.cutoff < {SAMPLE_MODULUS} AS cut
         FROM (
             SELECT _s, _x, count(*) AS n, min(value) AS low, max(value) AS high,
                    count(*) FILTER (WHERE approximate) AS approximate_n,
                    -- jsonb's own hash function (of its hash index support)
                    {_MIXED if mixed else "true"} AS mixed,
-                   -- array_agg with a combine function (migration 0006): the
-                   -- grouping runs in the parallel workers too
-                   benchhub_array_agg(value) AS vals,
+                   array_agg(value) AS vals,
                    CASE WHEN %s::bigint IS NOT NULL AND count(*) > %s::bigint
                    THEN {SAMPLE_MODULUS}::bigint * %s::bigint / count(*)
                    ELSE {SAMPLE_MODULUS}::bigint END AS cutoff,
-                   benchhub_array_agg(CASE WHEN _eligible THEN run_id END) AS runs
+                   array_agg(CASE WHEN _eligible THEN run_id END) AS runs,
+                   array_agg(id) AS ids
             FROM ({inner}) AS measured
             GROUP BY _s, _x
         ) AS cell
@@ -152,15 +142,18 @@ def _statement(inner: str, *, mixed: bool) -> str:
         CROSS JOIN LATERAL (
             -- in the sorted subquery's order: its LIMIT keeps the Sort below
             -- this Agg (an ORDER BY here would sort each array again)
-            SELECT array_agg(run_id) AS run_ids, array_agg(run_value) AS run_values
+            SELECT array_agg(run_id) AS run_ids,
+                   array_agg(run_value) AS run_values,
+                   array_agg(only_id) AS only_ids
             FROM (
                 SELECT run_id, {sample} AS sample,
+                       CASE WHEN count(*) = 1 THEN min(id) END AS only_id,
                        CASE WHEN count(*) = 1 THEN min(v) ELSE (
                            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY w)
                            FROM unnest(array_agg(v)) AS w
                        ) END AS run_value
                 FROM (
-                    SELECT run_id, cell.vals[i] AS v
+                    SELECT run_id, cell.vals[i] AS v, cell.ids[i] AS id
                     FROM (
                         SELECT unnest(cell.runs) AS run_id, generate_subscripts(cell.runs, 1) AS i
                     ) AS cell_runs
@@ -172,23 +165,6 @@ def _statement(inner: str, *, mixed: bool) -> str:
                 LIMIT %s
             ) AS sampled
         ) AS runs
-        CROSS JOIN LATERAL (
-            -- Only a cell of fewer than MIN_RUNS_FOR_U runs reads the rows
-            -- again, by run (a gating filter: the others skip it): its
-            -- verdict may read a run's repetitions (``samples_wanted``).
-            -- Collecting every measurement's id in the grouping instead
-            -- cost a tenth of the statement.
-            SELECT array_agg(run_id) AS run_ids, array_agg(only_id) AS ids
-            FROM (
-                SELECT run_id, min(id) AS only_id
-                FROM ({inner}) AS cell_rows
-                WHERE cardinality(runs.run_ids) < %s
-                  AND cell_rows.run_id = ANY(runs.run_ids)
-                  AND cell_rows._s = cell._s AND cell_rows._x = cell._x
-                GROUP BY run_id
-                HAVING count(*) = 1
-            ) AS one_each
-        ) AS singles
     """  # noqa: S608 -- Django's own SQL and our integers
 
 
@@ -220,8 +196,6 @@ def cells_statement(
         rows,
         *params,
         aggregation.VERDICT_RUNS,
-        *params,
-        MIN_RUNS_FOR_U,
     ]
 
 
@@ -256,8 +230,7 @@ def cells_in_postgresql(
         (q1, median, q3),
         run_ids,
         run_values,
-        single_run_ids,
-        single_ids,
+        only_ids,
         mixed,
         _,
     ) in rows:
@@ -279,7 +252,5 @@ def cells_in_postgresql(
         if (label, x) in cells.stats:
             raise SplitGroups(label, x)
         cells.stats[label, x] = CellStats(n, median, low, high, q1, q3)
-        run_ids = run_ids or []
-        singles = dict(zip(single_run_ids or (), single_ids or (), strict=True))
-        cells.runs[label, x] = RunCells(run_ids, run_values or [], [*map(singles.get, run_ids)])
+        cells.runs[label, x] = RunCells(run_ids or [], run_values or [], only_ids or [])
     return cells
