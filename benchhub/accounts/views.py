@@ -4,6 +4,8 @@ and the password pages are Django's views with BenchHub's templates
 
 from __future__ import annotations
 
+import secrets
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -49,6 +51,13 @@ class SignOutView(auth_views.LogoutView):
         return response
 
 
+# The forms this session already created a token with (their "once" field),
+# so that sending one again (a reload of the answer) creates no second token.
+# Only these random values are kept, never a secret; the latest few suffice.
+SENT_FORMS = "api_token_forms_sent"
+SENT_FORMS_KEPT = 20
+
+
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
     """List the user's tokens; POST creates one, whose secret is shown on
@@ -56,9 +65,20 @@ def tokens(request: HttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST or None)
     created = secret = None
     if request.method == "POST" and form.is_valid():
+        once = request.POST.get("once", "")[:64]
+        sent = request.session.get(SENT_FORMS, [])
+        if once and once in sent:
+            messages.info(
+                request,
+                "That form was sent before: its token was already created and its secret "
+                "shown then, once. If you did not copy it, revoke it and create another.",
+            )
+            return redirect("accounts:tokens")
         created, secret = services.api_token_create(
             user=request.user, name=form.cleaned_data["name"]
         )
+        if once:
+            request.session[SENT_FORMS] = [*sent, once][-SENT_FORMS_KEPT:]
         form = ApiTokenForm()
     response = render(
         request,
@@ -69,6 +89,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
             "created": created,
             "secret": secret,
             "server_url": request.build_absolute_uri("/").rstrip("/"),
+            "once": secrets.token_urlsafe(16),
         },
     )
     # The secret must not linger in a shared cache or the back button.

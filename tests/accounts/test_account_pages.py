@@ -65,6 +65,27 @@ def test_a_token_is_shown_once_and_uploads_work_with_it(client, db):
     assert "laptop &lt;b&gt;" in listing and secret[:10] in listing
 
 
+def test_sending_the_token_form_again_creates_no_second_token(client, db):
+    """Reloading the answer sends its POST again (the browser asks; people
+    say yes): that made a second token of the same name and showed its
+    secret, while the agent was already set up with the first one's."""
+    sign_up(client)
+    form = client.get("/accounts/tokens/").content.decode()
+    once = re.search(r'name="once" value="([^"]+)"', form).group(1)
+
+    first = client.post("/accounts/tokens/", {"name": "laptop", "once": once}).content.decode()
+    again = client.post("/accounts/tokens/", {"name": "laptop", "once": once}, follow=True)
+
+    assert 'id="new-token"' in first
+    assert ApiToken.objects.count() == 1
+    page = again.content.decode()
+    assert again.redirect_chain == [("/accounts/tokens/", 302)]
+    assert 'id="new-token"' not in page
+    assert "already created" in page
+    assert client.post("/accounts/tokens/", {"name": "desktop", "once": "x"}).status_code == 200
+    assert ApiToken.objects.count() == 2
+
+
 def test_a_revoked_token_is_refused_from_the_next_request(client, db):
     sign_up(client)
     page = client.post("/accounts/tokens/", {"name": "ci"}).content.decode()
