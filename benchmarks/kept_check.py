@@ -83,8 +83,9 @@ def main() -> int:
         # As many answers as BENCHHUB_COMPARISON_KEEP_ENTRIES keeps: copies of
         # those there are, deleted at the end.
         work.execute(
-            "INSERT INTO comparisons_keptanswer (key, snapshot, answer, request, served_at)"
-            " SELECT 'copy ' || g || ' ' || key, snapshot, answer, request, served_at"
+            "INSERT INTO comparisons_keptanswer"
+            " (key, snapshot, metric, answer, request, served_at)"
+            " SELECT 'copy ' || g || ' ' || key, snapshot, metric, answer, request, served_at"
             " FROM comparisons_keptanswer, generate_series(1, %s) AS g"
             " ORDER BY g LIMIT greatest(%s - (SELECT count(*) FROM comparisons_keptanswer), 0)",
             [args.answers, args.answers],

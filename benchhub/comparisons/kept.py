@@ -14,16 +14,23 @@ contends on:
 
 - triggers (migration 0001) write the id of every transaction that changes
   what a public comparison reads into ``comparisons_datachange``, in that
-  transaction: the row commits with the change or vanishes with it;
+  transaction: the row commits with the change or vanishes with it. Each
+  row names a metric whose measurements the change touched (migration
+  0006), or 0: every metric (an alias rule, a dimension row, a user …);
+- an answer reads one metric's measurements and is stored with its id:
+  only changes of that metric and of every metric concern it. An approval
+  of a sql-bench result leaves the select-update answers served, and the
+  worker does not compute them again;
 - an answer is stored with the snapshot (``pg_current_snapshot()``) taken
   before its first statement: every change its statements could have missed
   was not committed then, so its transaction is not visible in that snapshot;
-- an answer is served only while no committed change row is invisible in
-  its snapshot (only ids at or above its xmax, or in its list of
-  transactions then running, can be: the newest change row and a probe per
-  running transaction, not the changes visible to it). A change still in
-  progress is invisible to the reader too, so the answer served is what
-  computing it again would give;
+- an answer is served only while no committed change row of its own is
+  invisible in its snapshot (only ids at or above its xmax, or in its list
+  of transactions then running, can be: the first change row of its metric
+  and of every metric above its xmax and a probe per running transaction,
+  not the changes visible to it). A change still in progress is invisible
+  to the reader too, so the answer served is what computing it again would
+  give;
 - change rows are pruned below a horizon kept in ``comparisons_keptfloor``
   (migration 0003), raised before the rows go: an answer whose snapshot's
   xmin is below it may lack one of them and is not served. (A prune can
@@ -34,7 +41,7 @@ contends on:
 
 Each answer is stored with what the worker needs to compute it again, and
 when it was last served: after a change, the worker recomputes the answers
-served within the hour (tasks.py), so the next visitor is not the one who
+of the metrics it touched served within the hour (tasks.py), so the next visitor is not the one who
 waits. Until it has, for ``BENCHHUB_COMPARISON_STALE_SECONDS`` (30) from
 the oldest change an answer missed (migration 0005 records when each
 began), the answer from before the change is still served: an approval
@@ -106,38 +113,50 @@ PRUNE_SECONDS = 60.0
 # (a write per answer per interval, not per request).
 SERVED_TOUCH_SECONDS = 300
 
-# Some change committed that the answer's snapshot did not see (one that
-# began after it, at or above its xmax: the newest change, one index entry;
-# or was running when it was taken, in its xip list: an index probe each.
-# However many changes committed between its xmin and xmax — a transaction
-# left open holds every new snapshot's xmin back — none of them is read:
-# they are all visible to it); or one may
-# have been pruned (its snapshot's xmin is below the floor's horizon), or its
-# snapshot is another cluster's (migration 0003): no telling.
-_CHANGED = """(
+# Some change of the answer's metric or of every metric (migration 0006)
+# committed that the answer's snapshot did not see: one that began after
+# it, at or above its xmax (the newest change of every metric and of its
+# own: one index entry each, whatever the statistics say; a range of the
+# index from its xmax is a parameter's bound, and once most rows are of
+# every metric it is planned as a read of the whole table), or one running
+# when it was taken, in its xip list (an index probe each). However many
+# changes committed between its xmin and xmax — a transaction left open
+# holds every new snapshot's xmin back — none of them is read: they are all
+# visible to it. Or one may have been pruned (its snapshot's xmin is below
+# the floor's horizon), or its snapshot is another cluster's (migration
+# 0003): no telling.
+_OWN = "c.metric = ANY(ARRAY[0, a.metric])"
+_CHANGED = f"""(
     NOT EXISTS (
         SELECT 1 FROM comparisons_keptfloor AS f
         WHERE f.cluster = (pg_control_system()).system_identifier
           AND pg_snapshot_xmin(a.snapshot) >= f.horizon
     )
     OR coalesce(
-        (SELECT max(c.xid) FROM comparisons_datachange AS c) >= pg_snapshot_xmax(a.snapshot),
+        GREATEST(
+            (SELECT max(c.xid) FROM comparisons_datachange AS c WHERE c.metric = 0),
+            (SELECT max(c.xid) FROM comparisons_datachange AS c WHERE c.metric = a.metric)
+        ) >= pg_snapshot_xmax(a.snapshot),
         false
     )
     OR EXISTS (
         SELECT 1 FROM comparisons_datachange AS c
-        WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot)))
+        WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot))) AND {_OWN}
     )
-)"""
+)"""  # noqa: S608 -- constants only
 # When the oldest change the answer missed began: the first at or above its
-# xmax (by transaction id: one index entry) or one that was running when it
-# was taken. NULL if it missed none, or none can be told (see _CHANGED).
-_MISSED_SINCE = """LEAST(
+# xmax (by transaction id: one index entry of every metric's changes, one of
+# its own metric's) or one that was running when it was taken. NULL if it
+# missed none, or none can be told (see _CHANGED).
+_MISSED_SINCE = f"""LEAST(
     (SELECT c.at FROM comparisons_datachange AS c
-     WHERE c.xid >= pg_snapshot_xmax(a.snapshot) ORDER BY c.xid LIMIT 1),
+     WHERE c.metric = 0 AND c.xid >= pg_snapshot_xmax(a.snapshot) ORDER BY c.xid LIMIT 1),
+    (SELECT c.at FROM comparisons_datachange AS c
+     WHERE c.metric = a.metric AND c.xid >= pg_snapshot_xmax(a.snapshot)
+     ORDER BY c.xid LIMIT 1),
     (SELECT min(c.at) FROM comparisons_datachange AS c
-     WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot))))
-)"""
+     WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot))) AND {_OWN})
+)"""  # noqa: S608 -- constants only
 # The snapshot comes with the answer: on a miss, the answer computed next is
 # stored under it (taken before any statement of that answer). Served: an
 # answer nothing changed since, or (a grace of more than 0 s) one whose
@@ -157,11 +176,11 @@ _READ = f"""
     ) AS a ON true
 """  # noqa: S608 -- constants only
 _STORE = """
-    INSERT INTO comparisons_keptanswer (key, snapshot, answer, request, served_at)
-    VALUES (%s, %s::pg_snapshot, %s, %s, coalesce(%s, now()))
+    INSERT INTO comparisons_keptanswer (key, snapshot, metric, answer, request, served_at)
+    VALUES (%s, %s::pg_snapshot, %s, %s, %s, coalesce(%s, now()))
     ON CONFLICT (key) DO UPDATE
-    SET snapshot = EXCLUDED.snapshot, created_at = now(), answer = EXCLUDED.answer,
-        request = EXCLUDED.request, served_at = EXCLUDED.served_at
+    SET snapshot = EXCLUDED.snapshot, metric = EXCLUDED.metric, created_at = now(),
+        answer = EXCLUDED.answer, request = EXCLUDED.request, served_at = EXCLUDED.served_at
 """
 _STALE = f"""
     SELECT a.key, a.request, a.served_at FROM comparisons_keptanswer AS a
@@ -215,11 +234,13 @@ _last_prune = 0.0
 _refreshing: ContextVar[datetime | None] = ContextVar("refreshing", default=None)
 
 
-def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) -> T:
+def kept_answer(parts: tuple, compute: Callable[[], T], *, metric: int, request: Any = None) -> T:
     """``compute()``, or the answer it gave for the same ``parts`` (the
     query, and the statement it filters with) if no data it read has
-    changed since. ``request`` is what the worker needs to compute it again
-    after a change (``kept_answers_stale``), or None."""
+    changed since. ``metric`` is the id of the metric whose measurements it
+    reads (no other's: the changes of other metrics leave it kept).
+    ``request`` is what the worker needs to compute it again after a change
+    (``kept_answers_stale``), or None."""
     seconds = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
     if not seconds or connection.vendor != "postgresql" or connection.in_atomic_block:
         return compute()
@@ -248,7 +269,7 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, request: Any = None) 
             if answer is not None:
                 return answer
         answer = compute()
-        _store(key, snapshot, answer, request)
+        _store(key, snapshot, metric, answer, request)
     return answer
 
 
@@ -379,14 +400,14 @@ def _loaded(data: bytes) -> Any:
         return None
 
 
-def _store(key: str, snapshot: str, answer: Any, request: Any) -> None:
+def _store(key: str, snapshot: str, metric: int, answer: Any, request: Any) -> None:
     data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
     if len(data) > MAX_ANSWER_BYTES:
         return
     asked = None if request is None else pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_STORE, [key, snapshot, data, asked, _refreshing.get()])
+            cursor.execute(_STORE, [key, snapshot, metric, data, asked, _refreshing.get()])
         _prune_now_and_then()
     except DatabaseError:
         log.warning("a comparison answer could not be kept", exc_info=True)

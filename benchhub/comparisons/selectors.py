@@ -74,6 +74,7 @@ def comparison_build(
     comparison = kept_answer(
         ("comparison", strict_reference, check_parameters, *_answer_parts(query, measurements)),
         compute,
+        metric=query.metric.pk,
         request=("comparison", query, strict_reference, check_parameters),
     )
     # Kept for the same filters, maybe given in another order: the answer
@@ -231,6 +232,7 @@ def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledPara
     return kept_answer(
         ("pooling", *_answer_parts(query, measurements)),
         lambda: _pooling_compute(query, measurements),
+        metric=query.metric.pk,
         request=("pooling", query),
     )
 

@@ -2,7 +2,8 @@
 
 After a change of what public comparisons read (a moderator approves,
 hides or deletes a result, an alias rule renames stored values), the kept
-answers people ask for are stale (kept.py): the worker computes them again
+answers people ask for of the metrics it touched (of every metric, for a
+renaming) are stale (kept.py): the worker computes them again
 soon after (tasks.py), so that the next visitor is served, not the one who
 waits. Beat's schedule does the same every minute; this is sooner.
 """

@@ -26,9 +26,9 @@ from benchhub.comparisons.query import InvalidComparison, comparison_query_parse
 from benchhub.comparisons.tasks import comparisons_refresh_task
 from benchhub.moderation.services import alias_rule_add, alias_rules_apply, submission_moderate
 from benchhub.results.filters import RUN_FIELDS, known_values
-from benchhub.results.models import Measurement, Storage, Submission
+from benchhub.results.models import Hardware, Measurement, Metric, Run, Storage, Submission
 from benchhub.results.services import submission_create
-from tests.factories import sweep_document
+from tests.factories import sql_bench_document, sweep_document
 from tests.workers import in_process_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -568,7 +568,7 @@ class _SlowComputation:
     def _ask(self) -> None:
         try:
             with pytest.raises(RuntimeError) if self.fails else contextlib.nullcontext():
-                kept.kept_answer(self.PARTS, self._compute)
+                kept.kept_answer(self.PARTS, self._compute, metric=1)
         finally:
             connections.close_all()
 
@@ -592,7 +592,7 @@ def _ask_in_another_thread() -> tuple[threading.Thread, list]:
 
     def ask() -> None:
         try:
-            outcome.insert(0, kept.kept_answer(_SlowComputation.PARTS, compute))
+            outcome.insert(0, kept.kept_answer(_SlowComputation.PARTS, compute, metric=1))
         finally:
             connections.close_all()
 
@@ -698,7 +698,8 @@ def test_pruning_drops_expired_and_surplus_answers_and_unneeded_changes(
             [oldest_running],
         )
         assert cursor.fetchone() == (0,)
-    Measurement.objects.filter(pk=-1).update(value=1.0)  # a change row, newer: needed
+    # A change row (a dimension's statement logs one whatever it updated), newer: needed.
+    Storage.objects.filter(pk=-1).update(filesystem="btrfs")
     with connection.cursor() as cursor:
         cursor.execute("SELECT max(xid) FROM comparisons_datachange")
         (newer,) = cursor.fetchone()
@@ -950,3 +951,183 @@ def test_stored_values_renamed_by_an_alias_rule_queue_a_refresh(stored, moderato
         pass
     assert Storage.objects.filter(filesystem="xfs").count() == 0
     assert queued == [{"countdown": services.REFRESH_AFTER_SECONDS}]
+
+
+# Changes by metric (migration 0006): an answer reads one metric's
+# measurements, and only the changes of that metric, or of every metric,
+# make it stale.
+
+SQL_BENCH = {
+    "benchmark": "sql-bench",
+    "metric": "seconds",
+    "x": "param.operation",
+    "series": "filesystem",
+}
+
+
+def sql_bench_upload(user, filesystem: str, scale: float, status=Submission.Status.APPROVED):
+    document = sql_bench_document(
+        {"insert": 12.5 * scale, "select_range": 3.25 * scale}, filesystem
+    )
+    return submission_create(submitter=user, document=document, status=status).submission
+
+
+@pytest.fixture
+def sql_bench(bob) -> Submission:
+    """Two sql-bench results beside ``stored``'s select-update ones; the zfs one."""
+    sql_bench_upload(bob, "ext4", 1.0)
+    return sql_bench_upload(bob, "zfs", 1.4)
+
+
+def _sql_bench_approved(ctx):
+    pending = sql_bench_upload(ctx["bob"], "xfs", 0.8, status=Submission.Status.PENDING)
+    submission_moderate(submission=pending, actor=ctx["moderator"], action="approve")
+
+
+def _sql_bench_hidden(ctx):
+    submission_moderate(
+        submission=ctx["sql_bench"], actor=ctx["moderator"], action="hide", reason="r"
+    )
+
+
+def _sql_bench_deleted(ctx):
+    ctx["sql_bench"].delete()
+
+
+def _sql_bench_trusted_upload(ctx):
+    sql_bench_upload(ctx["bob"], "xfs", 0.8)
+
+
+def _sql_bench_value_corrected(ctx):
+    Measurement.objects.filter(run__submission=ctx["sql_bench"]).update(value=0.5)
+
+
+def _sql_bench_measurement_deleted(ctx):
+    Measurement.objects.filter(
+        run__submission=ctx["sql_bench"], parameters__operation="insert"
+    ).delete()
+
+
+def _sql_bench_run_edited(ctx):
+    xfs = Storage.objects.filter(filesystem="xfs").first()
+    Run.objects.filter(submission=ctx["sql_bench"]).update(storage=xfs)
+
+
+SQL_BENCH_CHANGES: dict[str, Callable] = {
+    "a pending result approved": _sql_bench_approved,
+    "an approved result hidden": _sql_bench_hidden,
+    "an approved submission deleted": _sql_bench_deleted,
+    "an approved result uploaded": _sql_bench_trusted_upload,
+    "a value corrected": _sql_bench_value_corrected,
+    "a measurement deleted": _sql_bench_measurement_deleted,
+    "a run edited": _sql_bench_run_edited,
+}
+
+
+@pytest.mark.parametrize("change", list(SQL_BENCH_CHANGES))
+def test_a_change_of_another_benchmark_leaves_an_answer_kept(
+    change, stored, sql_bench, bob, moderator, anonymous_api
+):
+    select_update, _ = answer(anonymous_api)
+    seconds, _ = answer(anonymous_api, SQL_BENCH)
+    SQL_BENCH_CHANGES[change]({"bob": bob, "moderator": moderator, "sql_bench": sql_bench})
+    # No grace (_exact): a stale answer would be computed here.
+    assert answer(anonymous_api) == (select_update, False)
+    after, computed = answer(anonymous_api, SQL_BENCH)
+    assert computed
+    assert after != seconds
+
+
+def test_the_refresh_computes_again_only_the_answers_of_the_metric_changed(
+    stored, sql_bench, bob, moderator, anonymous_api
+):
+    answer(anonymous_api)
+    seconds, _ = answer(anonymous_api, SQL_BENCH)
+    _sql_bench_approved({"bob": bob, "moderator": moderator})
+    stale = kept.kept_answers_stale(served_within=3600, limit=10)
+    assert [request[1].metric.name for _, request, _ in stale] == ["seconds"]
+    with CaptureQueriesContext(connection) as queries:
+        assert comparisons_refresh_task() == 1
+    assert sum("percentile_cont" in q["sql"] for q in queries.captured_queries) == 1
+    # Both served kept, the sql-bench one with the approval in it.
+    assert answer(anonymous_api)[1] is False
+    after, computed = answer(anonymous_api, SQL_BENCH)
+    assert not computed
+    assert cell(after, "xfs", "insert")["n"] == 1
+    assert cell(seconds, "xfs", "insert") is None
+
+
+def _alias_rule(ctx):
+    alias_rule_add(
+        actor=ctx["moderator"],
+        dimension="storage",
+        field="filesystem",
+        from_value="zetta",
+        to_value="zfs",
+    )
+
+
+def _user_renamed(ctx):
+    User.objects.filter(pk=ctx["bob"].pk).update(username="robert")
+
+
+def _hardware_edited(ctx):
+    Hardware.objects.update(threads=64)
+
+
+def _metric_edited(ctx):
+    Metric.objects.filter(name="seconds").update(description="per operation")
+
+
+EVERY_METRIC_CHANGES: dict[str, Callable] = {
+    "an alias rule": _alias_rule,
+    "a user renamed": _user_renamed,
+    "a dimension row edited": _hardware_edited,
+    "the catalog edited": _metric_edited,
+}
+
+
+@pytest.mark.parametrize("change", list(EVERY_METRIC_CHANGES))
+def test_a_change_of_what_every_metric_shares_makes_every_answer_stale(
+    change, stored, sql_bench, bob, moderator, anonymous_api
+):
+    answer(anonymous_api)
+    answer(anonymous_api, SQL_BENCH)
+    EVERY_METRIC_CHANGES[change]({"bob": bob, "moderator": moderator})
+    assert answer(anonymous_api)[1]
+    assert answer(anonymous_api, SQL_BENCH)[1]
+
+
+@pytest.mark.parametrize(
+    ("when", "of", "served"),
+    [
+        ("running", "another metric", True),
+        ("running", "its metric", False),
+        ("running", "every metric", False),
+        ("after", "another metric", True),
+        ("after", "its metric", False),
+        ("after", "every metric", False),
+        ("before", "its metric", True),
+        ("before", "every metric", True),
+    ],
+)
+def test_an_answer_is_checked_against_the_changes_of_its_metric_and_of_every_metric(
+    when, of, served
+):
+    """A snapshot 1000:2000:1500 (1500 running when it was taken): a change
+    committed by 1500, at 2500 (after it) or at 1200 (seen by it), of the
+    answer's metric (7), of another (8) or of every metric (0)."""
+    xid = {"running": 1500, "after": 2500, "before": 1200}[when]
+    metric = {"its metric": 7, "another metric": 8, "every metric": 0}[of]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO comparisons_keptanswer (key, snapshot, metric, answer)"
+            " VALUES ('k', '1000:2000:1500', 7, %s)",
+            [b"kept"],
+        )
+        cursor.execute(
+            "INSERT INTO comparisons_datachange (xid, metric) VALUES (%s::text::xid8, %s)",
+            [xid, metric],
+        )
+        cursor.execute(kept._READ, {"key": "k", "keep": 3600, "grace": 0})
+        assert (cursor.fetchone()[1] is not None) == served
