@@ -25,7 +25,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.template import loader
-from django.urls import resolve
+from django.urls import Resolver404, resolve
 from django.views import csrf, defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -331,7 +331,15 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
         if not request.path.endswith("/") and _resolves(request.path + "/"):
             message += f"; did you mean {request.path}/ ?"
         return JsonResponse(error_body("not_found", message), status=404)
-    return defaults.page_not_found(request, exception)
+    # A page of BenchHub's own (header, a way back) with the view's reason
+    # ("No run 42 that you may see"); Django's default page is a dead end.
+    reason = ""
+    if isinstance(exception, Http404) and not isinstance(exception, Resolver404):
+        reason = next((arg for arg in exception.args[:1] if isinstance(arg, str)), "")
+    page = loader.render_to_string(
+        "404.html", {"reason": reason, "request_path": request.path}, request
+    )
+    return HttpResponse(page, status=404)
 
 
 def _resolves(path: str) -> bool:

@@ -54,6 +54,35 @@ def test_a_page_outside_the_api_is_still_the_html_404(db):
     assert response["Content-Type"].startswith("text/html")
 
 
+def test_a_page_not_found_is_a_benchhub_page_that_says_why(db):
+    """Django's bare "Not Found" had no header, no way back and none of the
+    404's own reason: a dead end for whoever followed an old link."""
+    client = Client()
+
+    run = client.get("/runs/99999/").content.decode()
+    nowhere = client.get("/no-such-page/").content.decode()
+
+    assert "No run 99999 that you may see" in run
+    for page in (run, nowhere):
+        assert 'class="site-header"' in page
+        assert 'href="/results/"' in page
+    assert "Resolver404" not in nowhere
+    assert "Nothing at <code>/no-such-page/</code>" in nowhere
+
+
+def test_a_page_for_moderators_only_says_so_on_a_benchhub_page(db):
+    from django.contrib.auth.models import User
+
+    client = Client()
+    client.force_login(User.objects.create_user(username="reader"))
+
+    response = client.get("/moderation/")
+
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert 'class="site-header"' in page and "Moderators only" in page
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [
