@@ -290,17 +290,20 @@
       // Every category named (sql-bench has 46 operations): a skipped
       // label would leave a bar group nobody can identify.
       // Whole clients, rows, threads: no tick at 0.5 of one.
+      // Standing bars keep Chart.js's own labels: a callback given as
+      // undefined replaces them, and the categories read 0, 1, 2 …
       ticks: numeric
         ? { precision: xValues.every(Number.isInteger) ? 0 : undefined }
-        : {
-            autoSkip: false,
-            maxRotation: horizontal ? 0 : 90,
-            callback: horizontal
-              ? function (value) {
-                  return wrapLabel(this.getLabelForValue(value), wrapWidth);
+        : Object.assign(
+            { autoSkip: false, maxRotation: horizontal ? 0 : 90 },
+            horizontal
+              ? {
+                  callback: function (value) {
+                    return wrapLabel(this.getLabelForValue(value), wrapWidth);
+                  },
                 }
-              : undefined,
-          },
+              : {},
+          ),
       title: { display: true, text: labels.x, font: { weight: "bold" } },
     };
     const extent = barExtent(data, relative, xValues);

@@ -202,3 +202,28 @@ def test_on_a_phone_every_operation_name_fits_beside_its_bars(live_server, brows
     assert labels["horizontal"] and labels["count"] > 40
     # the axis also holds its title and the ticks' padding: about 24 px
     assert labels["widest"] + 24 <= labels["room"], labels
+
+
+def test_standing_bars_name_their_categories(live_server, page: Page):
+    """Bars standing up (a few categories, a wide screen) are labelled with
+    the categories themselves: the filesystems, not 0, 1, 2 … (an explicit
+    ``callback: undefined`` had replaced Chart.js's own labels)."""
+    articles_load()
+    page.goto(
+        live_server.url + "/compare/?benchmark=tpcb&metric=tps_relative&x=filesystem"
+        "&series=io_scheduler&os_distribution=centos"
+    )
+    page.wait_for_function(
+        "() => window.Chart && Chart.getChart(document.getElementById('comparison-chart'))"
+    )
+    drawn = page.evaluate(
+        """() => { const c = Chart.getChart(document.getElementById("comparison-chart"));
+          return {horizontal: c.options.indexAxis === "y", categories: c.data.labels,
+                  ticks: c.scales.x.ticks.map(t => t.label)}; }"""
+    )
+
+    assert not drawn["horizontal"], drawn
+    assert len(drawn["categories"]) > 1 and all(
+        not label.isdigit() for label in drawn["categories"]
+    ), drawn
+    assert drawn["ticks"] == drawn["categories"], drawn
