@@ -286,7 +286,10 @@ def _pooling_compute(query: ComparisonQuery, measurements: QuerySet) -> list[Poo
     pooled = []
     for (scope, name), cells in seen.items():
         if any(len(values) > 1 for values in cells.values()):
-            values = [value for value, _ in counts[scope, name].most_common()]
+            # most measured first; as often, in the values' own order (1, 2, 16)
+            values = sorted(
+                counts[scope, name], key=lambda text: (-counts[scope, name][text], order_key(text))
+            )
             pooled.append(PooledParameter(f"{scope}.{name}", name, values))
     return sorted(pooled, key=lambda p: (p.filter.startswith("run_param."), p.name))
 

@@ -85,6 +85,21 @@ def test_cells_pooling_an_unfixed_parameter_say_so_with_one_click_to_fix_it(clie
     assert 'id="comparison-pooled"' not in by_clients.content.decode()
 
 
+def test_pooled_values_measured_as_often_are_offered_in_natural_order(client, bob):
+    # Each clients value once per sweep: no value is measured more often, so
+    # the links follow the values (1, 2, 4, 16 …), not "1, 16, 2, 20, 4".
+    for scale in (1.0, 1.1):
+        store(bob, sweep_document({c: scale * 100 * c for c in (16, 2, 1, 40, 4, 20)}))
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=filesystem")
+
+    text = page.content.decode()
+    pooled = text[text.index('id="comparison-pooled"') :]
+    links = re.findall(r'class="fix-link">clients = (\w+)</a>', pooled)
+    assert links == ["1", "2", "4", "16", "20", "40"]
+    assert "(1, 2, 4, 16, 20, 40)" in pooled
+
+
 def test_runs_of_other_run_parameters_in_one_cell_are_pooled_too(client, bob):
     # Same clients, but one run lasted 60 s and the others 300 s: the cells
     # mix run parameters, which the page must notice as it does point ones.
