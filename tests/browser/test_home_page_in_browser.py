@@ -74,3 +74,22 @@ def test_a_moderators_header_fits_a_phone_one_link_per_label(live_server, browse
         same_row = first["top"] < second["bottom"] and second["top"] < first["bottom"]
         if same_row:
             assert second["left"] - first["right"] >= 6, (first, second)
+
+
+def test_on_a_phone_each_latest_submission_is_readable_without_scrolling_sideways(
+    live_server, browser
+):
+    """Seven columns in 390 px: the table scrolled inside itself and each
+    row's Open link was off screen, to the right of the database."""
+    articles_load()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+
+    page.goto(live_server.url + "/")
+
+    table = page.locator("#latest-submissions .table-scroll")
+    assert table.evaluate("e => e.scrollWidth <= e.clientWidth")
+    first_open = page.locator("#latest-submissions tbody tr").first.get_by_role("link", name="Open")
+    box = first_open.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390
+    context.close()
