@@ -435,3 +435,25 @@ def test_the_run_charts_axes_hold_its_points_whiskers_and_count_whole_clients(
     assert axes["top"] >= 800
     assert axes["right"] > 2  # the last point whole, not cut in half by the edge
     assert axes["ticks"] and all(float(tick).is_integer() for tick in axes["ticks"]), axes
+
+
+def test_a_submissions_long_command_wraps_on_a_phone(live_server, browser, bob):
+    """A DSN is one word to the browser: the summary table grew to its
+    width and the command ran out of the phone's screen."""
+    document = example_document()
+    document["source"]["command"] = (
+        "benchhub-agent run select-update --dsn mysql://USER@HOST:3306/a_rather_long_database"
+        "_name_for_benchmarks --clients 1,2,4,8,16,32 --transactions 10000 --repeat 5"
+    )
+    submission = submission_create(
+        submitter=bob, document=document, status=Submission.Status.APPROVED
+    ).submission
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+
+    page.goto(f"{live_server.url}/submissions/{submission.uuid}/")
+
+    summary = page.locator("#submission-summary")
+    expect(summary).to_contain_text("a_rather_long_database")
+    assert summary.evaluate("e => e.parentElement.scrollWidth <= e.parentElement.clientWidth")
+    context.close()
