@@ -1,8 +1,11 @@
 import re
+from base64 import b64encode
+from urllib import parse
 
 from django.core.exceptions import ValidationError
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.utils.urls import replace_query_param
 
 from benchhub.lib.api import ApiError
 
@@ -21,7 +24,12 @@ class IdCursorPagination(CursorPagination):
 
     A cursor is opaque to clients but decodes to a position that is compared
     with the ordering column: a made-up one (``cD1hYmM=`` is "p=abc" against
-    an integer id) is a 400 here, not a database error."""
+    an integer id) is a 400 here, not a database error.
+
+    Only the exact text the API wrote is taken. DRF's base64 decoding skips
+    characters outside the alphabet, so ``%00`` decoded to nothing (the first
+    page) and a real cursor with junk appended to that cursor's page: a
+    client's mangled URL was answered as if it were right."""
 
     ordering = "-id"
     page_size = 100
@@ -55,12 +63,33 @@ class IdCursorPagination(CursorPagination):
         self._model = queryset.model
         return super().paginate_queryset(queryset, request, view)
 
+    @staticmethod
+    def cursor_text(cursor: Cursor) -> str:
+        """The one spelling of a cursor: what ``next``/``previous`` carry, and
+        what ``decode_cursor`` compares a given cursor with."""
+        tokens = {}
+        if cursor.offset != 0:
+            tokens["o"] = str(cursor.offset)
+        if cursor.reverse:
+            tokens["r"] = "1"
+        if cursor.position is not None:
+            tokens["p"] = cursor.position
+        return b64encode(parse.urlencode(tokens).encode("ascii")).decode("ascii")
+
+    def encode_cursor(self, cursor: Cursor) -> str:
+        return replace_query_param(self.base_url, self.cursor_query_param, self.cursor_text(cursor))
+
     def decode_cursor(self, request) -> Cursor | None:
         try:
             cursor = super().decode_cursor(request)
         except NotFound:
             raise invalid_cursor("not a cursor this API wrote") from None
-        if cursor is None or cursor.position is None:
+        if cursor is None:
+            return cursor
+        given = request.query_params[self.cursor_query_param]
+        if given != "" and given != self.cursor_text(cursor):  # empty: the first page
+            raise invalid_cursor("not a cursor this API wrote")
+        if cursor.position is None:
             return cursor
         field = self._model._meta.get_field(self.ordering[0].lstrip("-"))
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client, override_settings
@@ -174,6 +175,8 @@ MADE_UP_CURSORS = {
     "p=NUL": "cD0lMDA%3D",
     "p=2026-99-01": "cD0yMDI2LTk5LTAx",
     "o=-1": "bz0tMQ%3D%3D",
+    "NUL alone": "%00",
+    "spaces alone": "%20%20",
 }
 
 
@@ -201,6 +204,37 @@ def test_the_cursors_the_api_writes_still_page_through_submissions(alice_api, al
         url = page["next"]
 
     assert sorted(seen) == sorted(stored)
+
+
+@pytest.mark.parametrize("junk", ["%00", "%0A", "%20", "%21", "%3D", "%C3%A9"])
+def test_a_written_cursor_with_junk_appended_is_a_400_naming_it(alice_api, alice, junk):
+    """Base64 decoding skips what is not base64: the cursor with a NUL or a
+    space after it was answered as the page it led to, as if it were intact."""
+    from benchhub.results.services import submission_create
+    from tests.factories import small_document
+
+    for _ in range(3):
+        submission_create(submitter=alice, document=small_document())
+    next_url = alice_api.get("/api/v1/submissions/?page_size=1").json()["next"]
+    cursor = parse_qs(urlsplit(next_url).query)["cursor"][0]
+    assert alice_api.get(f"/api/v1/submissions/?cursor={cursor}").status_code == 200
+
+    response = alice_api.get(f"/api/v1/submissions/?cursor={cursor}{junk}")
+
+    error = assert_error_shape(response, 400, "invalid")
+    assert error["details"] == [{"path": "$.cursor", "message": "not a cursor this API wrote"}]
+
+
+def test_an_empty_cursor_is_the_first_page_as_an_empty_page_size_is_the_default(alice_api, alice):
+    from benchhub.results.services import submission_create
+    from tests.factories import small_document
+
+    submission_create(submitter=alice, document=small_document())
+
+    response = alice_api.get("/api/v1/submissions/?cursor=")
+
+    assert response.status_code == 200
+    assert len(response.json()["results"]) == 1
 
 
 @pytest.mark.parametrize("page_size", ["1e9", "0", "-5", "abc", "1001", "1.5", "\u0661"])
