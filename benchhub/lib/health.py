@@ -5,11 +5,20 @@ Redis answering but refusing writes (full at maxmemory, a read-only replica)
 is 200 with the status "degraded", naming Redis and its error: the site
 serves through it (tests/deploy/test_faults.py), while tasks are not queued
 and rate limits are not counted until it takes writes again.
-No secret and no version in the answer: it is public."""
+No secret and no version in the answer: it is public.
+
+Logs: one line when the answer turns unavailable or degraded (ERROR,
+WARNING), one when it turns ok again (WARNING, with how long and how many
+503s), and while it lasts a reminder at most once per LOG_INTERVAL_SECONDS.
+A load balancer asks every few seconds: Django logged each 503 at ERROR,
+542 lines in 16 s while Redis was down, burying everything else."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -21,6 +30,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from benchhub.lib.api import RETRY_AFTER_SECONDS
+
+logger = logging.getLogger("benchhub.health")
+
+LOG_INTERVAL_SECONDS = 60.0
 
 # Migrations do not un-apply themselves: once none is pending, this process
 # stops asking (reading the migration graph costs ~50 ms).
@@ -84,6 +97,88 @@ def migrations_check() -> dict[str, Any]:
     return {"ok": not pending, "pending": len(pending), "first_pending": pending[:5]}
 
 
+def _describe(checks: dict[str, dict[str, Any]], names: list[str]) -> str:
+    parts = []
+    for name in names:
+        check = checks[name]
+        if "error" in check:
+            parts.append(f"{name} ({check['error']})")
+        elif check.get("pending"):
+            parts.append(f"{name} ({check['pending']} pending)")
+        else:
+            parts.append(name)
+    return ", ".join(parts)
+
+
+class HealthLog:
+    """What this process last said about its health, so that it says it
+    again only when it changes or once an interval has passed. The state is
+    the status and the names of the failing checks: an error that changes
+    its name (ConnectionError, TimeoutError) mid-outage is the same outage."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._state: tuple[str, tuple[str, ...]] = ("ok", ())
+        self._since = 0.0
+        self._logged_at = 0.0
+        self._answers = 0
+
+    def answered(self, status: str, checks: dict[str, dict[str, Any]], failing: list[str]) -> None:
+        state = (status, tuple(failing))
+        now = self._clock()
+        with self._lock:
+            previous, since, answers = self._state, self._since, self._answers
+            if state == previous:
+                if status == "ok":
+                    return
+                self._answers += 1
+                if now - self._logged_at < LOG_INTERVAL_SECONDS:
+                    return
+                self._logged_at = now
+                reminder = True
+            else:
+                self._state, self._since, self._logged_at, self._answers = state, now, now, 1
+                reminder = False
+        fields = {"health_status": status, "failing": ",".join(failing)}
+        if reminder:
+            logger.log(
+                logging.ERROR if status == "unavailable" else logging.WARNING,
+                "healthz: still %s after %d s: %s; %d answers since it began",
+                status,
+                now - since,
+                _describe(checks, failing),
+                answers + 1,
+                extra=fields,
+            )
+            return
+        if previous[0] not in ("ok", status):
+            logger.warning(
+                "healthz: no longer %s after %d s (%s); %d answers %s meanwhile",
+                previous[0],
+                now - since,
+                ", ".join(previous[1]),
+                answers,
+                503 if previous[0] == "unavailable" else "degraded",
+                extra=fields,
+            )
+        if status == "unavailable":
+            logger.error(
+                "healthz: unavailable: %s; answering 503 until it recovers",
+                _describe(checks, failing),
+                extra=fields,
+            )
+        elif status == "degraded":
+            logger.warning(
+                "healthz: degraded: %s; still answering 200",
+                _describe(checks, failing),
+                extra=fields,
+            )
+
+
+_health_log = HealthLog()
+
+
 @require_safe
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -100,6 +195,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
         status = "degraded"  # still serving: a load balancer keeps sending requests
     else:
         status = "unavailable"
+    _health_log.answered(status, checks, failing)
     answer = {"status": status, "checks": checks}
     if degraded:
         answer["degraded"] = degraded
@@ -108,4 +204,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     response = JsonResponse(answer, status=503)
     # A restart, a fail-over or a migrate in progress: ask again in seconds.
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    # Logged above, once an outage: Django's own "Service Unavailable" line
+    # for every probe is what this flag (django.utils.log.log_response) skips.
+    response._has_been_logged = True
     return response

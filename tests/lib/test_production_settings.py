@@ -434,9 +434,20 @@ def test_gunicorn_takes_its_numbers_from_the_environment():
 # ------------------------------------------------------------------ /healthz
 
 
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-def fresh_health(monkeypatch):
+def fresh_health(monkeypatch) -> FakeClock:
     monkeypatch.setattr(health, "_migrated", False)
+    clock = FakeClock()
+    monkeypatch.setattr(health, "_health_log", health.HealthLog(clock=clock))
+    return clock
 
 
 def test_healthz_is_200_when_everything_answers(db, fresh_health):
@@ -464,6 +475,72 @@ def test_healthz_is_503_naming_redis_when_it_does_not_answer(db, fresh_health):
     assert response.json()["checks"]["postgresql"]["ok"] is True
 
 
+def health_lines(caplog) -> list[tuple[str, str, str]]:
+    return [
+        (r.levelname, r.name, r.getMessage())
+        for r in caplog.records
+        if r.name in ("benchhub.health", "django.request")
+    ]
+
+
+def test_an_outage_is_logged_once_when_it_begins_and_once_when_it_ends(db, fresh_health, caplog):
+    """A load balancer probes every few seconds: Django logged each 503 at
+    ERROR, 542 lines in 16 s while Redis was down."""
+    with caplog.at_level(logging.INFO):
+        with override_settings(REDIS_URL="redis://127.0.0.1:9/0"):
+            statuses = [Client().get("/healthz").status_code for _ in range(20)]
+        assert statuses == [503] * 20  # every probe still answered
+        assert health_lines(caplog) == [
+            (
+                "ERROR",
+                "benchhub.health",
+                "healthz: unavailable: redis (ConnectionError); answering 503 until it recovers",
+            )
+        ]
+        caplog.clear()
+        fresh_health.now += 75
+
+        assert Client().get("/healthz").status_code == 200
+        assert Client().get("/healthz").status_code == 200
+
+    assert health_lines(caplog) == [
+        (
+            "WARNING",
+            "benchhub.health",
+            "healthz: no longer unavailable after 75 s (redis); 20 answers 503 meanwhile",
+        )
+    ]
+
+
+def test_a_long_outage_is_recalled_at_most_once_an_interval(db, fresh_health, caplog):
+    with caplog.at_level(logging.INFO), override_settings(REDIS_URL="redis://127.0.0.1:9/0"):
+        Client().get("/healthz")
+        for _ in range(3):
+            fresh_health.now += health.LOG_INTERVAL_SECONDS / 4
+            Client().get("/healthz")  # within the interval: nothing
+        fresh_health.now += health.LOG_INTERVAL_SECONDS / 4
+        Client().get("/healthz")
+
+    assert [message for _, _, message in health_lines(caplog)] == [
+        "healthz: unavailable: redis (ConnectionError); answering 503 until it recovers",
+        "healthz: still unavailable after 60 s: redis (ConnectionError); 5 answers since it began",
+    ]
+
+
+def test_a_second_failing_check_is_logged_as_it_joins(db, fresh_health, caplog, monkeypatch):
+    with caplog.at_level(logging.INFO), override_settings(REDIS_URL="redis://127.0.0.1:9/0"):
+        Client().get("/healthz")
+        monkeypatch.setattr(health, "migrations_check", lambda: {"ok": False, "pending": 2})
+        Client().get("/healthz")
+        Client().get("/healthz")
+
+    assert [message for _, _, message in health_lines(caplog)] == [
+        "healthz: unavailable: redis (ConnectionError); answering 503 until it recovers",
+        "healthz: unavailable: redis (ConnectionError), migrations (2 pending); "
+        "answering 503 until it recovers",
+    ]
+
+
 # Redis answering PING but refusing every write, as redis-server does it.
 WRITES_REFUSED = {
     "out of memory": (
@@ -476,15 +553,21 @@ WRITES_REFUSED = {
 
 @pytest.mark.parametrize("refusal", WRITES_REFUSED)
 def test_healthz_names_redis_as_degraded_but_stays_200_while_it_refuses_writes(
-    db, fresh_health, refusal
+    db, fresh_health, refusal, caplog
 ):
     refuse, error = WRITES_REFUSED[refusal]
     with deploy_servers.private_redis() as redis_server:
         for command in refuse:
             redis_server.command(*(a.format(nobody=deploy_servers.free_port()) for a in command))
         assert redis_server.command("PING")  # what the check asked alone, and got
-        with override_settings(REDIS_URL=redis_server.url):
+        with override_settings(REDIS_URL=redis_server.url), caplog.at_level(logging.INFO):
             response = Client().get("/healthz")
+            Client().get("/healthz")
+
+    # Said once, for an operator who alerts on it (docs/operations.md).
+    assert health_lines(caplog) == [
+        ("WARNING", "benchhub.health", f"healthz: degraded: redis ({error}); still answering 200")
+    ]
 
     # The site serves without Redis's writes: a load balancer must keep it, and a
     # reader of the answer must see what is wrong.
