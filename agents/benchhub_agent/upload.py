@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import functools
+import http.client
 import json
 import os
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -26,6 +29,9 @@ from .outbox import Outbox
 from .output import say
 
 SUBMISSIONS_PATH = "/api/v1/submissions/"
+# An exchange's whole time: connecting, sending, and reading the answer to its
+# last byte. Not per socket read: a server that trickles a byte every few
+# seconds kept a read-per-read time-out waiting for as long as it liked.
 TIMEOUT_S = 30.0
 BACKOFF_S = (1.0, 2.0, 4.0)  # waits between the attempts after a failure
 # A 429 or 503 with Retry-After is retried after the time it asks, instead of
@@ -117,6 +123,100 @@ def request_json(
     return status, payload
 
 
+class _DeadlineMixin:
+    """A socket each of whose reads and writes may take only what is left
+    until its exchange's deadline: the socket time-out alone bounds one read,
+    and a server sending a byte just within it kept the agent indefinitely."""
+
+    _deadline: float | None = None  # None while TLS wraps it: see connect()
+
+    def _within_deadline(self) -> None:
+        if self._deadline is None:
+            return
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        self.settimeout(left)
+
+    def recv(self, *args: Any, **kwargs: Any) -> Any:
+        self._within_deadline()
+        return super().recv(*args, **kwargs)
+
+    def recv_into(self, *args: Any, **kwargs: Any) -> Any:
+        self._within_deadline()
+        return super().recv_into(*args, **kwargs)
+
+    def send(self, *args: Any, **kwargs: Any) -> Any:
+        self._within_deadline()
+        return super().send(*args, **kwargs)
+
+    def sendall(self, *args: Any, **kwargs: Any) -> Any:
+        self._within_deadline()  # sendall's time-out covers all of it
+        return super().sendall(*args, **kwargs)
+
+
+class _DeadlineSocket(_DeadlineMixin, socket.socket):
+    pass
+
+
+class _DeadlineSSLSocket(_DeadlineMixin, ssl.SSLSocket):
+    pass
+
+
+def _time_left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
+class _DeadlineHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+        self._create_connection = self._connect_by_deadline
+
+    def _connect_by_deadline(
+        self, address: tuple[str, int], timeout: Any = None, source_address: Any = None
+    ) -> socket.socket:
+        plain = socket.create_connection(address, _time_left(self._deadline), source_address)
+        # As ssl.SSLSocket takes a socket over: the same descriptor, our class.
+        sock = _DeadlineSocket(plain.family, plain.type, plain.proto, plain.detach())
+        sock.settimeout(_time_left(self._deadline))  # a TLS handshake's time in all
+        sock._deadline = self._deadline
+        return sock
+
+
+class _DeadlineHTTPSConnection(_DeadlineHTTPConnection, http.client.HTTPSConnection):
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, deadline=deadline, **kwargs)
+        self._context.sslsocket_class = _DeadlineSSLSocket  # this connection's own context
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock._deadline = self._deadline
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection = functools.partial(_DeadlineHTTPConnection, deadline=self._deadline)
+        return self.do_open(connection, req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection = functools.partial(_DeadlineHTTPSConnection, deadline=self._deadline)
+        return self.do_open(connection, req, context=self._context)
+
+
 def _exchange(
     method: str,
     url: str,
@@ -125,6 +225,7 @@ def _exchange(
     body: dict[str, Any] | None,
     timeout: float,
 ) -> tuple[int, Any, Mapping[str, str]]:
+    """One request and its answer within ``timeout`` seconds in all (TIMEOUT_S)."""
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"not an http(s) URL: {url}")
     headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
@@ -135,8 +236,12 @@ def _exchange(
     if token:
         headers["Authorization"] = f"Token {token}"
     request = urllib.request.Request(url, data=data, headers=headers, method=method)  # noqa: S310
+    deadline = time.monotonic() + timeout
+    opener = urllib.request.build_opener(
+        _DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline)
+    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+        with opener.open(request, timeout=timeout) as response:
             return response.status, _decode(response.read()), response.headers
     except urllib.error.HTTPError as exc:
         return exc.code, _decode(exc.read()), exc.headers

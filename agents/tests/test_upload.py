@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -68,6 +71,158 @@ class HangingServer:
         self.listener.close()
         for connection in self.held:
             connection.close()
+
+
+CREATED_BODY = json.dumps(
+    {"uuid": "3f1c7a52-8d1e-4b7a-9c0e-2b5d6f8a9e10", "url": "http://x/api/v1/submissions/1/"}
+).encode()
+CREATED_HEAD = (
+    f"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+    f"Content-Length: {len(CREATED_BODY)}\r\nConnection: close\r\n\r\n"
+).encode()
+
+
+def _read_request(connection: socket.socket) -> None:
+    """All of a request: hanging up on an unread body resets the connection,
+    and the agent hears that instead of the answer."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += _more(connection)
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += _more(connection)
+
+
+def _more(connection: socket.socket) -> bytes:
+    chunk = connection.recv(65536)
+    if not chunk:
+        raise ConnectionResetError("the agent hung up mid-request")
+    return chunk
+
+
+class TricklingServer:
+    """A local port that reads a request and answers a complete, valid 201
+    one byte every ``every`` seconds (``trickled`` says from where: the head
+    or only the body): each read of the agent gets a byte well within a
+    socket time-out, the answer as a whole takes many of them. ``tls`` (a
+    certificate and its key) serves it over TLS."""
+
+    def __init__(self, trickled: str = "head", every: float = 0.05, tls=None) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.fast = b"" if trickled == "head" else CREATED_HEAD
+        self.slow = CREATED_HEAD + CREATED_BODY if trickled == "head" else CREATED_BODY
+        self.every = every
+        self.context = None
+        if tls:
+            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.context.load_cert_chain(*tls)
+        self.accepted = 0
+        self.answered_in_full = 0
+        self.over = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return  # closed: the test is over
+            self.accepted += 1
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            try:
+                if self.context:
+                    connection = self.context.wrap_socket(connection, server_side=True)
+                _read_request(connection)
+                connection.sendall(self.fast)
+                for byte in self.slow:
+                    if self.over.wait(self.every):
+                        return
+                    connection.sendall(bytes([byte]))
+                self.answered_in_full += 1
+            except OSError:
+                return  # the agent hung up
+
+    def __enter__(self) -> TricklingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.over.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize("trickled", ["head", "body"])
+def test_a_server_that_trickles_its_answer_is_given_the_timeout_in_all(outbox_dir, trickled):
+    """The time-out bounded each socket read only: a byte every 50 ms kept
+    the agent for the whole answer, however long."""
+    with TricklingServer(trickled) as server:
+        answer = upload.submit(server.url, TOKEN, example(), backoff=(), timeout=0.5)
+
+    assert (answer.outcome, answer.status, answer.message) == (
+        upload.UNREACHABLE,
+        None,
+        "timed out",
+    )
+    assert (server.accepted, server.answered_in_full) == (1, 0)
+
+
+def test_a_trickling_server_ends_the_push_before_a_run_in_its_patience(outbox_dir):
+    outbox = Outbox(outbox_dir)
+    outbox.save(example())
+    patience = upload.Patience(0.5, when="before a run")
+    with TricklingServer() as server:
+        results = upload.push(server.url, TOKEN, outbox, backoff=(1, 2, 4), patience=patience)
+
+    assert [answer.describe() for _, answer in results] == [
+        "server not reachable (no answer): timed out; no answer within the 0.5 s"
+        " the agent waits before a run (in all)"
+    ]
+    assert (server.accepted, server.answered_in_full) == (1, 0)
+    assert outbox.uuids() == [example()["uuid"]]
+
+
+@pytest.fixture(scope="module")
+def local_certificate(tmp_path_factory) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1, made by the openssl command."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", key, "-out", cert],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_the_timeout_in_all_holds_over_tls_too(outbox_dir, local_certificate, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", local_certificate[0])  # trusted as a real one is
+    with TricklingServer("body", tls=local_certificate) as server:
+        answer = upload.submit(server.url, TOKEN, example(), backoff=(), timeout=0.5)
+
+    assert (answer.outcome, answer.message) == (upload.UNREACHABLE, "timed out")
+    assert (server.accepted, server.answered_in_full) == (1, 0)
+
+
+def test_a_tls_server_that_answers_in_time_is_heard(outbox_dir, local_certificate, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", local_certificate[0])
+    with TricklingServer("body", every=0, tls=local_certificate) as server:
+        answer = upload.submit(server.url, TOKEN, example(), backoff=(), timeout=30)
+
+    assert (answer.outcome, answer.status) == (upload.CREATED, 201)
 
 
 def test_a_document_the_server_cannot_get_stays_in_the_outbox(outbox_dir):
