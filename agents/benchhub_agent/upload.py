@@ -292,6 +292,9 @@ def _reason(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None) or exc
     if isinstance(reason, socket.timeout | TimeoutError):
         return "timed out"
+    if isinstance(reason, http.client.HTTPException) and not isinstance(reason, OSError):
+        # Something else listens there (--server on a wrong port), or the answer broke off.
+        return f"not an HTTP answer ({type(reason).__name__}: {str(reason)[:100]})"
     return str(reason)
 
 
@@ -413,7 +416,7 @@ def _exchange_retrying(
             status, payload, headers = _exchange(
                 method, url, token=token, body=body, timeout=this_timeout
             )
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             last = _Last(None, reason=_reason(exc))
             if patience is not None and this_timeout < timeout and last.reason == "timed out":
                 last.note = patience.ran_out()

@@ -358,6 +358,39 @@ def test_a_server_that_never_answers_times_out_and_says_so(outbox_dir):
     assert (answer.outcome, answer.message) == (upload.UNREACHABLE, "timed out")
 
 
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "BadStatusLine: SSH-2.0-OpenSSH_9.6"),
+        (CREATED_HEAD + CREATED_BODY[:5], "IncompleteRead: IncompleteRead(5 bytes read, "),
+    ],
+)
+def test_an_answer_that_is_not_http_is_no_answer_and_the_document_is_kept(
+    outbox_dir, answer, reason
+):
+    """Something other than BenchHub on the port (--server on a wrong one), or
+    an answer cut short: http.client's own errors ended the agent with a
+    traceback before, the outbox push before a run included."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            _read_request(connection)
+            connection.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    outbox = Outbox(outbox_dir)
+    with listener:
+        sent = upload.send_and_keep(
+            f"http://127.0.0.1:{listener.getsockname()[1]}", TOKEN, example(), outbox, backoff=()
+        )
+
+    assert (sent.outcome, sent.status) == (upload.UNREACHABLE, None)
+    assert sent.message.startswith(f"not an HTTP answer ({reason}")
+    assert outbox.uuids() == [example()["uuid"]]
+
+
 def test_a_server_address_with_a_trailing_slash_is_the_same_server(outbox_dir):
     with ContractServer() as server:
         answer = upload.submit(server.url + "/", TOKEN, example(), backoff=NO_WAIT)
