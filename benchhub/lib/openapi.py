@@ -13,6 +13,16 @@ import json
 from typing import Any
 
 from benchhub_agent.schema import benchmark_catalog, submission_schema
+from django.http import HttpResponseBase
+from django.utils import translation
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+
+from benchhub.lib.api import ApiError
+
+FORMAT_PARAM = api_settings.URL_FORMAT_OVERRIDE
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -172,3 +182,53 @@ def _example() -> dict[str, Any]:
             }
         ],
     }
+
+
+# Its errors are the API's: JSON in the one error shape. drf-spectacular
+# rendered them in the document's negotiated YAML: format=xml was a YAML 404
+# "Not found.". Other parameters than format and lang are refused as the lists
+# refuse them: version, which this API does not have, went into the
+# document's version and its file name, and a newline in it was a 500.
+class SchemaApi(SpectacularAPIView):
+    """The OpenAPI 3.1 document of this API: YAML, or JSON with format=json
+    or Accept: application/json. Parameters: format (json, yaml), lang."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        _check_schema_parameters(request, {renderer.format for renderer in self.renderer_classes})
+        super().initial(request, *args, **kwargs)
+
+    def finalize_response(
+        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+    ) -> HttpResponseBase:
+        if getattr(response, "exception", False) or request.method == "OPTIONS":
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+def _check_schema_parameters(request: Request, formats: set[str]) -> None:
+    takes = f"the schema takes {FORMAT_PARAM} ({' or '.join(sorted(formats))}) and lang"
+    for name in request.query_params:
+        if name not in (FORMAT_PARAM, "lang"):
+            raise _invalid_parameter(name, f"unknown parameter; {takes}")
+    given = request.query_params.get(FORMAT_PARAM, "")
+    if given not in ("", *formats):
+        expected = f"expected {' or '.join(sorted(formats))}"
+        raise _invalid_parameter(FORMAT_PARAM, expected, given)
+    lang = request.query_params.get("lang", "")
+    if lang:
+        try:
+            translation.get_supported_language_variant(lang)
+        except LookupError:
+            raise _invalid_parameter(
+                "lang", "not a language this site knows (leave it out for English)", lang
+            ) from None
+
+
+def _invalid_parameter(name: str, problem: str, given: str | None = None) -> ApiError:
+    shown = "" if given is None else f", not {given[:40]!r}"
+    return ApiError(
+        f"{name}: {problem}{shown}",
+        code="invalid",
+        details=[{"path": f"$.{name}", "message": problem}],
+    )

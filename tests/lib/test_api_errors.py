@@ -158,6 +158,56 @@ def test_an_unexpected_error_on_a_page_is_still_the_html_500(db, monkeypatch):
     assert response["Content-Type"].startswith("text/html")
 
 
+SCHEMA_ERRORS = {
+    "format=xml": ("get", "?format=xml", {}, 400, "invalid", "$.format"),
+    "lang=xx": ("get", "?lang=xx", {}, 400, "invalid", "$.lang"),
+    "lang=NUL": ("get", "?lang=%00", {}, 400, "invalid", "$.lang"),
+    # went into the document's version and the file name's header: a 500
+    "version=a\\nb": ("get", "?version=a%0Ab", {}, 400, "invalid", "$.version"),
+    "version=9": ("get", "?format=json&version=9", {}, 400, "invalid", "$.version"),
+    "a typo": ("get", "?fromat=json", {}, 400, "invalid", "$.fromat"),
+    "Accept: text/html": ("get", "", {"HTTP_ACCEPT": "text/html"}, 406, "not_acceptable", None),
+    "POST": ("post", "", {}, 405, "method_not_allowed", None),
+    "a wrong token": (
+        "get", "", {"HTTP_AUTHORIZATION": "Token bh_wrong"}, 401, "authentication_failed", None
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SCHEMA_ERRORS)
+def test_the_openapi_documents_errors_are_json_in_the_error_shape(db, case):
+    """drf-spectacular answered them in the YAML it serves the document in."""
+    method, query, headers, status, code, path = SCHEMA_ERRORS[case]
+    response = getattr(Client(raise_request_exception=False), method)(
+        f"/api/schema/{query}", **headers
+    )
+
+    error = assert_error_shape(response, status, code)
+    if path is not None:
+        assert error["details"][0]["path"] == path
+        assert error["message"].startswith(f"{path[2:]}: ")
+
+
+@pytest.mark.parametrize(
+    ("query", "headers", "content_type"),
+    [
+        ("", {}, "application/vnd.oai.openapi; charset=utf-8"),
+        ("?format=yaml", {}, "application/vnd.oai.openapi; charset=utf-8"),
+        ("?format=json", {}, "application/vnd.oai.openapi+json"),
+        ("?format=", {}, "application/vnd.oai.openapi; charset=utf-8"),
+        ("?lang=en&format=json", {}, "application/vnd.oai.openapi+json"),
+        ("?lang=de", {}, "application/vnd.oai.openapi; charset=utf-8"),
+        ("", {"HTTP_ACCEPT": "application/json"}, "application/json"),
+    ],
+)
+def test_the_openapi_document_is_still_served_as_asked(db, query, headers, content_type):
+    response = Client().get(f"/api/schema/{query}", **headers)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == content_type
+    assert b"openapi" in response.content[:40]
+
+
 LISTS = [
     "/api/v1/submissions/",
     "/api/v1/runs/",
