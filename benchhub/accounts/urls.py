@@ -3,19 +3,22 @@ from django.urls import path, reverse_lazy
 
 from benchhub.accounts import views
 from benchhub.accounts.forms import SignInForm
+from benchhub.lib.methods import page_methods
 from benchhub.moderation import views as moderation_views
 
 app_name = "accounts"
 
 
 def _page(view, template: str, **kwargs):
-    return view.as_view(template_name=f"accounts/{template}.html", **kwargs)
+    """Django's view with BenchHub's template; a form page takes POST too."""
+    methods = ("GET", "POST") if hasattr(view, "post") else ("GET",)
+    return page_methods(*methods)(view.as_view(template_name=f"accounts/{template}.html", **kwargs))
 
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", _page(auth_views.LoginView, "login", form_class=SignInForm), name="login"),
-    path("logout/", views.SignOutView.as_view(), name="logout"),
+    path("logout/", page_methods("POST")(views.SignOutView.as_view()), name="logout"),
     path(
         "password/change/",
         _page(

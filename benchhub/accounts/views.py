@@ -12,13 +12,14 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from benchhub.accounts import selectors, services
 from benchhub.accounts.auth import client_address
 from benchhub.accounts.forms import ApiTokenForm, SignUpForm
+from benchhub.lib.methods import page_methods
 
 
+@page_methods("GET", "POST")
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("accounts:tokens")
@@ -58,6 +59,7 @@ SENT_FORMS = "api_token_forms_sent"
 SENT_FORMS_KEPT = 20
 
 
+@page_methods("GET", "POST")
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
     """List the user's tokens; POST creates one, whose secret is shown on
@@ -97,8 +99,8 @@ def tokens(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@page_methods("POST")
 @login_required
-@require_POST
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     token = services.api_token_revoke(user=request.user, token_id=pk)
     if token is None:

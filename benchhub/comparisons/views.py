@@ -31,6 +31,7 @@ from benchhub.comparisons.selectors import (
     comparison_parameter_names,
     comparison_pooling,
 )
+from benchhub.lib.methods import page_methods
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import MeasurementFilter
 from benchhub.results.models import Benchmark, Metric
@@ -69,6 +70,7 @@ class TableRow:
     cells: list[Point | None]  # one per series, in series order
 
 
+@page_methods("GET")
 def compare(request: HttpRequest) -> HttpResponse:
     benchmarks = list(results_selectors.benchmark_list())
     params = _form_params(request.GET)

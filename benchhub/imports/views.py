@@ -19,11 +19,13 @@ from benchhub.imports.services import (
     tool_output_read,
 )
 from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, database_trouble
+from benchhub.lib.methods import page_methods
 from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
 
 logger = logging.getLogger(__name__)
 
 
+@page_methods("GET", "POST")
 @login_required
 def tool_upload(request: HttpRequest) -> HttpResponse:
     """The form; "Preview" shows what would be stored, "Store" stores it.
@@ -79,6 +81,7 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@page_methods("GET")
 def tool_upload_detail(request: HttpRequest, uuid: str) -> HttpResponse:
     """What an upload stored, for whoever may see it (its submitter while pending)."""
     submission = selectors.imported_submission_get(user=request.user, uuid=uuid)

@@ -27,9 +27,9 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_safe
 
 from benchhub.lib.api import RETRY_AFTER_SECONDS
+from benchhub.lib.methods import page_methods
 
 logger = logging.getLogger("benchhub.health")
 
@@ -179,7 +179,7 @@ class HealthLog:
 _health_log = HealthLog()
 
 
-@require_safe
+@page_methods("GET")
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
     checks = {

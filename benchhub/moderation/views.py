@@ -13,9 +13,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from benchhub.accounts.roles import is_moderator
+from benchhub.lib.methods import page_methods
 from benchhub.moderation import selectors, services
 from benchhub.moderation.aliases import ALIASABLE
 from benchhub.moderation.forms import AliasRuleForm, AuditFilterForm, QueueFilterForm
@@ -62,14 +62,15 @@ def _queue_context(request: HttpRequest, query) -> dict:
     }
 
 
+@page_methods("GET")
 @moderator_required
 def queue(request: HttpRequest) -> HttpResponse:
     template = "moderation/queue_items.html" if request.htmx else "moderation/queue.html"
     return render(request, template, _queue_context(request, request.GET))
 
 
+@page_methods("POST")
 @moderator_required
-@require_POST
 def queue_act(request: HttpRequest) -> HttpResponse:
     """One button per item ("approve <uuid>") or for the selection ("approve"
     with the ticked boxes); the reason is the item's own or the selection's."""
@@ -111,6 +112,7 @@ def _after_act(request: HttpRequest) -> HttpResponse:
     return redirect(f"{request.path.rsplit('act/', 1)[0]}?{query}")
 
 
+@page_methods("GET")
 @login_required
 def my_submissions(request: HttpRequest) -> HttpResponse:
     items = selectors.own_submissions(user=request.user)
@@ -124,8 +126,8 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
     )
 
 
+@page_methods("POST")
 @login_required
-@require_POST
 def my_submission_act(request: HttpRequest, uuid) -> HttpResponse:
     submission = selectors.own_submission_get(user=request.user, uuid=uuid)
     if submission is None:
@@ -143,6 +145,7 @@ def my_submission_act(request: HttpRequest, uuid) -> HttpResponse:
     return redirect("accounts:submissions")
 
 
+@page_methods("GET")
 @moderator_required
 def audit_log(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
@@ -166,6 +169,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+@page_methods("GET", "POST")
 @moderator_required
 def dimensions(request: HttpRequest) -> HttpResponse:
     """Each aliasable field's values with their run counts, the alias rules,
@@ -202,8 +206,8 @@ def dimensions(request: HttpRequest) -> HttpResponse:
     )
 
 
+@page_methods("POST")
 @moderator_required
-@require_POST
 def alias_rule_remove(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         services.alias_rule_remove(actor=request.user, rule_id=pk)

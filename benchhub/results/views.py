@@ -19,6 +19,7 @@ from benchhub.baselines.selectors import (
     baseline_list,
     baseline_point,
 )
+from benchhub.lib.methods import page_methods
 from benchhub.moderation.selectors import submission_history
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
@@ -26,6 +27,7 @@ from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
 from benchhub.results.normalization import normalize_filesystem
 
 
+@page_methods("GET")
 def home(request: HttpRequest) -> HttpResponse:
     submissions = selectors.latest_submissions(user=request.user, limit=10)
     template = "results/submission_rows.html" if request.htmx else "results/home.html"
@@ -40,6 +42,7 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+@page_methods("GET")
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, pk=pk)
     if run is None:
@@ -102,6 +105,7 @@ def _headline(
     return max(same, key=lambda row: row.measurement.value)
 
 
+@page_methods("GET")
 def submission_detail(request: HttpRequest, uuid) -> HttpResponse:
     submission = selectors.submission_get(user=request.user, uuid=uuid)
     if submission is None:
@@ -127,6 +131,7 @@ PAGE_SIZE = 25
 _BROWSER_PARAMETERS = ("q", "sort", "page")
 
 
+@page_methods("GET")
 def results_browser(request: HttpRequest) -> HttpResponse:
     """/results/: every visible run, filtered by the facets (the API's
     filters, so a page URL and an API URL say the same), searched, sorted
@@ -234,6 +239,7 @@ def _canonical_redirect(name: str, value: str, view: str) -> HttpResponse | None
     return None
 
 
+@page_methods("GET")
 def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
     _no_null_character(model)
     if (canonical := _canonical_redirect("cpu_model", model, "results:cpu")) is not None:
@@ -250,6 +256,7 @@ def cpu_page(request: HttpRequest, model: str) -> HttpResponse:
     )
 
 
+@page_methods("GET")
 def filesystem_page(request: HttpRequest, name: str) -> HttpResponse:
     _no_null_character(name)
     filesystem = normalize_filesystem(name)
@@ -268,6 +275,7 @@ def filesystem_page(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
+@page_methods("GET")
 def version_page(request: HttpRequest, engine: str, version: str) -> HttpResponse:
     _no_null_character(engine, version)
     engine = engine.lower()
@@ -323,6 +331,7 @@ def _dimension_page(request: HttpRequest, dimension: Dimension) -> HttpResponse:
     )
 
 
+@page_methods("GET")
 def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = selectors.benchmark_list().filter(name=name.lower()).first()
     if benchmark is None:
