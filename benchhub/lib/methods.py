@@ -20,7 +20,7 @@ from functools import wraps
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.utils.html import escape
+from django.shortcuts import render
 
 View = Callable[..., HttpResponse]
 
@@ -53,13 +53,11 @@ def method_refusal(request: HttpRequest, allowed: tuple[str, ...]) -> HttpRespon
     if request.method == "OPTIONS":
         response = HttpResponse(status=200)
     else:
-        taken = ", ".join(allowed)
-        response = HttpResponse(
-            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            "<title>Method not allowed</title></head><body><main>"
-            "<h1>Method not allowed</h1>"
-            f"<p>This page does not take {escape(request.method or '')} requests; "
-            f"it takes {taken}.</p></main></body></html>",
+        # The site's own page (header, a way back), like the 403 and 404.
+        response = render(
+            request,
+            "405.html",
+            {"method": request.method or "", "allowed": ", ".join(allowed)},
             status=405,
         )
     response["Allow"] = ", ".join(allowed)

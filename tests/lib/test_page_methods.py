@@ -77,6 +77,7 @@ def test_a_method_a_page_does_not_take_is_a_405_naming_those_it_takes(db, path, 
     assert response["Allow"] == PAGES[path]
     assert response["Content-Type"].startswith("text/html")
     assert f"does not take {method} requests; it takes {PAGES[path]}." in response.text
+    assert 'href="/compare/"' in response.text  # the site's header: a way on
 
 
 @pytest.mark.parametrize("path", PAGES)
