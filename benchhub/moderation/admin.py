@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from benchhub.lib.admin import ReadOnlyAdmin
-from benchhub.moderation.models import AliasRule, AuditEntry
+from benchhub.moderation.models import AliasRule, AuditEntry, Report
 
 
 @admin.register(AuditEntry)
@@ -21,3 +21,13 @@ class AliasRuleAdmin(ReadOnlyAdmin):
 
     list_display = ("dimension", "field", "from_value", "to_value", "created_by", "created_at")
     list_filter = ("dimension", "field")
+
+
+@admin.register(Report)
+class ReportAdmin(ReadOnlyAdmin):
+    """Readers' reports: written by moderation.services.submission_report,
+    handled in the queue."""
+
+    list_display = ("created_at", "reporter", "submission", "reason", "handled_at", "handled_by")
+    list_select_related = ("reporter", "submission", "handled_by")
+    search_fields = ("submission__uuid", "reporter__username", "reason")

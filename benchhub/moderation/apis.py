@@ -13,18 +13,21 @@ from benchhub.lib.api import ApiError
 from benchhub.moderation.models import AuditEntry
 from benchhub.moderation.selectors import submission_for_action
 from benchhub.moderation.services import (
+    AlreadyReported,
     InvalidReason,
     ModerationError,
     NotPermitted,
     ReasonRequired,
     TransitionNotAllowed,
     submission_moderate,
+    submission_report,
 )
 from benchhub.results.models import Submission
 
 _STATUS = {
     NotPermitted: status.HTTP_403_FORBIDDEN,
     TransitionNotAllowed: status.HTTP_409_CONFLICT,
+    AlreadyReported: status.HTTP_409_CONFLICT,
     ReasonRequired: status.HTTP_400_BAD_REQUEST,
 }
 API_ACTIONS = [
@@ -49,9 +52,12 @@ def _moderate(request: Request, uuid, action: str, reason: str) -> Response:
     if submission is None:
         raise ApiError(f"No submission {uuid} that you may see", status_code=404, code="not_found")
     try:
-        submission = submission_moderate(
-            submission=submission, actor=request.user, action=action, reason=reason
-        )
+        if action == AuditEntry.Action.REPORT:
+            submission_report(submission=submission, reporter=request.user, reason=reason)
+        else:
+            submission = submission_moderate(
+                submission=submission, actor=request.user, action=action, reason=reason
+            )
     except ModerationError as exc:
         path = "$.reason" if isinstance(exc, ReasonRequired | InvalidReason) else "$.action"
         raise ApiError(
@@ -107,9 +113,21 @@ class SubmissionReportApi(APIView):
     @extend_schema(
         operation_id="submissions_report",
         request=ReportInputSerializer,
-        responses={200: ModerationOutput, 409: OpenApiResponse(description="not reportable")},
-        description="Report a submission to the moderators, with what looks wrong: it is "
-        "flagged for review.",
+        responses={
+            200: ModerationOutput,
+            400: OpenApiResponse(description="the reason is missing, empty or too long"),
+            401: OpenApiResponse(description="not signed in"),
+            403: OpenApiResponse(description="your own submission: hide or delete it instead"),
+            404: OpenApiResponse(description="no such submission that you may see"),
+            409: OpenApiResponse(
+                description="already reported by you (code already_reported), or not "
+                "reportable in its status (hidden, rejected, …)"
+            ),
+        },
+        description="Report a submission to the moderators, with what looks wrong. Its "
+        "status does not change (an approved result stays public): the report puts it in "
+        "the moderation queue and the audit log until a moderator acts on it or dismisses "
+        "it. One report per reader per submission; a second one is a 409.",
     )
     def post(self, request: Request, uuid) -> Response:
         data = self.ReportInputSerializer(data=request.data)

@@ -19,6 +19,7 @@ class AuditEntry(models.Model):
         UNHIDE = "unhide"
         DELETE = "delete"
         REPORT = "report"
+        DISMISS = "dismiss", "dismiss the reports"
         ALIAS_ADD = "alias_add", "add an alias rule"
         ALIAS_REMOVE = "alias_remove", "remove an alias rule"
 
@@ -105,3 +106,39 @@ class AliasMark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dimension}.{self.field} from id {self.done_to_id}"
+
+
+class Report(models.Model):
+    """A reader's report of a submission: it changes no status (one account
+    must not unpublish a result) but puts the submission in front of the
+    moderators, who act on it or dismiss it; either way it is then handled."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="reports")
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reports"
+    )
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    handled_at = models.DateTimeField(null=True, blank=True)
+    handled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "reporter"], name="report_one_per_reader")
+        ]
+        indexes = [
+            models.Index(
+                fields=["submission"],
+                condition=models.Q(handled_at__isnull=True),
+                name="report_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reporter_id} on {self.submission_id}: {self.reason[:40]}"

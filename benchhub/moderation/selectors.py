@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from benchhub.accounts.roles import is_moderator
 from benchhub.baselines.models import Baseline
-from benchhub.moderation.models import AliasRule, AuditEntry
+from benchhub.moderation.models import AliasRule, AuditEntry, Report
 from benchhub.results.comparability import canonical_json
 from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.selectors import RUN_RELATED, User, submission_get
@@ -89,6 +89,8 @@ class QueueItem:
     evidence: list[Evidence] = field(default_factory=list)
     # All of its measurements: the evidence is the most unusual few of them.
     measurement_count: int = 0
+    # Readers' reports not handled yet, oldest first.
+    reports: list[Report] = field(default_factory=list)
 
     @property
     def worst_score(self) -> float | None:
@@ -111,9 +113,15 @@ def moderation_queue(
     page: int = 1,
 ) -> tuple[list[QueueItem], bool]:
     """A page of submissions for moderators, oldest first (first come, first
-    reviewed), with runs and evidence; and whether there is a next page.
+    reviewed), with runs, evidence and open reports; and whether there is a
+    next page. Unless ``states`` says otherwise, what waits for a decision:
+    the default states and, whatever their status, those with open reports.
     A fixed number of queries whatever the page holds."""
-    submissions = Submission.objects.filter(status__in=states or QUEUE_DEFAULT_STATES)
+    if states:
+        submissions = Submission.objects.filter(status__in=states)
+    else:
+        reported = Exists(Report.objects.filter(submission=OuterRef("pk"), handled_at__isnull=True))
+        submissions = Submission.objects.filter(Q(status__in=QUEUE_DEFAULT_STATES) | reported)
     if benchmark:
         submissions = submissions.filter(
             Exists(Run.objects.filter(submission=OuterRef("pk"), benchmark__name=benchmark))
@@ -169,8 +177,21 @@ def _queue_items(submissions: list[Submission]) -> list[QueueItem]:
     run_submission = {run.pk: s.pk for s in submissions for run in s.runs.all()}
     for item in evidence:
         by_submission[run_submission[item.run_id]].append(item)
+    reports: dict[int, list[Report]] = defaultdict(list)
+    for report in (
+        Report.objects.filter(submission__in=submissions, handled_at__isnull=True)
+        .select_related("reporter")
+        .order_by("created_at", "id")
+    ):
+        reports[report.submission_id].append(report)
     return [
-        QueueItem(s, list(s.runs.all()), by_submission[s.pk], len(per_submission[s.pk]))
+        QueueItem(
+            s,
+            list(s.runs.all()),
+            by_submission[s.pk],
+            len(per_submission[s.pk]),
+            reports[s.pk],
+        )
         for s in submissions
     ]
 

@@ -24,7 +24,7 @@ from benchhub.comparisons.services import comparisons_data_changed
 from benchhub.lib.api import database_trouble
 from benchhub.lib.queueing import task_queue
 from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
-from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry
+from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry, Report
 from benchhub.results.models import Run, Submission
 
 Action = AuditEntry.Action
@@ -49,11 +49,11 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str | None]] = {
     Action.HIDE: (_EVERY_STATUS - {Status.HIDDEN, Status.DELETED}, Status.HIDDEN),
     Action.UNHIDE: (frozenset({Status.HIDDEN}), None),
     Action.DELETE: (_EVERY_STATUS - {Status.DELETED}, Status.DELETED),
-    # A reader's report of a flagged one adds their reason to the log.
-    Action.REPORT: (frozenset({Status.PENDING, Status.APPROVED, Status.FLAGGED}), Status.FLAGGED),
 }
+# A reader's report changes no status (see submission_report): these may be reported.
+REPORTABLE = frozenset({Status.PENDING, Status.APPROVED, Status.FLAGGED})
 SUBMISSION_ACTIONS = tuple(TRANSITIONS)
-REASON_REQUIRED = frozenset({Action.REJECT, Action.FLAG, Action.REQUEST_RERUN, Action.REPORT})
+REASON_REQUIRED = frozenset({Action.REJECT, Action.FLAG, Action.REQUEST_RERUN})
 MODERATOR_ACTIONS = frozenset({Action.APPROVE, Action.REJECT, Action.FLAG, Action.REQUEST_RERUN})
 OWNER_ACTIONS = frozenset({Action.HIDE, Action.UNHIDE, Action.DELETE})
 
@@ -93,7 +93,8 @@ class ConcurrentChange(ModerationError):
 
 def action_permitted(*, user: AbstractBaseUser | None, submission: Submission, action: str) -> bool:
     """Who may: moderators everything; the owner hides, unhides and deletes
-    their own; any signed-in user reports; BenchHub itself (None) anything."""
+    their own; BenchHub itself (None) anything. (Any signed-in reader
+    reports: submission_report.)"""
     if user is None:
         return True
     if not user.is_authenticated or not user.is_active:
@@ -102,7 +103,7 @@ def action_permitted(*, user: AbstractBaseUser | None, submission: Submission, a
         return True
     if action in OWNER_ACTIONS:
         return submission.submitter_id == user.pk
-    return action == Action.REPORT
+    return False
 
 
 def submission_moderate(
@@ -138,7 +139,7 @@ def submission_moderate(
         after = target or locked.status_before_hidden or Status.PENDING
         locked.status = after
         locked.status_before_hidden = before if action == Action.HIDE else ""
-        if evidence is None and action in (Action.FLAG, Action.REPORT):
+        if evidence is None and action == Action.FLAG:
             # What a moderator saw when flagging: the most unusual results
             # against their baselines, as the queue shows them.
             from benchhub.moderation.selectors import submission_evidence
@@ -156,6 +157,9 @@ def submission_moderate(
             after=after,
             evidence=evidence or [],
         )
+        if actor is not None and is_moderator(actor):
+            # A moderator's decision answers the readers' reports.
+            _reports_handle(locked, actor)
         if Status.APPROVED in (before, after):
             # The public set of this key changed: its baselines must follow.
             baselines_mark_dirty(runs=locked.runs.values_list("pk", "fingerprint"))
@@ -174,8 +178,82 @@ def _past(action: str) -> str:
         Action.HIDE: "hidden",
         Action.UNHIDE: "unhidden",
         Action.DELETE: "deleted",
-        Action.REPORT: "reported",
     }[action]
+
+
+# --- readers' reports ---------------------------------------------------------------
+
+
+class AlreadyReported(ModerationError):
+    code = "already_reported"
+
+
+def _reason_checked(reason: str, *, what: str) -> str:
+    reason = reason.strip()
+    if not reason:
+        raise ReasonRequired(f"{what} needs a reason: what looks wrong")
+    if "\x00" in reason:
+        raise InvalidReason("the reason contains a null character, which text cannot hold")
+    if len(reason) > REASON_MAX_LENGTH:
+        raise InvalidReason(
+            f"the reason is {len(reason)} characters long; at most {REASON_MAX_LENGTH}"
+        )
+    return reason
+
+
+def submission_report(*, submission: Submission, reporter: AbstractBaseUser, reason: str) -> Report:
+    """A signed-in reader reports ``submission``: the report is recorded and
+    logged, and the submission waits in the moderation queue; its status does
+    not change, so an approved result stays public until a moderator decides.
+    One report per reader per submission: a repeat raises AlreadyReported."""
+    reason = _reason_checked(reason, what="a report")
+    if not reporter.is_authenticated or not reporter.is_active:
+        raise NotPermitted("sign in to report a result")
+    if submission.submitter_id == reporter.pk:
+        raise NotPermitted("you cannot report your own submission; hide or delete it instead")
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        if locked.status not in REPORTABLE:
+            raise TransitionNotAllowed(f"a {locked.status} submission cannot be reported")
+        if Report.objects.filter(submission=locked, reporter=reporter).exists():
+            raise AlreadyReported("you have already reported this submission")
+        report = Report.objects.create(submission=locked, reporter=reporter, reason=reason)
+        AuditEntry.objects.create(
+            actor=reporter,
+            action=Action.REPORT,
+            submission=locked,
+            reason=reason,
+            before=locked.status,
+            after=locked.status,
+        )
+    return report
+
+
+def reports_dismiss(*, submission: Submission, actor: AbstractBaseUser, reason: str = "") -> int:
+    """A moderator finds nothing wrong: the open reports of ``submission`` are
+    marked handled (it leaves the queue), its status stays. Returns how many."""
+    if not is_moderator(actor):
+        raise NotPermitted("only moderators dismiss reports")
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        handled = _reports_handle(locked, actor)
+        if not handled:
+            raise TransitionNotAllowed("this submission has no open reports")
+        AuditEntry.objects.create(
+            actor=actor,
+            action=Action.DISMISS,
+            submission=locked,
+            reason=reason.strip() or f"{handled} report{'s' if handled != 1 else ''} dismissed",
+            before=locked.status,
+            after=locked.status,
+        )
+    return handled
+
+
+def _reports_handle(submission: Submission, actor: AbstractBaseUser) -> int:
+    return Report.objects.filter(submission=submission, handled_at__isnull=True).update(
+        handled_at=timezone.now(), handled_by=actor
+    )
 
 
 @dataclass(frozen=True)

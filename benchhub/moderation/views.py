@@ -13,6 +13,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from benchhub.accounts.roles import is_moderator
 from benchhub.lib.methods import page_methods
@@ -75,6 +77,8 @@ def queue_act(request: HttpRequest) -> HttpResponse:
     """One button per item ("approve <uuid>") or for the selection ("approve"
     with the ticked boxes); the reason is the item's own or the selection's."""
     action, _, one = request.POST.get("do", "").partition(" ")
+    if action == Action.DISMISS and one:
+        return _dismiss(request, one)
     if action not in QUEUE_ACTIONS:
         messages.error(request, "Choose an action: approve, reject, flag or request a re-run.")
         return _after_act(request)
@@ -101,6 +105,55 @@ def queue_act(request: HttpRequest) -> HttpResponse:
         if outcome.error is not None:
             messages.error(request, f"{str(outcome.submission.uuid)[:8]}…: {outcome.error}")
     return _after_act(request)
+
+
+def _dismiss(request: HttpRequest, uuid: str) -> HttpResponse:
+    """Nothing wrong: the item's reports are handled, its status stays."""
+    try:
+        submissions = selectors.queue_submissions_get(uuids=[uuid])
+    except ValidationError:
+        submissions = []
+    if not submissions:
+        messages.error(request, "No such submission.")
+        return _after_act(request)
+    reason = request.POST.get(f"reason-{uuid}", "")
+    try:
+        handled = services.reports_dismiss(
+            submission=submissions[0], actor=request.user, reason=reason
+        )
+    except ModerationError as exc:
+        messages.error(request, f"{uuid[:8]}…: {exc}")
+    else:
+        messages.success(
+            request, f"{uuid[:8]}…: {handled} report{'s' if handled != 1 else ''} dismissed."
+        )
+    return _after_act(request)
+
+
+@page_methods("POST")
+@login_required
+def submission_report(request: HttpRequest, uuid) -> HttpResponse:
+    """The "Report this result" form of the submission and run pages."""
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = ""
+    submission = selectors.submission_for_action(user=request.user, uuid=uuid)
+    if submission is None:
+        raise Http404(f"No submission {uuid} that you may see")
+    back = back or reverse("results:submission", args=[submission.uuid])
+    try:
+        services.submission_report(
+            submission=submission, reporter=request.user, reason=request.POST.get("reason", "")
+        )
+    except ModerationError as exc:
+        messages.error(request, f"Not reported: {exc}.")
+        return redirect(back)
+    messages.success(
+        request, "Thank you: the moderators will look at this result. It stays listed meanwhile."
+    )
+    return redirect(back)
 
 
 def _after_act(request: HttpRequest) -> HttpResponse:

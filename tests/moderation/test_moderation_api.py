@@ -88,7 +88,7 @@ def test_an_unknown_action_is_a_400_listing_the_choices(maud_api, alice):
     assert response.json()["error"]["details"][0]["path"] == "$.action"
 
 
-def test_a_reader_reports_an_approved_one_and_it_is_flagged(bob_api, alice, maud_api):
+def test_a_reader_reports_an_approved_one_and_it_stays_approved(bob_api, alice, maud_api):
     submission = upload(alice)
     moderate(maud_api, submission, "approve")
 
@@ -99,7 +99,7 @@ def test_a_reader_reports_an_approved_one_and_it_is_flagged(bob_api, alice, maud
     )
 
     assert response.status_code == 200
-    assert response.json()["status"] == "flagged"
+    assert response.json()["status"] == "approved"
     entry = AuditEntry.objects.get(action="report")
     assert entry.reason.startswith("10x faster")
 

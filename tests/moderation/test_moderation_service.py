@@ -13,6 +13,7 @@ from benchhub.moderation.services import (
     ReasonRequired,
     TransitionNotAllowed,
     submission_moderate,
+    submission_report,
     submissions_autoflag,
 )
 from benchhub.results.models import Submission
@@ -159,7 +160,7 @@ def test_the_threshold_is_a_setting(bob, alice, settings):
 def test_a_submitter_sees_the_history_of_their_own_but_not_who_reported_it(alice, bob, maud):
     submission = upload(alice)
     submission_moderate(submission=submission, actor=maud, action="approve")
-    submission_moderate(submission=submission, actor=bob, action="report", reason="too fast")
+    submission_report(submission=submission, reporter=bob, reason="too fast")
 
     own = submission_history(submission, alice)
     moderators = submission_history(submission, maud)

@@ -54,7 +54,7 @@ MATRIX = [
     ("api: hide A's approved",                 S.APPROVED, 401, 200, 403, 403, 200, 200),
     ("api: unhide A's hidden",                 S.HIDDEN,   401, 200, 404, 404, 200, 200),
     ("api: delete A's approved",               S.APPROVED, 401, 200, 403, 403, 200, 200),
-    ("api: report A's approved",               S.APPROVED, 401, 200, 200, 200, 200, 200),
+    ("api: report A's approved",               S.APPROVED, 401, 403, 200, 200, 200, 200),
 ]  # fmt: skip
 
 # What a request that was allowed leaves A's submission as (the others must
@@ -70,7 +70,8 @@ EFFECT = {
     "api: hide A's approved": S.HIDDEN,
     "api: unhide A's hidden": S.APPROVED,
     "api: delete A's approved": S.DELETED,
-    "api: report A's approved": S.FLAGGED,
+    # A report changes no status: it puts the result in front of the moderators.
+    "api: report A's approved": S.APPROVED,
 }
 
 

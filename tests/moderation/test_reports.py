@@ -1,0 +1,153 @@
+"""Readers' reports: a report puts a result in front of the moderators and
+leaves it public; a moderator acts on it or dismisses it. One troll account
+must not be able to unpublish the site."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+from benchhub.moderation.models import AuditEntry, Report
+from benchhub.moderation.services import submission_moderate
+from benchhub.results.models import Submission
+from tests.moderation.conftest import upload, web
+
+Status = Submission.Status
+
+
+def report(client, submission, reason="10x faster than the same machine elsewhere"):
+    return client.post(
+        f"/api/v1/submissions/{submission.uuid}/reports/", {"reason": reason}, format="json"
+    )
+
+
+def public_uuids(client) -> set[str]:
+    return {s["uuid"] for s in client.get("/api/v1/submissions/").json()["results"]}
+
+
+def approved(alice, maud) -> Submission:
+    submission = upload(alice)
+    submission_moderate(submission=submission, actor=maud, action="approve")
+    return submission
+
+
+def test_a_report_leaves_an_approved_result_public(bob_api, anonymous_api, alice, maud):
+    submission = approved(alice, maud)
+
+    response = report(bob_api, submission)
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "approved"
+    submission.refresh_from_db()
+    assert submission.status == Status.APPROVED
+    assert str(submission.uuid) in public_uuids(anonymous_api)
+    assert Client().get(f"/submissions/{submission.uuid}/").status_code == 200
+    entry = AuditEntry.objects.get(action="report")
+    assert (entry.actor.username, entry.before, entry.after) == ("bob", "approved", "approved")
+    assert entry.reason.startswith("10x faster")
+
+
+def test_a_report_shows_in_the_queue_with_its_reason(bob_api, alice, maud):
+    submission = approved(alice, maud)
+    assert str(submission.uuid) not in web(maud).get("/moderation/").content.decode()
+
+    report(bob_api, submission, reason="the disk cannot do that")
+
+    queue = web(maud).get("/moderation/").content.decode()
+    assert f'id="item-{submission.uuid}"' in queue
+    assert "Reported by 1 reader" in queue
+    assert "the disk cannot do that" in queue
+    assert f'value="dismiss {submission.uuid}"' in queue
+
+
+def test_dismissing_keeps_it_public_and_takes_it_off_the_queue(bob_api, anonymous_api, alice, maud):
+    submission = approved(alice, maud)
+    report(bob_api, submission)
+
+    response = web(maud).post("/moderation/act/", {"do": f"dismiss {submission.uuid}"}, follow=True)
+
+    assert "1 report dismissed" in response.content.decode()
+    assert f'id="item-{submission.uuid}"' not in response.content.decode()
+    assert Report.objects.get().handled_by.username == "maud"
+    submission.refresh_from_db()
+    assert submission.status == Status.APPROVED
+    assert str(submission.uuid) in public_uuids(anonymous_api)
+    assert AuditEntry.objects.filter(action="dismiss", submission=submission).exists()
+
+
+def test_a_moderators_hide_of_a_reported_one_still_hides(bob_api, anonymous_api, alice, maud):
+    submission = approved(alice, maud)
+    report(bob_api, submission)
+
+    submission_moderate(submission=submission, actor=maud, action="hide")
+
+    assert str(submission.uuid) not in public_uuids(anonymous_api)
+    assert Report.objects.get().handled_at is not None  # answered: off the queue
+    assert f'id="item-{submission.uuid}"' not in web(maud).get("/moderation/").content.decode()
+
+
+def test_one_report_per_reader_a_repeat_is_a_409(bob_api, alice, maud):
+    submission = approved(alice, maud)
+    report(bob_api, submission)
+
+    again = report(bob_api, submission, reason="and again")
+
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "already_reported"
+    assert Report.objects.count() == 1
+    assert AuditEntry.objects.filter(action="report").count() == 1
+
+
+def test_a_submitter_cannot_report_their_own(alice_api, alice, maud):
+    submission = approved(alice, maud)
+
+    assert report(alice_api, submission).status_code == 403
+    assert not Report.objects.exists()
+
+
+def test_the_web_form_posts_a_report_and_says_so(alice, bob, maud):
+    submission = approved(alice, maud)
+    page = f"/submissions/{submission.uuid}/"
+    assert 'id="report-form"' in web(bob).get(page).content.decode()
+
+    response = web(bob).post(
+        f"/moderation/report/{submission.uuid}/",
+        {"reason": "impossible latency", "next": page},
+        follow=True,
+    )
+
+    assert response.redirect_chain[-1][0] == page
+    assert "the moderators will look at this result" in response.content.decode()
+    assert Report.objects.get().reason == "impossible latency"
+    submission.refresh_from_db()
+    assert submission.status == Status.APPROVED
+
+
+def test_the_web_form_refuses_an_empty_reason(alice, bob, maud):
+    submission = approved(alice, maud)
+
+    response = web(bob).post(
+        f"/moderation/report/{submission.uuid}/", {"reason": "   "}, follow=True
+    )
+
+    assert "Not reported: a report needs a reason" in response.content.decode()
+    assert not Report.objects.exists()
+
+
+def test_the_run_page_has_the_form_too_but_not_for_the_submitter(alice, bob, maud):
+    submission = approved(alice, maud)
+    run = submission.runs.get()
+
+    assert 'id="report-form"' in web(bob).get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="report-form"' not in web(alice).get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_anonymous_gets_a_sign_in_link_not_the_form(alice, maud):
+    submission = approved(alice, maud)
+
+    for page in (f"/submissions/{submission.uuid}/", f"/runs/{submission.runs.get().pk}/"):
+        html = Client().get(page).content.decode()
+        assert 'id="report-form"' not in html
+        assert 'id="report-sign-in"' in html
+    posted = Client().post(f"/moderation/report/{submission.uuid}/", {"reason": "x"})
+    assert posted.status_code == 302 and "/accounts/login/" in posted["Location"]
+    assert not Report.objects.exists()
