@@ -40,6 +40,7 @@ PAGES = {
     f"/accounts/submissions/{UUID}/": ACTION,
     "/moderation/": READ,
     "/moderation/act/": ACTION,
+    "/moderation/report/00000000-0000-0000-0000-000000000000/": ACTION,
     "/moderation/audit/": READ,
     "/moderation/dimensions/": FORM,
     "/moderation/aliases/1/remove/": ACTION,
