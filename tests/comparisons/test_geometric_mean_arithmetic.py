@@ -14,9 +14,12 @@ import statistics
 import pytest
 
 from benchhub.comparisons.verdicts import (
+    _KEPT_DRAWS,
     BOOTSTRAP_ROUNDS,
     SEED,
     Verdict,
+    _bootstrap_means,
+    _packed_bootstrap_means,
     geometric_mean_verdict,
 )
 
@@ -140,3 +143,52 @@ def test_two_operations_are_enough():
     result = geometric_mean_verdict([2.0, 8.0], direction="higher")
     assert result.ratio == pytest.approx(4.0, rel=1e-12)
     assert result.verdict == "better"
+
+
+def random_logs(rng: random.Random, n: int) -> list[float]:
+    """Logs of ratios as a comparison has them, and harder: signs mixed,
+    magnitudes from 2**-60 to 2**9 in one list (every resample's sum is
+    rounded, some of them halfway), repeated values, exact zeros."""
+    shape = rng.choice(("spread", "near", "wide", "repeated"))
+    if shape == "spread":
+        return [rng.gauss(0, 0.4) for _ in range(n)]
+    if shape == "near":  # ratios within a few ulps of each other
+        return [math.log(1.3 + rng.randint(-3, 3) * 2**-52) for _ in range(n)]
+    if shape == "wide":
+        return [
+            rng.choice((1, -1)) * rng.uniform(0.5, 1) * 2.0 ** rng.randint(-60, 9) for _ in range(n)
+        ]
+    values = [rng.choice((0.0, 1.0, 2**-53, -(2**-53), 3 * 2**-54, 0.1)) for _ in range(n)]
+    return values
+
+
+def fsum_means(logs: list[float], seed: int) -> list[float]:
+    """The plain formula: fsum of each resample over its size, sorted."""
+    rng = random.Random(seed)
+    n = len(logs)
+    return sorted(math.fsum(rng.choices(logs, k=n)) / n for _ in range(BOOTSTRAP_ROUNDS))
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_the_packed_bootstrap_gives_fsums_means_to_the_last_bit(case):
+    # _packed_bootstrap_means sums every resample at once, in integers: the
+    # same doubles as fsum, or the combined scores would change.
+    rng = random.Random(case)
+    n = rng.choice((2, 3, rng.randint(4, 60), 128))
+    logs = random_logs(rng, n)
+    seed = rng.choice((SEED, case))
+
+    assert _packed_bootstrap_means(logs, seed) == fsum_means(logs, seed)
+
+
+def test_halfway_sums_round_to_even_as_fsum_does():
+    # 1 + 2**-53 is halfway between two doubles: fsum rounds it to 1.0, and
+    # 1 + 3 * 2**-53 up to 1 + 2**-51 (the even neighbours)
+    logs = [1.0, 2**-53, 2**-53, 2**-52]
+    assert _packed_bootstrap_means(logs, SEED) == fsum_means(logs, SEED)
+    assert math.fsum([1.0, 2**-53]) == 1.0
+
+
+def test_more_operations_than_kept_draws_take_the_plain_path_with_the_same_answer():
+    logs = random_logs(random.Random(5), _KEPT_DRAWS + 1)
+    assert _bootstrap_means(logs, SEED) == fsum_means(logs, SEED)
