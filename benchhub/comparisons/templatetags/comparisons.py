@@ -1,14 +1,14 @@
 """Filters for the comparison page. They return plain text: autoescape
-applies. ``comparison_cell`` returns a table cell's HTML, escaped by
-format_html: a comparison of operations has hundreds of cells, and the
+applies. ``comparison_cells`` returns a table row's cells' HTML, each
+value escaped: a comparison of operations has hundreds of cells, and the
 template language took 60 ms to render them (benchmarks/compare.py, case 3)."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from django import template
-from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from benchhub.comparisons.verdicts import Verdict
@@ -78,35 +78,53 @@ def percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
 
 
-_MISSING = mark_safe('<span class="missing" title="no measurement">\u2014</span>')
+_MISSING = '<span class="missing" title="no measurement">\u2014</span>'
 
 
 @register.simple_tag
-def comparison_cell(point: Any, reference: Any, unit: str) -> SafeString:
-    """The inside of a comparison table's cell: the value (relative to the
-    reference, with the absolute value beside it, when there is one), n and
-    the range, and the verdict; a dash where the series has no value."""
+def comparison_cells(points: list[Any], reference: Any, unit: str) -> SafeString:
+    """A row of the comparison table's cells, a ``<td>`` per series: the
+    value (relative to the reference, with the absolute value beside it,
+    when there is one), n and the range, and the verdict; a dash where the
+    series has no value. One tag per row rather than per cell: a comparison
+    of operations has hundreds of cells, and the template language's loop
+    and argument lookups per cell cost more than the cells."""
+    unit = html.escape(str(unit))
+    return mark_safe(  # noqa: S308 -- every value escaped in _cell_html
+        "".join(
+            [f'<td class="number">{_cell_html(point, reference, unit)}</td>' for point in points]
+        )
+    )
+
+
+def _cell_html(point: Any, reference: Any, unit: str) -> str:
+    """One cell's inside, ``unit`` escaped already: each value escaped by
+    html.escape, as Django's escape (and so format_html) does."""
     if not point:
         return _MISSING
     if reference:
-        value = format_html(
-            '<span class="value">{}</span> <span class="absolute">{}&nbsp;{}</span>',
-            figure(point.relative),
-            figure(point.value),
-            unit,
+        html_text = (
+            f'<span class="value">{_figure_html(point.relative)}</span> '
+            f'<span class="absolute">{_figure_html(point.value)}&nbsp;{unit}</span>'
         )
     else:
-        value = format_html('<span class="value">{}</span>', figure(point.value))
+        html_text = f'<span class="value">{_figure_html(point.value)}</span>'
     spread = f", {figure(point.min)}\u2013{figure(point.max)}" if point.n > 1 else ""  # en dash
-    html = format_html('{} <span class="n">n={}{}</span>', value, point.n, spread)
-    if point.verdict:
-        verdict = point.verdict
-        html = format_html(
-            '{} <span class="verdict {}" title="{}">{} {}</span>',
-            html,
-            verdict_class(verdict),
-            verdict_detail(verdict),
-            verdict_mark(verdict),
-            verdict.verdict,
+    html_text = (
+        f'{html_text} <span class="n">n={html.escape(str(point.n))}{html.escape(spread)}</span>'
+    )
+    verdict = point.verdict
+    if verdict:
+        html_text = (
+            f'{html_text} <span class="verdict {html.escape(verdict_class(verdict))}" '
+            f'title="{html.escape(verdict_detail(verdict))}">'
+            f"{html.escape(verdict_mark(verdict))} {html.escape(str(verdict.verdict))}</span>"
         )
-    return html
+    return html_text
+
+
+def _figure_html(value: Any) -> str:
+    """``figure(value)``, escaped: a number's figure has nothing to escape."""
+    if value.__class__ is float:
+        return figure(value)
+    return html.escape(figure(value))
