@@ -420,20 +420,24 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     n1, n2 = len(x), len(y)
     if n1 == 0 or n2 == 0:
         raise ValueError("both samples need at least one value")
-    combined = [*x, *y]
-    ordered_y = sorted(y)
+    n = n1 + n2
     # U is the rank sum of x less n1(n1+1)/2: how many y's each x beats, a
-    # tie counting one half (mean ranks), counted by bisection in sorted y.
-    # The same number as the ranks give, exactly (whole numbers and halves).
-    beaten = sum(map(partial(bisect_left, ordered_y), x))
-    if len(set(combined)) == len(combined):
-        # No ties, the usual case: no tie term.
+    # tie counting one half (mean ranks). The same number as the ranks give,
+    # exactly (whole numbers and halves).
+    combined = sorted([*x, *y])  # two sorted runs from a verdict: merged
+    position = dict(zip(combined, range(n), strict=True))  # the last of equal values
+    if len(position) == n:
+        # No ties, the usual case: an x's position in the combined order
+        # less the x's before it is how many y's it beats; no tie term.
+        beaten = sum(map(position.__getitem__, x)) - n1 * (n1 - 1) // 2
         u1 = float(beaten)
         if min(n1, n2) <= 8:
             return UTest(u1, _exact_p(beaten, n1, n2), exact=True)
         return _normal_approximation(u1, n1, n2, 0.0)
+    # Ties: the y's each x beats and ties, counted by bisection in sorted y.
+    ordered_y = sorted(y)
+    beaten = sum(map(partial(bisect_left, ordered_y), x))
     u1 = (beaten + sum(map(partial(bisect_right, ordered_y), x))) / 2
-    n = n1 + n2
     # the groups of tied values: equal values share one rank
     return _normal_approximation(
         u1, n1, n2, sum(t**3 - t for t in Counter(combined).values()) / (n * (n - 1))
