@@ -33,6 +33,7 @@ import math
 import operator
 import random
 import statistics
+import struct
 import sys
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -365,14 +366,18 @@ def _packed_bootstrap_means(logs: list[float], seed: int) -> list[float]:
     denominator = max(d for _, d in fractions)
     scaled = [numerator * (denominator // d) for numerator, d in fractions]
     low = min(scaled)
-    width = ((max(scaled) - low) * n).bit_length() // 8 + 1  # bytes per lane
+    # bytes per lane: 8 when that is enough, so that struct reads the lanes
+    width = max(8, ((max(scaled) - low) * n).bit_length() // 8 + 1)
     packed = sum(
         map(operator.mul, [value - low for value in scaled], _packed_counts(n, seed, width))
     )
     lanes = packed.to_bytes(BOOTSTRAP_ROUNDS * width, "little")
-    sums = sorted(
-        int.from_bytes(lanes[at : at + width], "little") for at in range(0, len(lanes), width)
-    )
+    if width == 8:
+        sums = sorted(struct.unpack(f"<{BOOTSTRAP_ROUNDS}Q", lanes))
+    else:
+        sums = sorted(
+            int.from_bytes(lanes[at : at + width], "little") for at in range(0, len(lanes), width)
+        )
     shift = low * n
     # sorted as integers, so sorted as the doubles they round to
     return [(total + shift) / denominator / n for total in sums]
