@@ -49,6 +49,11 @@ RETRY_AFTER_MAX_S = 60.0
 # spent waiting for answers counts too: a server that accepts the connection
 # and never answers held it TIMEOUT_S per attempt, two minutes in all.
 BEFORE_RUN_WAIT_S = 10.0
+# The most of an answer the agent reads. BenchHub's are small (a stored
+# submission's address, a page of baselines, a run of at most the server's
+# 2 MiB upload); a broken or hostile server streaming without end filled the
+# agent's memory with gigabytes within TIMEOUT_S on a fast link.
+ANSWER_MAX_BYTES = 16 * 1024 * 1024
 
 
 def default_backoff(env: Mapping[str, str] = os.environ) -> tuple[float, ...]:
@@ -102,6 +107,10 @@ class Answer:
             "message": self.message,
             "details": self.details,
         }
+
+
+class AnswerTooLarge(http.client.HTTPException):
+    """An answer longer than ANSWER_MAX_BYTES: no answer, as one cut short is."""
 
 
 class HttpError(RuntimeError):
@@ -242,9 +251,31 @@ def _exchange(
     )
     try:
         with opener.open(request, timeout=timeout) as response:
-            return response.status, _decode(response.read()), response.headers
+            return response.status, _decode(_read_bounded(response)), response.headers
     except urllib.error.HTTPError as exc:
-        return exc.code, _decode(exc.read()), exc.headers
+        return exc.code, _decode(_read_bounded(exc)), exc.headers
+
+
+def _read_bounded(response: Any) -> bytes:
+    """The answer's body, or AnswerTooLarge past ANSWER_MAX_BYTES: refused
+    unread when its Content-Length says so, else read that far and no further."""
+    limit = f"more than the {ANSWER_MAX_BYTES // (1024 * 1024)} MiB the agent reads"
+    declared = (response.headers.get("Content-Length") or "").strip()
+    if declared.isascii() and declared.isdigit():
+        if int(declared) > ANSWER_MAX_BYTES:
+            raise AnswerTooLarge(
+                f"the answer is {int(declared)} bytes long (Content-Length), {limit}"
+            )
+        # Read whole: only a read without a size tells an answer cut short (IncompleteRead).
+        return response.read()
+    chunks = []
+    size = 0
+    while chunk := response.read(min(65536, ANSWER_MAX_BYTES + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > ANSWER_MAX_BYTES:
+            raise AnswerTooLarge(f"the answer goes on for {limit}")
+    return b"".join(chunks)
 
 
 def get_json(
@@ -292,6 +323,8 @@ def _reason(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None) or exc
     if isinstance(reason, socket.timeout | TimeoutError):
         return "timed out"
+    if isinstance(reason, AnswerTooLarge):
+        return str(reason)
     if isinstance(reason, http.client.HTTPException) and not isinstance(reason, OSError):
         # Something else listens there (--server on a wrong port), or the answer broke off.
         return f"not an HTTP answer ({type(reason).__name__}: {str(reason)[:100]})"

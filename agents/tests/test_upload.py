@@ -901,3 +901,91 @@ def test_a_patience_already_spent_sends_nothing_and_says_so(outbox_dir):
         " (in all) are spent"
     )
     assert outbox.uuids() == [example()["uuid"]]
+
+
+class EndlessServer:
+    """A real HTTP server (http.server) whose answer has no end: the body
+    streams until the agent hangs up, sent with no length (the end is the
+    close), chunked, or under a Content-Length of 5 GB. It counts what it sent."""
+
+    def __init__(self, framing: str, status: int = 201) -> None:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _endless(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                if framing == "chunked":
+                    self.send_header("Transfer-Encoding", "chunked")
+                elif framing == "declared":
+                    self.send_header("Content-Length", str(5 * 1024**3))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                block = b" " * 65536
+                if framing == "chunked":
+                    block = b"%x\r\n%s\r\n" % (len(block), block)
+                try:
+                    while not owner.over.is_set():
+                        self.wfile.write(block)
+                        owner.sent += len(block)
+                except OSError:
+                    return  # the agent hung up
+
+            do_GET = do_POST = _endless
+
+        self.sent = 0
+        self.over = threading.Event()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> EndlessServer:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.over.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("framing", ["unsized", "chunked"])
+@pytest.mark.parametrize("status", [201, 500])
+def test_an_endless_answer_is_read_only_to_the_agents_limit_and_the_document_kept(
+    outbox_dir, framing, status
+):
+    """A broken or hostile server streaming an answer without end: the agent
+    read it all, gigabytes within its time-out on a fast link."""
+    outbox = Outbox(outbox_dir)
+    with EndlessServer(framing, status) as server:
+        sent = upload.send_and_keep(server.url, TOKEN, example(), outbox, backoff=())
+
+    assert (sent.outcome, sent.status) == (upload.UNREACHABLE, None)
+    assert sent.message == "the answer goes on for more than the 16 MiB the agent reads"
+    assert outbox.uuids() == [example()["uuid"]]
+
+
+def test_an_answer_declared_too_long_is_refused_unread():
+    with EndlessServer("declared", 200) as server:
+        url = f"{server.url}/api/v1/runs/5/"
+        with pytest.raises(upload.HttpError) as raised:
+            upload.get_json(url)
+
+    assert (raised.value.status, str(raised.value)) == (
+        None,
+        f"GET {url}: the answer is {5 * 1024**3} bytes long (Content-Length), "
+        "more than the 16 MiB the agent reads",
+    )
+
+
+def test_an_answer_of_exactly_the_limit_is_read_whole(scripted):
+    base, answers = scripted
+    body = b'"' + b"x" * (upload.ANSWER_MAX_BYTES - 2) + b'"'
+    answers.append((200, body))
+    assert upload.get_json(f"{base}/r/") == "x" * (upload.ANSWER_MAX_BYTES - 2)
