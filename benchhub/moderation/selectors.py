@@ -205,6 +205,15 @@ def submission_for_action(*, user: User, uuid) -> Submission | None:
     return submission_get(user=user, uuid=uuid)
 
 
+def own_report_get(*, user: User, submission: Submission) -> Report | None:
+    """``user``'s report of ``submission``, for the page to say so instead of
+    offering a form whose answer would be "already reported". No query for a
+    visitor or the submitter, who get no form."""
+    if not user.is_authenticated or submission.submitter_id == user.pk:
+        return None
+    return Report.objects.filter(submission=submission, reporter=user).first()
+
+
 def queue_submissions_get(*, uuids: list[str]) -> list[Submission]:
     return list(
         Submission.objects.filter(uuid__in=uuids)

@@ -20,7 +20,7 @@ from benchhub.baselines.selectors import (
     baseline_point,
 )
 from benchhub.lib.methods import page_methods
-from benchhub.moderation.selectors import submission_history
+from benchhub.moderation.selectors import own_report_get, submission_history
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
@@ -77,6 +77,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "csv_url": reverse("api:measurement-csv") + f"?run={run.pk}",
             "reproduce": presentation.reproduce_command(api_url, run.server.engine),
             "parameters": presentation.parameters_text(run.parameters),
+            "own_report": own_report_get(user=request.user, submission=run.submission),
         },
     )
 
@@ -120,6 +121,7 @@ def submission_detail(request: HttpRequest, uuid) -> HttpResponse:
             "api_url": reverse("api:submission-detail", args=[submission.uuid]),
             # Empty for anybody but its submitter and moderators.
             "history": submission_history(submission, request.user),
+            "own_report": own_report_get(user=request.user, submission=submission),
         },
     )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.test import Client
 
 from benchhub.moderation.models import AuditEntry, Report
-from benchhub.moderation.services import submission_moderate
+from benchhub.moderation.services import reports_dismiss, submission_moderate
 from benchhub.results.models import Submission
 from tests.moderation.conftest import upload, web
 
@@ -139,6 +139,25 @@ def test_the_run_page_has_the_form_too_but_not_for_the_submitter(alice, bob, mau
 
     assert 'id="report-form"' in web(bob).get(f"/runs/{run.pk}/").content.decode()
     assert 'id="report-form"' not in web(alice).get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_a_reader_who_reported_is_told_so_on_the_pages_instead_of_the_form(alice, bob, trent, maud):
+    """The form stayed, and sending it again only answered "already reported"."""
+    submission = approved(alice, maud)
+    pages = (f"/submissions/{submission.uuid}/", f"/runs/{submission.runs.get().pk}/")
+    web(bob).post(f"/moderation/report/{submission.uuid}/", {"reason": "impossible latency"})
+    day = Report.objects.get().created_at.date().isoformat()
+
+    for page in pages:
+        html = web(bob).get(page).content.decode()
+        assert 'id="report-form"' not in html
+        assert "You reported this on <time datetime=" in html
+        assert f">{day}</time>; the moderators will look at it." in html
+        assert 'id="report-form"' in web(trent).get(page).content.decode()
+
+    reports_dismiss(submission=submission, actor=maud)
+    html = web(bob).get(pages[0]).content.decode()
+    assert f">{day}</time>; a moderator has looked at it since." in html
 
 
 def test_anonymous_gets_a_sign_in_link_not_the_form(alice, maud):
