@@ -160,6 +160,14 @@ def test_a_reader_who_reported_is_told_so_on_the_pages_instead_of_the_form(alice
     assert f">{day}</time>; a moderator has looked at it since." in html
 
 
+def test_the_submitter_sees_no_report_heading_over_nothing(alice, maud):
+    pending = upload(alice)
+    run = approved(alice, maud).runs.get()
+
+    for page in (f"/submissions/{pending.uuid}/", f"/runs/{run.pk}/"):
+        assert 'id="report-result"' not in web(alice).get(page).content.decode()
+
+
 def test_anonymous_gets_a_sign_in_link_not_the_form(alice, maud):
     submission = approved(alice, maud)
 
