@@ -59,6 +59,17 @@ def test_a_report_shows_in_the_queue_with_its_reason(bob_api, alice, maud):
     assert f'value="dismiss {submission.uuid}"' in queue
 
 
+def test_a_reported_approved_result_is_not_offered_approve_again(bob_api, alice, maud):
+    submission = approved(alice, maud)
+    report(bob_api, submission)
+
+    queue = web(maud).get("/moderation/").content.decode()
+
+    assert f'value="approve {submission.uuid}"' not in queue
+    assert f'value="reject {submission.uuid}"' in queue
+    assert f'value="dismiss {submission.uuid}"' in queue
+
+
 def test_dismissing_keeps_it_public_and_takes_it_off_the_queue(bob_api, anonymous_api, alice, maud):
     submission = approved(alice, maud)
     report(bob_api, submission)

@@ -2,6 +2,8 @@ import json
 
 from django import template
 
+from benchhub.moderation.services import TRANSITIONS
+
 register = template.Library()
 
 
@@ -18,3 +20,11 @@ def compact_json(value) -> str:
 @register.filter
 def absolute(value: float) -> float:
     return abs(value)
+
+
+@register.filter
+def allowed_from(actions, status: str) -> list:
+    """The actions a submission in ``status`` can take: a reported approved
+    result offered "Approve" got only "an approved submission cannot be
+    approved" for its click."""
+    return [action for action in actions if status in TRANSITIONS[action][0]]
