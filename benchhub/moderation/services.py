@@ -135,7 +135,7 @@ def submission_moderate(
         sources, target = TRANSITIONS[action]
         before = locked.status
         if before not in sources:
-            raise TransitionNotAllowed(f"a {before} submission cannot be {_past(action)}")
+            raise TransitionNotAllowed(f"{_a(before)} submission cannot be {_past(action)}")
         after = target or locked.status_before_hidden or Status.PENDING
         locked.status = after
         locked.status_before_hidden = before if action == Action.HIDE else ""
@@ -167,6 +167,13 @@ def submission_moderate(
     for field in ("status", "status_reason", "status_before_hidden"):
         setattr(submission, field, getattr(locked, field))
     return locked
+
+
+def _a(status: str) -> str:
+    """The status with its article, as read in a sentence: "an approved",
+    "a re-run requested" (its label, not the stored "rerun")."""
+    label = str(Status(status).label).lower()
+    return f"{'an' if label[0] in 'aeiou' else 'a'} {label}"
 
 
 def _past(action: str) -> str:
@@ -214,7 +221,7 @@ def submission_report(*, submission: Submission, reporter: AbstractBaseUser, rea
     with transaction.atomic():
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
         if locked.status not in REPORTABLE:
-            raise TransitionNotAllowed(f"a {locked.status} submission cannot be reported")
+            raise TransitionNotAllowed(f"{_a(locked.status)} submission cannot be reported")
         if Report.objects.filter(submission=locked, reporter=reporter).exists():
             raise AlreadyReported("you have already reported this submission")
         report = Report.objects.create(submission=locked, reporter=reporter, reason=reason)

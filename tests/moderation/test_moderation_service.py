@@ -64,6 +64,14 @@ def test_a_decision_against_a_submission_needs_a_reason(alice, maud, action):
     assert not AuditEntry.objects.exists()
 
 
+def test_an_approved_submission_cannot_be_approved_again_said_in_english(alice, maud):
+    submission = upload(alice)
+    submission_moderate(submission=submission, actor=maud, action="approve")
+
+    with pytest.raises(TransitionNotAllowed, match=r"^an approved submission cannot be approved$"):
+        submission_moderate(submission=submission, actor=maud, action="approve")
+
+
 def test_a_deleted_submission_cannot_be_approved(alice, maud):
     submission = upload(alice)
     submission_moderate(submission=submission, actor=alice, action="delete")
