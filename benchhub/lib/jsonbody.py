@@ -158,6 +158,13 @@ class ContentCodingMiddleware:
         return self.get_response(request)
 
 
+try:  # what gunicorn raises reading a request body whose framing is broken
+    from gunicorn.http.errors import ParseException as _GunicornParseError
+except ImportError:  # another server (runserver, the embedded default)
+    _GunicornParseError = ValueError
+_BROKEN_BODY = (OSError, ValueError, _GunicornParseError)
+
+
 class ChunkedBodyMiddleware:
     """Reads a chunked request body (Transfer-Encoding: chunked, no
     Content-Length) so that Django sees it: Django reads CONTENT_LENGTH bytes
@@ -173,7 +180,14 @@ class ChunkedBodyMiddleware:
         chunked = "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower()
         if chunked and not meta.get("CONTENT_LENGTH") and "wsgi.input" in meta:
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            body = _read_at_most(meta["wsgi.input"], limit + 1)
+            try:
+                body = _read_at_most(meta["wsgi.input"], limit + 1)
+            except _BROKEN_BODY as exc:
+                # The server's own parse of the framing: a chunk size that is
+                # not hex, a chunk without its CRLF, the body cut short. It
+                # reached the site as an exception, answered 500.
+                message = f"the chunked request body is broken ({exc}); nothing was read"
+                return JsonResponse(error_body("malformed_request", message), status=400)
             if len(body) > limit:
                 error = upload_too_large()
                 return JsonResponse(

@@ -132,3 +132,35 @@ def dechunk(raw: bytes) -> tuple[bytes, bool]:
             return body, True
         body, raw = body + raw[:size], raw[size + 2 :]
     return body, False
+
+
+@pytest.mark.parametrize(
+    ("framing", "problem"),
+    [
+        (b"zz\r\n{}\r\n0\r\n\r\n", "Invalid chunk size: b'zz'"),
+        (b"2\r\n{}XX0\r\n\r\n", "Invalid chunk terminator is not '\\r\\n': b'XX'"),
+        (b"10\r\n{}", "the chunked request body is broken ("),  # then the client stops sending
+    ],
+)
+def test_a_chunked_body_with_broken_framing_is_a_400_saying_so(server, token, framing, problem):
+    """gunicorn's parse error surfaced inside the site as an exception: 500."""
+    client = socket.create_connection(("127.0.0.1", server), timeout=30)
+    client.sendall(
+        b"POST /api/v1/submissions/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        + f"Authorization: Token {token}\r\n".encode()
+        + b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + framing
+    )
+    client.shutdown(socket.SHUT_WR)
+    received = b""
+    while part := client.recv(65536):
+        received += part
+    client.close()
+
+    head, _, raw = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), received
+    error = json.loads(dechunk(raw)[0] if b"chunked" in head else raw)["error"]
+    assert error["code"] == "malformed_request"
+    assert problem in error["message"]
+    assert error["message"].endswith("; nothing was read")
+    assert not Submission.objects.exists()
