@@ -8,7 +8,10 @@ sql-bench, say), one summary row per series against the reference series
   ran every common operation) as the unit, as a cell's verdict does.
 - ``geometric_mean``: ClickBench's way, for any positive metric: the
   geometric mean of the per-operation ratios to the reference, with a
-  bootstrap over operations for its interval.
+  bootstrap over operations for its interval. The run stays the unit, as
+  for the cells and the totals: a side with a single run in an operation
+  has its ratio shown but is insufficient data, since operations that agree
+  between one run and another say nothing of how the next run would differ.
 
 An x value named TOTALS (case-insensitive: the articles carry the row
 themselves) is never summed or averaged again.
@@ -17,11 +20,13 @@ themselves) is never summed or averaged again.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from benchhub.comparisons.aggregation import NO_RUNS, Comparison, verdict_reference
 from benchhub.comparisons.verdicts import (
+    INSUFFICIENT,
     Verdict,
     geometric_mean_verdict,
     ratio_of,
@@ -90,14 +95,23 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
         common = [x for x in operations if x in has and x in reference_has]
         # An operation without a finite ratio (0 s on the reference's side)
         # leaves the geometric mean; it stays in the totals.
-        ratios = [
-            ratio
+        ratios = {
+            x: ratio
             for x in common
             if (ratio := ratio_of(medians[series.label, x], medians[reference, x])) is not None
-        ]
+        }
         judged = geometric_mean_verdict(
-            ratios, direction=metric.direction, minimum_effect=query.minimum_effect
+            list(ratios.values()), direction=metric.direction, minimum_effect=query.minimum_effect
         )
+        if _a_single_run(comparison, (series.label, reference), ratios):
+            judged = replace(
+                judged,
+                verdict=INSUFFICIENT,
+                test=None,
+                p_value=None,
+                ratio_low=None,
+                ratio_high=None,
+            )
         totals = None
         if metric.unit in ADDITIVE_UNITS and common:
             reference_runs = reference_totals.get(tuple(common))
@@ -118,6 +132,17 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
             )
         )
     return rows
+
+
+def _a_single_run(
+    comparison: Comparison, labels: tuple[str, str], operations: Iterable[Any]
+) -> bool:
+    """Whether either side has a single run (or none) in one of ``operations``."""
+    return any(
+        len(comparison.cell_runs.get((label, x), NO_RUNS)) < 2
+        for label in labels
+        for x in operations
+    )
 
 
 def _totals(

@@ -141,3 +141,19 @@ def test_each_series_totals_are_judged_against_the_reference_over_its_own_operat
     assert summary["xfs"]["totals"]["reference"] == pytest.approx(41 + 5 * 0.025)  # medians
     assert summary["xfs"]["totals"]["verdict"]["verdict"] == "within noise"
     assert summary["xfs"]["totals"]["verdict"]["p_value"] == 1.0
+
+
+def test_one_run_a_side_has_a_geometric_mean_but_no_winner(anonymous_api, bob):
+    """Every operation slower on ZFS, but one run a side: the cells and the
+    totals say insufficient data, and so does the geometric mean, whose
+    bootstrap over operations knows nothing of how a second run would differ."""
+    sql_bench(bob, "UFS2", UFS)
+    sql_bench(bob, "zfs", {op: UFS[op] * factor for op, factor in ZFS_FACTORS.items()})
+
+    (row,) = anonymous_api.get(URL, QUERY).json()["summary"]
+
+    mean = row["geometric_mean"]
+    assert mean["ratio"] == pytest.approx((1.5 * 1.2 * 1.3 * 1.1) ** 0.25)
+    assert mean["verdict"]["verdict"] == "insufficient data"
+    assert (mean["ratio_low"], mean["verdict"]["p_value"]) == (None, None)
+    assert row["totals"]["verdict"]["verdict"] == "insufficient data"
