@@ -35,3 +35,12 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
 accesslog = envlogfile("GUNICORN_ACCESSLOG")
 # gunicorn takes any word here and logs at info for one it does not know.
 loglevel = envchoice("GUNICORN_LOGLEVEL", "info", ("debug", "info", "warning", "error", "critical"))
+
+
+def post_worker_init(worker) -> None:
+    """gunicorn answers a request it cannot parse (a request line over
+    limit_request_line, a malformed header) before Django sees it: in the
+    API's JSON error shape and with a 4xx, not its HTML page or a 501."""
+    from benchhub.lib.gunicorn_errors import answer_in_json
+
+    answer_in_json(worker)

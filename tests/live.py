@@ -42,15 +42,19 @@ def gunicorn(
     env: dict[str, str] | None = None,
     cwd: Path = ROOT,
     ready_path: str = "/api/v1/benchmarks/",
+    config: bool = False,
 ) -> Iterator[int]:
     """gunicorn (one gthread worker) on the test database; yields its port,
-    and stops it (its whole process group) on the way out."""
+    and stops it (its whole process group) on the way out. ``config``: with
+    production's gunicorn.conf.py under these settings (its hooks)."""
     port = free_port()
+    production = ["--config", str(ROOT / "gunicorn.conf.py")] if config else []
     environment = {**os.environ, "DATABASE_URL": live_database_url(), "DEBUG": "false"}
     environment.update(env or {})
     server = subprocess.Popen(
-        [python, "-m", "gunicorn", "benchhub.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--worker-class", "gthread", "--threads", "4", "--timeout", "60",
+        [python, "-m", "gunicorn", *production, "benchhub.wsgi:application",
+         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--worker-class", "gthread",
+         "--threads", "4", "--timeout", "60",
          "--log-level", "warning"],
         cwd=cwd,
         env=environment,
