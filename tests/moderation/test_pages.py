@@ -41,9 +41,26 @@ def test_the_evidence_says_it_is_a_few_of_the_measurements(maud, alice, bob):
 
     run = sweep.runs.get()
     for page in (queue, own):
-        assert "The 5 most unusual of its 8 measurements" in page
+        # no approved baseline scores them: the first five, not "the most unusual"
+        assert "most unusual" not in page
+        assert "The first 5 of its 8 measurements" in page
         assert f'href="/runs/{run.pk}/#measurements-title"' in page
-    assert queue.count("most unusual") == 1  # bob's 2 measurements are all shown
+    assert queue.count("of its") == 1  # bob's 2 measurements are all shown
+
+
+def test_scored_evidence_is_called_the_most_unusual(maud, alice, bob):
+    for value in (1000.0, 1050.0, 1100.0, 1150.0, 1200.0):
+        submission_create(
+            submitter=bob,
+            document=sweep_document({c: value for c in range(1, 9)}),
+            status=Submission.Status.APPROVED,
+        )
+    submission_create(submitter=alice, document=sweep_document({c: 100.0 for c in range(1, 9)}))
+    baselines_refresh()
+
+    queue = web(maud).get("/moderation/").content.decode()
+
+    assert "The 5 most unusual of its 8 measurements" in queue
 
 
 def test_a_moderator_sees_the_runs_of_the_pending_submission_they_review(maud, alice, bob):
