@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from benchhub.accounts.roles import role_grant
+from benchhub.accounts.services import api_token_create
+from benchhub.moderation.services import submission_moderate
 from benchhub.results.services import submission_create
 from tests.factories import example_document
 
@@ -28,6 +30,15 @@ OVERFLOW = """() => ({
 })"""
 
 
+def signed_in_as_maud(context: BrowserContext, url: str) -> Page:
+    page = context.new_page()
+    page.goto(url)
+    page.fill("#id_username", "maud")
+    page.fill("#id_password", PASSWORD)
+    page.click("button:has-text('Sign in')")
+    return page
+
+
 @pytest.mark.parametrize(
     ("role", "url"), [("moderator", "/moderation/"), ("submitter", "/accounts/submissions/")]
 )
@@ -40,13 +51,29 @@ def test_a_submission_card_fits_a_phone(live_server, browser: Browser, role, url
     )
     submission_create(submitter=user, document=document)
     context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.goto(live_server.url + "/accounts/login/?next=" + url)
-    page.fill("#id_username", "maud")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    page = signed_in_as_maud(context, live_server.url + "/accounts/login/?next=" + url)
     expect(page.locator(".queue-item")).to_have_count(1)
     page.wait_for_load_state("load")  # the stylesheets too
+
+    overflow = page.evaluate(OVERFLOW)
+    context.close()
+
+    assert overflow == {"scroll": 390, "outside": []}
+
+
+@pytest.mark.parametrize("url", ["/moderation/audit/", "/accounts/tokens/"])
+def test_the_audit_log_and_the_token_list_fit_a_phone(live_server, browser: Browser, url):
+    """Seven columns of the audit log, five of the tokens (with Revoke last):
+    the page itself scrolled sideways, twice a phone's width."""
+    user = User.objects.create_user(username="maud", password=PASSWORD)
+    role_grant(user=user, role="moderator")
+    submission = submission_create(submitter=user, document=example_document()).submission
+    submission_moderate(submission=submission, actor=user, action="approve")
+    api_token_create(user=user, name="the laptop the agent runs on")
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = signed_in_as_maud(context, live_server.url + "/accounts/login/?next=" + url)
+    expect(page.locator("table.data tbody tr").first).to_be_visible()
+    page.wait_for_load_state("load")
 
     overflow = page.evaluate(OVERFLOW)
     context.close()
