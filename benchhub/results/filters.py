@@ -222,7 +222,11 @@ class FlagField(forms.Field):
             return None
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise forms.ValidationError(f"{value!r}: true or false", code="invalid")
+        # The value as a parameter, not in the text: django-filter formats the
+        # message with its params, and a "%" in it was a TypeError, a 500.
+        raise forms.ValidationError(
+            "%(value)r: true or false", code="invalid", params={"value": value}
+        )
 
 
 class FlagFilter(django_filters.BooleanFilter):
