@@ -69,7 +69,8 @@ def _is_total(x: Any) -> bool:
 
 def combined_scores(comparison: Comparison) -> list[SummaryRow]:
     """Empty unless the x values are text (operations, not a numeric sweep),
-    there are at least two of them and at least two series."""
+    there are at least two of them and at least two series, and a series
+    shares at least two of them with the reference."""
     reference = verdict_reference(comparison)
     if reference is None or len(comparison.series) < 2 or comparison.x_numeric:
         return []
@@ -131,7 +132,10 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
                 ),
             )
         )
-    return rows
+    # Nothing combines where no series shares two operations with the
+    # reference (x = filesystem, the raw device alone in its series): the
+    # table would be rows of dashes and "insufficient data".
+    return rows if any(row.operations >= 2 for row in rows) else []
 
 
 def _a_single_run(

@@ -157,3 +157,16 @@ def test_one_run_a_side_has_a_geometric_mean_but_no_winner(anonymous_api, bob):
     assert mean["verdict"]["verdict"] == "insufficient data"
     assert (mean["ratio_low"], mean["verdict"]["p_value"]) == (None, None)
     assert row["totals"]["verdict"]["verdict"] == "insufficient data"
+
+
+def test_no_summary_where_no_series_shares_two_operations_with_the_reference(
+    anonymous_api, client, bob
+):
+    """Seed 003's raw device is a series of its own, alone at x = raw: the
+    summary was a row of dashes per series, "0 common", "insufficient data"."""
+    sql_bench(bob, "UFS2", {"insert": 10.0, "delete": 2.0})
+    sql_bench(bob, "zfs", {"insert": 12.0, "select": 20.0})
+    sql_bench(bob, "xfs", {"select": 21.0, "update": 4.0})
+
+    assert anonymous_api.get(URL, QUERY).json()["summary"] == []
+    assert 'id="comparison-summary"' not in client.get("/compare/", QUERY).content.decode()
