@@ -68,6 +68,16 @@ def test_the_chart_reads_exactly_what_the_api_answers(client, two_engines):
     assert "Download PNG" in page
 
 
+def test_a_link_with_quiet_verdicts_says_why_its_verdicts_differ(client, two_engines):
+    """verdicts=quiet is in the URL only: where it left a cell's runs out, the
+    cell read "insufficient data" beside its n and min-max, and nothing on
+    the page said why."""
+    caption = "runs with a noise flag are left out of the verdicts"
+
+    assert caption in client.get(f"{PAGE}?{THROUGHPUT}&verdicts=quiet").content.decode()
+    assert caption not in client.get(f"{PAGE}?{THROUGHPUT}").content.decode()
+
+
 def test_htmx_gets_the_fragment_and_the_shareable_url_is_pushed(client, two_engines):
     # As the form sends it: empty fields, the series before x.
     query = (
