@@ -588,15 +588,17 @@ def _rebuild(fingerprint: str) -> None:
         )
         buckets: dict[PointKey, Counter] = defaultdict(Counter)
         parameters: dict[PointKey, dict] = {}
-        points: dict[str, str] = {}  # raw parameters' repr → point (few distinct)
+        # Stored parameters' text → its point and its decoded value (few distinct).
+        points: dict[str, tuple[str, dict]] = {}
         members: dict[PointKey, list[tuple[int, float, float | None]]] = defaultdict(list)
         counted: set[int] = set()
         rows = baseline_measurements(fingerprints=[fingerprint]).iterator(chunk_size=5000)
-        for pk, run_id, metric_id, point_parameters, value, stored, pooled in rows:
-            spelled = repr(point_parameters)
-            point = points.get(spelled)
-            if point is None:
-                point = points[spelled] = baseline_point(point_parameters)
+        for pk, run_id, metric_id, text, value, stored, pooled in rows:
+            known = points.get(text)
+            if known is None:
+                decoded = json.loads(text)
+                known = points[text] = (baseline_point(decoded), decoded)
+            point, point_parameters = known
             key = (metric_id, point)
             members[key].append((pk, value, stored))
             if pooled:

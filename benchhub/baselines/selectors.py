@@ -3,7 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db import connection
-from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from benchhub.baselines.histogram import bucket_of, percentile_from_counts
 from benchhub.baselines.models import Baseline, BaselineBucket, CountedRun
@@ -110,11 +111,18 @@ def baseline_pooled_runs_q():
 
 def baseline_measurements(*, fingerprints: list[str]) -> QuerySet:
     """Every measured value of these keys, as values-only rows (id, run,
-    metric, parameters, value, stored score, pooled?): the pooled ones make
-    the baseline, every one is scored against it."""
+    metric, parameters as stored JSON text, value, stored score, pooled?):
+    the pooled ones make the baseline, every one is scored against it. The
+    parameters come as text because a key has a few distinct ones among
+    tens of thousands of rows: the caller decodes each once."""
     return (
         Measurement.objects.filter(run__fingerprint__in=fingerprints, approximate=False)
-        .annotate(pooled=ExpressionWrapper(baseline_pooled_q(), output_field=BooleanField()))
+        .annotate(
+            pooled=ExpressionWrapper(baseline_pooled_q(), output_field=BooleanField()),
+            parameters_text=Cast("parameters", TextField()),
+        )
         .order_by()
-        .values_list("id", "run_id", "metric_id", "parameters", "value", "outlier_score", "pooled")
+        .values_list(
+            "id", "run_id", "metric_id", "parameters_text", "value", "outlier_score", "pooled"
+        )
     )
