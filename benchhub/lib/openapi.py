@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from typing import Any
 
 from benchhub_agent.schema import benchmark_catalog, submission_schema
 from django.http import HttpResponseBase
 from django.utils import translation
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
@@ -189,9 +191,22 @@ def _example() -> dict[str, Any]:
 # "Not found.". Other parameters than format and lang are refused as the lists
 # refuse them: version, which this API does not have, went into the
 # document's version and its file name, and a newline in it was a 500.
+# drf-spectacular's schema objects are shared by all requests (one per view
+# class, @extend_schema's), and each generation points them at the view it
+# describes: two generations at once on gunicorn's threads pointed them away
+# mid-use, a 500 ("Schema generation REQUIRES a view instance"). The document
+# takes 0.2 s; one is generated at a time.
+_GENERATING = threading.Lock()
+
+
 class SchemaApi(SpectacularAPIView):
     """The OpenAPI 3.1 document of this API: YAML, or JSON with format=json
     or Accept: application/json. Parameters: format (json, yaml), lang."""
+
+    @extend_schema(**SCHEMA_KWARGS)  # as the view it overrides: the document leaves itself out
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        with _GENERATING:
+            return super().get(request, *args, **kwargs)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         _check_schema_parameters(request, {renderer.format for renderer in self.renderer_classes})
