@@ -169,8 +169,9 @@ def parameter_value_text(value: Any) -> str:
 class Standing:
     """Where a value stands among the approved results of its key and point."""
 
-    n: int
-    percentile: float  # share (in %) of results this one does better than
+    n: int  # the baseline's results, this one among them when it is counted
+    percentile: float  # share (in %) of the others this one does better than
+    others: int  # the baseline's results but this one
     median: float
     q1: float
     q3: float
@@ -200,11 +201,23 @@ def _position(value: float, low: float, high: float) -> float:
     return max(0.0, min(100.0, 100.0 * (value - low) / (high - low)))
 
 
-def standing_of(value: float, baseline: Any, direction: str, rank) -> Standing:
+def standing_of(
+    value: float, baseline: Any, direction: str, rank, *, counted: bool = False
+) -> Standing:
+    """``counted``: the value is one of the baseline's own (an approved run's,
+    taken in by a refresh). Its rank then ties it with itself, half a result
+    it "does better than": the fastest of five came out better than 90 % of
+    them and the slower of two better than 25 %. It is ranked among the
+    others instead (the fastest of five, 100 % of the 4 others)."""
     low, high = min(baseline.minimum, value), max(baseline.maximum, value)
+    percentile = rank(value, baseline, direction)
+    others = baseline.n - 1 if counted else baseline.n
+    if counted and others:
+        percentile = max(0.0, min(100.0, (percentile * baseline.n - 50.0) / others))
     return Standing(
         n=baseline.n,
-        percentile=rank(value, baseline, direction),
+        percentile=percentile,
+        others=others,
         median=baseline.median,
         q1=baseline.q1,
         q3=baseline.q3,
@@ -222,12 +235,17 @@ def standing_of(value: float, baseline: Any, direction: str, rank) -> Standing:
 
 
 def measurement_rows(
-    measurements: Iterable[Measurement], baselines: Mapping[tuple[str, str], Any], rank
+    measurements: Iterable[Measurement],
+    baselines: Mapping[tuple[str, str], Any],
+    rank,
+    *,
+    counted: bool = False,
 ) -> list[MeasurementRow]:
     """Every measurement with its repetitions' spread, its noise flags and,
     when its key has a baseline, where it stands. ``baselines`` maps
     (metric name, baseline point) to a baseline row; ``rank(value, baseline,
-    direction)`` is the baselines app's (selectors.BaselineRanker)."""
+    direction)`` is the baselines app's (selectors.BaselineRanker);
+    ``counted``: the run's measured values are in the baselines."""
     rows = []
     for m in measurements:
         samples = [float(s) for s in m.samples or [] if isinstance(s, (int, float))]
@@ -242,7 +260,9 @@ def measurement_rows(
             flags.append("approximate")
         baseline = baselines.get((m.metric.name, baseline_point(m.parameters or {})))
         standing = (
-            standing_of(m.value, baseline, m.metric.direction, rank)
+            standing_of(
+                m.value, baseline, m.metric.direction, rank, counted=counted and not m.approximate
+            )
             if baseline is not None and baseline.n
             else None
         )

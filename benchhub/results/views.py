@@ -53,7 +53,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         (baselines.get((m.metric.name, baseline_point(m.parameters or {}))), m.value)
         for m in measurements
     )
-    rows = presentation.measurement_rows(measurements, baselines, rank)
+    counted = baseline_counts_run(run_id=run.pk)
+    rows = presentation.measurement_rows(measurements, baselines, rank, counted=counted)
     chart = presentation.sweep_chart(run, measurements)
     first = chart["metrics"][0] if chart["metrics"] else None
     api_url = request.build_absolute_uri(reverse("api:run-detail", args=[run.pk]))
@@ -68,7 +69,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "settings": sorted((run.server.settings or {}).items()),
             "rows": rows,
-            "headline": _headline(rows, run_id=run.pk),
+            "headline": _headline(rows),
             "chart": chart,
             "compare_links": (
                 presentation.compare_links(run, first["metric"], first["x"]) if first else []
@@ -82,19 +83,14 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _headline(
-    rows: list[presentation.MeasurementRow], *, run_id: int
-) -> presentation.MeasurementRow | None:
+def _headline(rows: list[presentation.MeasurementRow]) -> presentation.MeasurementRow | None:
     """The measurement the page puts first: the peak of the run's first
     metric where more is better (throughput at its best client count),
     else of its first metric, among those ranked against other results."""
-    # One result is not a distribution: rank only against others. A
-    # baseline of one is another's result unless the run's own values are
-    # in it (approved and taken in by a refresh; not a pending run's).
-    ranked = [row for row in rows if row.standing is not None and row.standing.n > 1]
-    standing = [row for row in rows if row.standing is not None]
-    if not ranked and standing and not baseline_counts_run(run_id=run_id):
-        ranked = standing
+    # Ranked only against others: a baseline of one is another's result
+    # unless the run's own values are in it (approved and taken in by a
+    # refresh; not a pending run's), which Standing.others tells.
+    ranked = [row for row in rows if row.standing is not None and row.standing.others]
     if not ranked:
         return None
     higher = [row for row in ranked if row.measurement.metric.direction == "higher"]

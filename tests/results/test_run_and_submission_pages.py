@@ -112,10 +112,14 @@ def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ra
 
     headline = page[page.index('id="headline-standing"') :]
     headline = headline[: headline.index("</p>")]
-    # 1300 does better than 1000, 1100, 1200 and ties itself: (3 + 0.5) / 5
+    # 1300 does better than 1000, 1100 and 1200 of the 4 others (its own
+    # value, in the baseline, is not a tie it half beats: not 70 %)
     assert "throughput at clients=20: 1300 tx/s" in headline
-    assert '<strong id="headline-percentile">70%</strong>' in headline
-    assert "n=5" in headline
+    assert '<strong id="headline-percentile">75%</strong>' in headline
+    assert "the <strong>4</strong> other comparable approved results" in headline
+    assert "of all n=5, this one included" in headline
+    table = page[page.index('id="measurements"') :]
+    assert "75% of 4 others" in table
     assert 'class="distribution"' in page
 
 
@@ -131,7 +135,7 @@ def test_a_point_spelt_as_a_float_is_ranked_among_the_same_point(client, bob):
 
     page = client.get(f"/runs/{run.pk}/").content.decode()
 
-    assert '<strong id="headline-percentile">70%</strong>' in page
+    assert '<strong id="headline-percentile">75%</strong>' in page
     assert "n=5" in page
 
 
@@ -158,6 +162,8 @@ def test_a_pending_run_is_ranked_against_the_one_approved_result_of_its_key(clie
     headline = headline[: headline.index("</p>")]
     assert "n=1" in headline
     assert "nothing to rank it against" not in page
+    # its rows too: ranked against that one, none of them "the only one"
+    assert "the only one" not in page[page.index('id="measurements"') :]
 
     alone = client.get(f"/runs/{approved.pk}/").content.decode()
     assert "nothing to rank it against" in alone
