@@ -1,11 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.views import SpectacularRedocView
 
 from benchhub.lib.api import not_found
 from benchhub.lib.health import healthz
-from benchhub.lib.openapi import SchemaApi
+from benchhub.lib.openapi import DocsPage, SchemaApi
 
 urlpatterns = [
     path("", include("benchhub.results.urls")),
@@ -19,7 +18,7 @@ urlpatterns = [
     path("api/v1/comparisons/", include("benchhub.comparisons.api_urls")),
     path("api/v1/", include("benchhub.moderation.api_urls")),
     path("api/schema/", SchemaApi.as_view(), name="openapi-schema"),
-    path("api/docs/", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("api/docs/", DocsPage.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     # Last: any other /api/ path is a JSON 404, with DEBUG on too (where

@@ -17,7 +17,7 @@ from benchhub_agent.schema import benchmark_catalog, submission_schema
 from django.http import HttpResponseBase
 from django.utils import translation
 from drf_spectacular.utils import extend_schema
-from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
+from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView, SpectacularRedocView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
@@ -199,7 +199,26 @@ def _example() -> dict[str, Any]:
 _GENERATING = threading.Lock()
 
 
-class SchemaApi(SpectacularAPIView):
+class _ErrorsInJson:
+    """Errors in the API's JSON shape, whatever the view renders otherwise."""
+
+    def finalize_response(
+        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+    ) -> HttpResponseBase:
+        if getattr(response, "exception", False) or request.method == "OPTIONS":
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+
+
+class DocsPage(_ErrorsInJson, SpectacularRedocView):
+    """The API's documentation page (Redoc). Its errors were rendered with
+    its HTML template, whose context reads the user: a 406 (Accept:
+    application/json) with a malformed or wrong token authenticated during
+    rendering, and the AuthenticationFailed it raised there was a 500."""
+
+
+class SchemaApi(_ErrorsInJson, SpectacularAPIView):
     """The OpenAPI 3.1 document of this API: YAML, or JSON with format=json
     or Accept: application/json. Parameters: format (json, yaml), lang."""
 
@@ -211,14 +230,6 @@ class SchemaApi(SpectacularAPIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         _check_schema_parameters(request, {renderer.format for renderer in self.renderer_classes})
         super().initial(request, *args, **kwargs)
-
-    def finalize_response(
-        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
-    ) -> HttpResponseBase:
-        if getattr(response, "exception", False) or request.method == "OPTIONS":
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
 
 def _check_schema_parameters(request: Request, formats: set[str]) -> None:

@@ -208,6 +208,28 @@ def test_the_openapi_document_is_still_served_as_asked(db, query, headers, conte
     assert b"openapi" in response.content[:40]
 
 
+@pytest.mark.parametrize(
+    ("accept", "authorization", "status", "code"),
+    [
+        ("application/json", "Token a b", 406, "not_acceptable"),
+        ("image/png", "Token bh_not_a_token", 406, "not_acceptable"),
+        ("application/json", "", 406, "not_acceptable"),
+        ("text/html", "Token a b", 401, "authentication_failed"),
+        ("text/html", "Token bh_not_a_token", 401, "authentication_failed"),
+    ],
+)
+def test_the_docs_page_answers_errors_in_the_apis_shape(db, accept, authorization, status, code):
+    """Its errors were rendered with its HTML template, whose context reads
+    the user: with a bad token and an Accept it cannot serve (406), the
+    token was checked during rendering and its 401 became a 500."""
+    headers = {"HTTP_ACCEPT": accept}
+    if authorization:
+        headers["HTTP_AUTHORIZATION"] = authorization
+    response = Client().get("/api/docs/", **headers)
+
+    assert_error_shape(response, status, code)
+
+
 LISTS = [
     "/api/v1/submissions/",
     "/api/v1/runs/",
