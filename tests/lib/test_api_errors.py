@@ -128,7 +128,8 @@ def test_an_unexpected_error_outside_a_view_is_a_json_500_too(db, monkeypatch, c
     from benchhub.lib import jsonbody
 
     def broken(stream, size):
-        raise OSError("the socket broke")
+        # Not an OSError: a body whose read fails so is the client's (a 400).
+        raise RuntimeError("the middleware broke")
 
     monkeypatch.setattr(jsonbody, "_read_at_most", broken)
     client = Client(raise_request_exception=False)
