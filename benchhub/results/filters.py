@@ -430,6 +430,6 @@ MeasurementFilter = _filterset(
     "run__",
     metric=django_filters.CharFilter(method="filter_metric"),
     approximate=FlagFilter(field_name="approximate"),
-    run=django_filters.NumberFilter(field_name="run_id"),
+    run=WholeNumberFilter(field_name="run_id"),
     measurement_params=True,
 )

@@ -148,6 +148,20 @@ def test_a_count_that_is_not_a_whole_number_is_a_400_naming_it(
     assert anonymous_api.get(path, {name: "8.0"}).status_code == 200  # still 8
 
 
+@pytest.mark.parametrize("path", ["/api/v1/measurements/", "/api/v1/measurements/export.csv"])
+def test_a_run_id_that_is_not_a_whole_number_is_a_400_not_another_run(
+    anonymous_api, published, path
+):
+    """run=<id>.7 was cut to <id> and answered that run's measurements."""
+    run = published[0].runs.get()
+
+    response = anonymous_api.get(path, {"run": f"{run.pk}.7"})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"][0]["path"] == "$.run"
+    assert anonymous_api.get(path, {"run": f"{run.pk}"}).status_code == 200
+
+
 # "%" and "%s": the message is %-formatted by django-filter (a 500 before).
 @pytest.mark.parametrize("value", ["1", "yes", "maybe", "✓", "%", "100%s"])
 @pytest.mark.parametrize(
