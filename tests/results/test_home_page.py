@@ -84,3 +84,5 @@ def test_the_api_documentation_loads_nothing_from_outside(client, db):
     assert not re.search(r"(src|href)=\"https?://", page)
     assert "/static/drf_spectacular_sidecar/redoc/" in page
     assert '"fontFamily": "system-ui, sans-serif"' in page
+    # the site's icon, not the /favicon.ico a browser otherwise asks for (a 404)
+    assert re.search(r'<link rel="icon" href="/static/results/favicon[.0-9a-f]*svg"', page)
