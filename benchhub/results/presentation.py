@@ -253,7 +253,8 @@ def measurement_rows(
         cv = coefficient_of_variation(samples)
         flags = []
         if cv is not None and cv > NOISY_CV:
-            flags.append(f"noisy: repetitions vary by {cv:.0%}")
+            # to the tenth, as the CV beside it: "CV 9.5%" and "vary by 9%" disagreed
+            flags.append(f"noisy: repetitions vary by {cv:.1%}")
         if m.outlier_score is not None and abs(m.outlier_score) > OUTLIER_SCORE:
             flags.append(f"outlier among comparable runs (score {m.outlier_score:+.1f})")
         if m.approximate:

@@ -90,6 +90,18 @@ def test_every_measurement_is_listed_with_its_repetitions_spread_and_noise(clien
     assert "n=3, 3.086\u20133.194, CV 1.8%" in table
 
 
+def test_a_noisy_flag_gives_the_same_figure_as_the_cv_beside_it(client, bob):
+    document = example_document()
+    document["runs"][0]["measurements"][0]["samples"] = [90.51, 100.0, 109.49]
+    run = run_of(store(bob, document))
+
+    table = client.get(f"/runs/{run.pk}/").content.decode()
+    table = table[table.index('id="measurements"') :]
+
+    assert "CV 9.5%" in table
+    assert "noisy: repetitions vary by 9.5%" in table
+
+
 def test_the_chart_data_is_the_run_sweep_by_clients(client, bob):
     run = run_of(store(bob, example_document()))
 
