@@ -153,19 +153,37 @@ def visitor(
     port: int, until: float, think: float, timings: Timings, seed: int, weights: list[float]
 ) -> None:
     rng = random.Random(seed)
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def connect() -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def get(url: str) -> http.client.HTTPResponse:
+        connection.request("GET", url)
+        response = connection.getresponse()
+        response.read()
+        return response
+
+    connection = connect()
     while time.monotonic() < until:
         index = rng.choices(range(len(COMPARISONS)), weights)[0]
         path = rng.choice(PATHS)
         url = path + "?" + query_string(COMPARISONS[index])
         started = time.perf_counter()
         try:
-            connection.request("GET", url)
-            response = connection.getresponse()
-            response.read()
+            try:
+                response = get(url)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # The server closed the kept-alive connection while this
+                # visitor thought (gunicorn's keepalive is 2 s): as a browser
+                # does, ask again on a new one, timed from there.
+                connection.close()
+                connection = connect()
+                started = time.perf_counter()
+                response = get(url)
         except (OSError, http.client.HTTPException) as error:
             timings.errors.append(f"{url}: {error}")
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            connection.close()
+            connection = connect()
             continue
         elapsed = (time.perf_counter() - started) * 1000
         if response.status != 200:
