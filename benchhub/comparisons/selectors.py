@@ -70,7 +70,9 @@ def comparison_build(
         return _comparison_compute(viewer, query, measurements, strict_reference, check_parameters)
 
     if viewer.is_authenticated:
-        return compute()
+        comparison = compute()
+        _note_own_unpublished(comparison, measurements)
+        return comparison
     comparison = kept_answer(
         ("comparison", strict_reference, check_parameters, *_answer_parts(query, measurements)),
         compute,
@@ -116,6 +118,20 @@ def _comparison_compute(
         # after the pause while the answer is rendered.
         comparison.cell_runs = {}
     return comparison
+
+
+def _note_own_unpublished(comparison: Comparison, measurements: QuerySet) -> None:
+    """A submitter sees their own results that are not public yet (pending,
+    hidden …): say so, since whoever else opens the link sees the
+    comparison without them (or nothing at all)."""
+    own = measurements.exclude(results_selectors.public_submissions_q("run__submission__"))
+    count = own.order_by().count()
+    if count:
+        comparison.notes.append(
+            f"{count} of these measurement{'s are' if count != 1 else ' is'} your own and "
+            "not public yet: whoever else opens this link sees the comparison without "
+            f"{'them' if count != 1 else 'it'}."
+        )
 
 
 def _viewer(user: User) -> User:

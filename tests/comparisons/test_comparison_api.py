@@ -121,6 +121,22 @@ def test_results_pending_for_another_user_are_not_counted_own_are(
     assert (alices["n"], alices["min"], alices["max"]) == (2, 100.0, 1000.0)
 
 
+def test_a_submitter_is_told_which_of_the_numbers_only_they_see(
+    anonymous_api, bob_api, alice_api, alice, bob, client
+):
+    """Alice's pending run was in her comparison like any other, and the
+    link she shared showed the others a different chart, or none."""
+    store(bob, sweep_document({1: 100.0}))
+    store(alice, sweep_document({1: 1000.0, 2: 1100.0}), status=Submission.Status.PENDING)
+    note = "2 of these measurements are your own and not public yet"
+
+    assert any(n.startswith(note) for n in alice_api.get(URL, THROUGHPUT).json()["notes"])
+    client.force_login(alice)
+    assert note in client.get("/compare/", THROUGHPUT).content.decode()
+    for api in (anonymous_api, bob_api):
+        assert not any("your own" in n for n in api.get(URL, THROUGHPUT).json()["notes"])
+
+
 def test_fixed_filters_work_as_on_the_measurement_api(anonymous_api, bob):
     store(bob, sweep_document({1: 100.0, 2: 200.0}))  # ext4, PostgreSQL 15
     store(bob, sweep_document({1: 900.0}, storage=XFS))
