@@ -135,7 +135,9 @@ def _dismiss(request: HttpRequest, uuid: str) -> HttpResponse:
 def submission_report(request: HttpRequest, uuid) -> HttpResponse:
     """The "Report this result" form of the submission and run pages."""
     back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
+    # A path of this site only: a bare word ("x") is taken by redirect() for
+    # a view's name, and one it could not reverse was a 500.
+    if not back.startswith("/") or not url_has_allowed_host_and_scheme(
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         back = ""

@@ -4,6 +4,7 @@ must not be able to unpublish the site."""
 
 from __future__ import annotations
 
+import pytest
 from django.test import Client
 
 from benchhub.moderation.models import AuditEntry, Report
@@ -131,6 +132,21 @@ def test_the_web_form_posts_a_report_and_says_so(alice, bob, maud):
     assert Report.objects.get().reason == "impossible latency"
     submission.refresh_from_db()
     assert submission.status == Status.APPROVED
+
+
+@pytest.mark.parametrize("back", ["x", "pgbench", "https://elsewhere.example/", "//elsewhere"])
+def test_a_next_that_is_not_a_path_here_goes_back_to_the_submission(alice, bob, maud, back):
+    """A bare word was taken by redirect() for a view's name: a 500."""
+    submission = approved(alice, maud)
+
+    response = web(bob).post(
+        f"/moderation/report/{submission.uuid}/", {"reason": "odd", "next": back}
+    )
+
+    assert (response.status_code, response["Location"]) == (
+        302,
+        f"/submissions/{submission.uuid}/",
+    )
 
 
 def test_the_web_form_refuses_an_empty_reason(alice, bob, maud):
