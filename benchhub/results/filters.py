@@ -362,6 +362,13 @@ class ParameterFilterSet(django_filters.FilterSet):
             raise ValidationError(
                 {key: "unknown filter; see /api/docs/ for the list" for key in unknown}
             )
+        # django-filter reads a declared filter's last value only:
+        # engine=postgresql&engine=mariadb answered MariaDB's runs alone.
+        repeated = [key for key in self.data if key in self.filters and len(self._values(key)) > 1]
+        if repeated:
+            raise ValidationError(
+                {key: "given more than once; this filter takes one value" for key in repeated}
+            )
         queryset = super().filter_queryset(queryset)
         p = self.run_prefix
         for key in self.data:

@@ -148,6 +148,19 @@ def test_a_count_that_is_not_a_whole_number_is_a_400_naming_it(
     assert anonymous_api.get(path, {name: "8.0"}).status_code == 200  # still 8
 
 
+@pytest.mark.parametrize("path", ["/api/v1/runs/", "/api/v1/measurements/"])
+def test_a_filter_given_twice_is_a_400_not_its_last_value(anonymous_api, published, path):
+    """engine=postgresql&engine=mariadb answered the MariaDB results alone."""
+    response = anonymous_api.get(f"{path}?engine=postgresql&engine=mariadb")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == [
+        {"path": "$.engine", "message": "given more than once; this filter takes one value"}
+    ]
+    # a parameter may still be asked for twice (each value must hold)
+    assert anonymous_api.get(f"{path}?run_param.rows=100&run_param.rows=100").status_code == 200
+
+
 @pytest.mark.parametrize("path", ["/api/v1/measurements/", "/api/v1/measurements/export.csv"])
 def test_a_run_id_that_is_not_a_whole_number_is_a_400_not_another_run(
     anonymous_api, published, path
