@@ -426,6 +426,11 @@ class SpreadTable:
     more_points: int
     compare_url: str = ""
 
+    @property
+    def pooled(self) -> bool:
+        """Whether a cell pools measurements that differ in another parameter."""
+        return any(cell is not None and cell.pooled for _, cells in self.rows for cell in cells)
+
 
 def _point_order(value: Any) -> tuple:
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -180,3 +180,19 @@ def test_a_dimension_page_summarizes_its_latest_runs_and_says_so(client, bob, mo
     assert "From the latest 2 of the 3 runs" in page
     # the two latest: 200 and 9000, median 4600; the oldest (100) left out
     assert spread_cells(page, "select-update") == {"postgresql 15": ["4600"]}
+
+
+def test_the_pooled_mark_is_explained_under_the_table_that_has_one(client, bob):
+    """The "≈" legend stood under every dimension page's tables, where no
+    cell had the mark, and under none on the benchmark page, where one had."""
+    store(bob, {1: 300.0, 20: 1500.0})
+    assert "≈" not in client.get("/filesystems/ext4/").content.decode()
+
+    pooled = sweep_document({1: 320.0})
+    pooled["runs"][0]["measurements"][0]["parameters"]["rows"] = 1000
+    submission_create(submitter=bob, document=pooled, status=Submission.Status.APPROVED)
+
+    for page in ("/filesystems/ext4/", "/benchmarks/select-update/"):
+        html = client.get(page).content.decode()
+        assert '<span class="value">≈310</span>' in html
+        assert "≈: measurements that differ in another parameter are pooled" in html
