@@ -21,7 +21,7 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.template import loader
@@ -384,7 +384,15 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
         if isinstance(exc, ApiError):
             return JsonResponse(error_body(exc.error_code, str(exc.detail)), status=exc.status_code)
         return JsonResponse(error_body("bad_request", "Bad request"), status=400)
-    return defaults.bad_request(request, exception)
+    # A page of BenchHub's own naming what was refused ("The number of GET/POST
+    # parameters exceeded …", the Host header): Django's said "Bad Request
+    # (400)" and nothing else.
+    reason = str(exception) if isinstance(exception, SuspiciousOperation | BadRequest) else ""
+    try:
+        page = loader.render_to_string("400.html", {"reason": reason}, request)
+    except Exception:  # what was refused is the request itself: a page without it
+        page = loader.render_to_string("400.html", {"reason": reason})
+    return HttpResponse(page, status=400)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

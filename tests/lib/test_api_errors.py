@@ -146,6 +146,28 @@ def test_an_unexpected_error_outside_a_view_is_a_json_500_too(db, monkeypatch, c
     assert any(error["details"][0]["message"][9:] in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize(
+    ("path", "host", "reason"),
+    [
+        (
+            "/results/?" + "&".join(["a"] * 1100),
+            "127.0.0.1",
+            "The number of GET/POST parameters exceeded settings.DATA_UPLOAD_MAX_NUMBER_FIELDS.",
+        ),
+        ("/compare/", "elsewhere.example", "HTTP_HOST header: &#x27;elsewhere.example&#x27;"),
+    ],
+)
+def test_a_page_refused_as_a_bad_request_says_why_on_a_page_of_the_site(db, path, host, reason):
+    """Django's own 400 page said "Bad Request (400)" and nothing else."""
+    response = Client().get(path, HTTP_HOST=host)
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "<h1>Bad request</h1>" in page
+    assert reason in page
+    assert 'href="/results/"' in page  # the site's header: a way on
+
+
 def test_an_unexpected_error_on_a_page_is_still_the_html_500(db, monkeypatch):
     from benchhub.results import views
 
