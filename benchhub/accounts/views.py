@@ -7,9 +7,10 @@ from __future__ import annotations
 import secrets
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
@@ -17,6 +18,8 @@ from benchhub.accounts import selectors, services
 from benchhub.accounts.auth import client_address
 from benchhub.accounts.forms import ApiTokenForm, SignUpForm
 from benchhub.lib.methods import page_methods
+
+User = get_user_model()
 
 
 @page_methods("GET", "POST")
@@ -32,7 +35,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         )
         return render(request, "accounts/signup.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
+        try:
+            with transaction.atomic():
+                user = form.save()
+        except IntegrityError:
+            # The name was free when the form checked it and taken before the
+            # insert: two sign-ups at once (a double click). Was a 500.
+            form.add_error("username", User._meta.get_field("username").error_messages["unique"])
+            return render(request, "accounts/signup.html", {"form": form})
         services.signup_record(address=client_address(request))
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(

@@ -38,17 +38,46 @@ def test_a_stranger_signs_up_and_is_signed_in(client, db):
     assert User.objects.get(username="Zoë").email == "zoe@example.org"
 
 
-def test_a_username_taken_in_other_letters_is_refused(client, db):
-    User.objects.create_user(username="zoë")
-
+def assert_sign_up_refused_as_taken(client: Client, username: str) -> None:
     response = client.post(
         "/accounts/signup/",
-        {"username": "ZOË", "email": "z@example.org", "password1": PASSWORD, "password2": PASSWORD},
+        {
+            "username": username,
+            "email": "z@example.org",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+        },
     )
 
     assert response.status_code == 200
-    assert "already exists" in response.content.decode()
+    assert "A user with that username already exists." in response.content.decode()
     assert User.objects.count() == 1
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_username_taken_in_other_letters_is_refused(client, db):
+    User.objects.create_user(username="zoë")
+
+    assert_sign_up_refused_as_taken(client, "ZOË")
+
+
+def test_a_username_taken_between_the_forms_check_and_the_insert_is_refused(
+    client, db, monkeypatch
+):
+    """Two sign-ups of one name at once (a double click on the button): the
+    second passed the form's check, and its insert's IntegrityError was a 500."""
+    from benchhub.accounts.forms import SignUpForm
+
+    is_valid = SignUpForm.is_valid
+
+    def valid_then_taken(form) -> bool:
+        valid = is_valid(form)
+        User.objects.create_user(username="Zoë")  # the first request, meanwhile
+        return valid
+
+    monkeypatch.setattr(SignUpForm, "is_valid", valid_then_taken)
+
+    assert_sign_up_refused_as_taken(client, "Zoë")
 
 
 def test_a_token_is_shown_once_and_uploads_work_with_it(client, db):
