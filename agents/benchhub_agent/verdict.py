@@ -17,7 +17,9 @@ its value at this point and the samples of its repetitions.
   statistics), combined on the log scale.
 - Fewer runs: a bootstrap of the ratio of medians from the runs' repetition
   samples (a run without samples counts as its one value); the p-value is
-  the two-sided bootstrap share on the other side of 1.
+  the two-sided bootstrap share on the other side of 1. Sides without a
+  repeated run go to the U test whatever their size (the server's text
+  says why: a bootstrap of two values a side is no test).
 - A side that is a single unrepeated value: ``insufficient data``, never a
   winner.
 
@@ -110,6 +112,7 @@ def verdict(
         direction,
         minimum_effect,
         seed,
+        resampled=any(run.repeated for run in candidate) or any(run.repeated for run in reference),
     )
 
 
@@ -134,6 +137,7 @@ def values_verdict(
         direction,
         minimum_effect,
         seed,
+        resampled=False,
     )
 
 
@@ -149,9 +153,12 @@ def _verdict(
     direction: str,
     minimum_effect: float,
     seed: int,
+    *,
+    resampled: bool,
 ) -> Verdict:
     """Runs' values in, each side at least two runs or one repeated run; the
-    samples a bootstrap resamples are asked for only when it runs."""
+    samples a bootstrap resamples are asked for only when it runs, which is
+    only when a run is ``resampled`` (repeated): else the U test judges."""
     # sorted once: the median, the ranks and the interval each sort again,
     # which is linear on sorted input
     x = sorted(candidate)
@@ -160,7 +167,7 @@ def _verdict(
     if ratio is None:
         # a ratio to zero, or beyond a double, says nothing
         return _insufficient(minimum_effect)
-    if len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U:
+    if not resampled or (len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U):
         p_value = mann_whitney_u(x, y).p_value
         low, high = _order_statistic_interval(x, y)
         return _judged(ratio, direction, MANN_WHITNEY, p_value, low, high, minimum_effect)

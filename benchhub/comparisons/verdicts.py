@@ -11,7 +11,12 @@ its value at this point and the samples of its repetitions.
   statistics), combined on the log scale.
 - Fewer runs: a bootstrap of the ratio of medians from the runs' repetition
   samples (a run without samples counts as its one value); the p-value is
-  the two-sided bootstrap share on the other side of 1.
+  the two-sided bootstrap share on the other side of 1. Without a single
+  repeated run there is nothing to resample but the runs' own values, two
+  or three of them a side, whose bootstrap put every resample on one side
+  of 1 and called two runs against two a winner at p = 0.0005: those are
+  judged by the U test too, whose exact p (1/3 for two runs a side) says
+  what so few runs can show.
 - A side that is a single unrepeated value: ``insufficient data``, never a
   winner.
 
@@ -108,6 +113,7 @@ def verdict(
         direction,
         minimum_effect,
         seed,
+        resampled=any(run.repeated for run in candidate) or any(run.repeated for run in reference),
     )
 
 
@@ -132,6 +138,7 @@ def values_verdict(
         direction,
         minimum_effect,
         seed,
+        resampled=False,
     )
 
 
@@ -147,9 +154,12 @@ def _verdict(
     direction: str,
     minimum_effect: float,
     seed: int,
+    *,
+    resampled: bool,
 ) -> Verdict:
     """Runs' values in, each side at least two runs or one repeated run; the
-    samples a bootstrap resamples are asked for only when it runs."""
+    samples a bootstrap resamples are asked for only when it runs, which is
+    only when a run is ``resampled`` (repeated): else the U test judges."""
     # sorted once: the median, the ranks and the interval each sort again,
     # which is linear on sorted input
     x = sorted(candidate)
@@ -158,7 +168,7 @@ def _verdict(
     if ratio is None:
         # a ratio to zero, or beyond a double, says nothing
         return _insufficient(minimum_effect)
-    if len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U:
+    if not resampled or (len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U):
         p_value = mann_whitney_u(x, y).p_value
         low, high = _order_statistic_interval(x, y)
         return _judged(ratio, direction, MANN_WHITNEY, p_value, low, high, minimum_effect)

@@ -118,6 +118,18 @@ def test_a_single_unrepeated_value_is_never_a_winner():
     assert verdict(runs(1, 2, 1, 2), runs(1000), direction="higher").verdict == "insufficient data"
 
 
+def test_two_unrepeated_runs_a_side_are_no_winner_however_far_apart():
+    """Their bootstrap resampled the runs' own values, two a side: every
+    resample on one side of 1, "better" at p = 0.0005. The exact U test on
+    the four values cannot go below 1/3."""
+    result = values_verdict([200.0, 210.0], [100.0, 101.0], direction="higher")
+
+    assert (result.verdict, result.test) == ("within noise", MANN_WHITNEY)
+    assert result.p_value == pytest.approx(1 / 3)
+    assert result.ratio == pytest.approx(205 / 100.5)
+    assert verdict(runs(200, 210), runs(100, 101), direction="higher") == result
+
+
 def test_few_runs_with_repetitions_are_judged_by_a_seeded_bootstrap():
     candidate = [RunValues(110, (109, 111, 110, 112, 108))]
     reference = [RunValues(100, (99, 101, 100, 100.5, 98)), RunValues(101, (100, 102, 101))]
@@ -158,8 +170,9 @@ def test_runs_given_as_values_are_judged_as_runs_without_repetitions():
             got = values_verdict(candidate, reference, direction=direction)
             assert got == expected, (candidate, reference, direction)
             seen.add((expected.test, expected.verdict))
-    # every path was taken: insufficient, bootstrap, U test, and their verdicts
-    assert {test for test, _ in seen} == {None, BOOTSTRAP, MANN_WHITNEY}
+    # every path was taken: insufficient and the U test (runs without
+    # repetitions are never bootstrapped), and their verdicts
+    assert {test for test, _ in seen} == {None, MANN_WHITNEY}
     assert {name for _, name in seen} >= {"better", "worse", "within noise", "insufficient data"}
 
 
