@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from benchhub.accounts.roles import is_moderator, is_trusted
@@ -379,7 +379,7 @@ def alias_rule_add(
         # No chains: every rule maps straight to the value it means.
         raise AliasRuleError("an alias cannot lead to or from another alias; map to the end value")
     with transaction.atomic():
-        rule = AliasRule.objects.create(
+        rule = _alias_rule_created(
             dimension=dimension,
             field=field,
             from_value=from_value,
@@ -395,6 +395,19 @@ def alias_rule_add(
         )
         _rules_changed(dimension, field)
     return rule
+
+
+def _alias_rule_created(**fields: Any) -> AliasRule:
+    """The rule, or AliasRuleError if another moderator's rule for the same
+    value was added since alias_rule_add's check (two submits at once): its
+    unique violation was a 500."""
+    try:
+        with transaction.atomic():
+            return AliasRule.objects.create(**fields)
+    except IntegrityError:
+        raise AliasRuleError(
+            f"{fields['from_value']!r} already has an alias; remove it first"
+        ) from None
 
 
 def alias_rule_remove(*, actor: AbstractBaseUser, rule_id: int, reason: str = "") -> AliasRule:

@@ -10,7 +10,7 @@ from kombu.exceptions import OperationalError as BrokerFailed
 
 from benchhub.baselines.models import DirtyKey
 from benchhub.moderation import services
-from benchhub.moderation.models import AliasMark
+from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry
 from benchhub.moderation.services import alias_rule_add, alias_rules_apply
 from benchhub.moderation.tasks import alias_rules_apply_task
 from benchhub.results.models import Hardware, Submission
@@ -95,3 +95,25 @@ def test_a_rule_change_between_batches_starts_its_field_again(
         first: "Xeon E5-2680 v4",
         second: "Xeon E5-2690 v4",
     }
+
+
+def test_a_rule_for_a_value_aliased_meanwhile_is_refused_and_nothing_is_stored(maud, monkeypatch):
+    """Two moderators adding a rule for one value at once both passed the
+    check; the second insert's unique violation was a 500."""
+    create = AliasRule.objects.create
+
+    def create_second(**fields):
+        AliasRule.objects.bulk_create([AliasRule(**fields)])  # the other moderator's, meanwhile
+        return create(**fields)
+
+    monkeypatch.setattr(AliasRule.objects, "create", create_second)
+    with pytest.raises(services.AliasRuleError, match="already has an alias; remove it first"):
+        alias_rule_add(
+            actor=maud,
+            dimension="hardware",
+            field="cpu_model",
+            from_value=XEON_OTHER_SPELLING["cpu"],
+            to_value=XEON["cpu"],
+        )
+
+    assert not AuditEntry.objects.filter(action="alias_add").exists()
