@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "benchhub.lib.admin.AdminQueryMiddleware",
 ]
 
 ROOT_URLCONF = "benchhub.urls"

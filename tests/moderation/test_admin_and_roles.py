@@ -194,3 +194,24 @@ def test_api_tokens_are_seen_and_revoked_in_the_admin_never_made_or_edited(root,
     live.refresh_from_db()
     assert live.revoked_at is not None
     assert ApiToken.objects.get(pk=revoked.pk).revoked_at == revoked.revoked_at  # kept
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/admin/results/submission/?status__exact=%00",
+        "/admin/moderation/auditentry/?action__exact=a%00",
+        "/admin/moderation/aliasrule/?dimension__exact=%00",
+        "/admin/auth/user/?username=%00",
+        "/admin/auth/user/?%00=1",
+    ],
+)
+def test_an_admin_query_with_a_null_character_is_a_400_naming_it(root, query):
+    """PostgreSQL text cannot hold a NUL: the changelist's query was a 500."""
+    response = web(root).get(query)
+
+    assert response.status_code == 400
+    name = query.split("?")[1].split("=")[0].replace("%00", "\\x00")
+    assert f"&#x27;{name}&#x27;: a null character is not allowed in a query" in (
+        response.content.decode()
+    )
