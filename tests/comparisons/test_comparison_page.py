@@ -78,6 +78,20 @@ def test_a_link_with_quiet_verdicts_says_why_its_verdicts_differ(client, two_eng
     assert caption not in client.get(f"{PAGE}?{THROUGHPUT}").content.decode()
 
 
+def test_a_verdict_shows_its_p_value_and_interval_not_only_on_hover(client, bob):
+    """The p-value and the interval were in the cell's title only: out of
+    reach on a phone, which has no hover, and of most keyboard users."""
+    for value in (100.0, 101.0, 102.0, 103.0):
+        store(bob, sweep_document({1: value}))
+        store(bob, sweep_document({1: 2 * value}, database=MARIADB))
+
+    page = client.get(f"{PAGE}?{THROUGHPUT}").content.decode()
+
+    table = page[page.index('id="comparison-table"') :]
+    # 4 runs against 4, fully apart: the exact U test's 2/70
+    assert '<span class="verdict-numbers">p = 0.029 · ratio 0.5 (' in table
+
+
 def test_htmx_gets_the_fragment_and_the_shareable_url_is_pushed(client, two_engines):
     # As the form sends it: empty fields, the series before x.
     query = (
@@ -324,7 +338,8 @@ def test_each_table_cell_shows_value_spread_and_verdict_or_a_dash(client, bob):
         r'<span class="value">66\.9421</span> <span class="absolute">202\.5&nbsp;tx/s</span> '
         r'<span class="n">n=4, 190\u2013210</span> <span class="verdict verdict-worse" '
         r'title="mann-whitney-u, p = 0\.0286; ratio 0\.6694, 95 % interval [0-9.]+ to [0-9.]+">'
-        r"▼ worse</span>",
+        r"▼ worse</span> "
+        r'<span class="verdict-numbers">p = 0\.029 · ratio 0\.669 \([0-9.]+\u2013[0-9.]+\)</span>',
         cells[1],
     ), cells[1]
     assert cells[2].startswith('<span class="value">100</span>')

@@ -74,6 +74,19 @@ def verdict_detail(verdict: Verdict) -> str:
 
 
 @register.filter
+def verdict_numbers(verdict: Verdict) -> str:
+    """What a judged verdict rests on, shown under it: its p-value and the
+    ratio with its 95 % interval. A title alone is out of reach on a phone
+    (no hover) and of most keyboard and screen-reader users."""
+    if verdict.test is None or verdict.p_value is None or verdict.ratio is None:
+        return ""
+    text = f"p = {verdict.p_value:.2g} · ratio {verdict.ratio:.3g}"
+    if verdict.ratio_low is not None and verdict.ratio_high is not None:
+        text += f" ({verdict.ratio_low:.3g}\u2013{verdict.ratio_high:.3g})"
+    return text
+
+
+@register.filter
 def percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
 
@@ -120,6 +133,9 @@ def _cell_html(point: Any, reference: Any, unit: str) -> str:
             f'title="{html.escape(verdict_detail(verdict))}">'
             f"{html.escape(verdict_mark(verdict))} {html.escape(str(verdict.verdict))}</span>"
         )
+        numbers = verdict_numbers(verdict)
+        if numbers:
+            html_text += f' <span class="verdict-numbers">{html.escape(numbers)}</span>'
     return html_text
 
 
