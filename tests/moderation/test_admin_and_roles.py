@@ -215,3 +215,20 @@ def test_an_admin_query_with_a_null_character_is_a_400_naming_it(root, query):
     assert f"&#x27;{name}&#x27;: a null character is not allowed in a query" in (
         response.content.decode()
     )
+
+
+@pytest.mark.parametrize("path", ["/admin/results/submission/", "/admin/auth/group/"])
+@pytest.mark.parametrize("selected", ["abc", "%00", "1.5"])
+def test_an_admin_action_on_rows_that_are_not_ids_is_a_400_naming_them(root, path, selected):
+    """Django filtered the changelist with them as they came: a ValueError, a 500."""
+    response = web(root).post(
+        path,
+        f"action=delete_selected&_selected_action=1&_selected_action={selected}&index=0",
+        content_type="application/x-www-form-urlencoded",
+    )
+
+    assert response.status_code == 400
+    shown = {"abc": "abc", "%00": "\\x00", "1.5": "1.5"}[selected]
+    assert f"_selected_action: &#x27;{shown}&#x27; is not the id of a row" in (
+        response.content.decode()
+    )
