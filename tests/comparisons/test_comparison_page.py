@@ -92,6 +92,21 @@ def test_a_verdict_shows_its_p_value_and_interval_not_only_on_hover(client, bob)
     assert '<span class="verdict-numbers">p = 0.029 · ratio 0.5 (' in table
 
 
+def test_no_verdict_against_a_reference_of_zero_is_not_blamed_on_single_values(client, bob):
+    for _ in range(4):
+        store(bob, sweep_document({1: 0.0}, metric="errors", unit="count"))
+        store(bob, sweep_document({1: 2.0}, metric="errors", unit="count", database=MARIADB))
+
+    page = client.get(
+        f"{PAGE}?benchmark=select-update&metric=errors&x=param.clients"
+        "&series=engine&reference=postgresql"
+    ).content.decode()
+
+    cell = re.search(r'<span class="verdict verdict-insufficient-data" title="([^"]*)"', page)
+    assert cell, "no insufficient-data cell"
+    assert "the reference is 0" in cell.group(1)
+
+
 def test_htmx_gets_the_fragment_and_the_shareable_url_is_pushed(client, two_engines):
     # As the form sends it: empty fields, the series before x.
     query = (

@@ -66,7 +66,13 @@ def verdict_class(verdict: Verdict) -> str:
 def verdict_detail(verdict: Verdict) -> str:
     """How the verdict was reached, for the cell's title."""
     if verdict.test is None:
-        return "a side has a single unrepeated value: no verdict"
+        # Verdict does not say which (the agent's copy of the rule carries the
+        # same class): each of them, rather than the first alone, which a
+        # cell of four runs a side against a reference of 0 was told.
+        return (
+            "no verdict: a side is a single unrepeated value or a single run, the reference "
+            "is 0, or (combined scores) there are fewer than two operations to combine"
+        )
     text = f"{verdict.test}, p = {verdict.p_value:.3g}; ratio {verdict.ratio:.4g}"
     if verdict.ratio_low is not None and verdict.ratio_high is not None:
         text += f", 95 % interval {verdict.ratio_low:.4g} to {verdict.ratio_high:.4g}"
