@@ -6,7 +6,12 @@ from benchhub.moderation.aliases import ALIASABLE
 from benchhub.moderation.models import AuditEntry
 from benchhub.results.models import Submission
 
-STATE_CHOICES = [("", "waiting (pending and flagged)"), *Submission.Status.choices]
+# In lower case, as the statuses read everywhere else: the labels Django
+# makes ("Pending", "Approved" …) stood between "waiting (…)" and "re-run requested".
+STATE_CHOICES = [
+    ("", "waiting (pending and flagged)"),
+    *((value, str(label).lower()) for value, label in Submission.Status.choices),
+]
 
 
 class QueueFilterForm(forms.Form):

@@ -3,6 +3,8 @@ pages and htmx fragments."""
 
 from __future__ import annotations
 
+import re
+
 from benchhub.baselines.services import baselines_refresh
 from benchhub.moderation import selectors
 from benchhub.moderation.models import AuditEntry
@@ -246,3 +248,11 @@ def test_the_audit_log_filters_by_action(maud, alice):
 def test_moderation_pages_are_for_moderators_only(alice, client):
     assert web(alice).get("/moderation/").status_code == 403
     assert client.get("/moderation/")["Location"].startswith("/accounts/login/")
+
+
+def test_the_queue_names_its_states_in_one_case(maud):
+    page = web(maud).get("/moderation/").content.decode()
+
+    options = re.findall(r'<option value="[a-z]*"[^>]*>([^<]*)</option>', page)
+    assert "pending" in options and "approved" in options and "re-run requested" in options
+    assert all(option == option.lower() for option in options), options
