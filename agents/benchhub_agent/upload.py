@@ -308,6 +308,11 @@ def get_json(
     if last.status != 200:
         message, _ = _error_message(last.payload)
         raise HttpError(last.status, f"GET {url}: HTTP {last.status}: {_noted(message, last.note)}")
+    if isinstance(last.payload, str):
+        # An HTML page (a run's page address for its API one, a proxy's
+        # login page) or JSON nested past the parser: the callers read
+        # fields of what BenchHub answers, and met a str with a traceback.
+        raise HttpError(200, f"GET {url}: the answer is not JSON: {last.payload[:100]!r}")
     return last.payload
 
 
@@ -315,7 +320,7 @@ def _decode(raw: bytes) -> Any:
     text = raw.decode("utf-8", errors="replace")
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser
         return text
 
 

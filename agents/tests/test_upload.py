@@ -621,6 +621,39 @@ def test_get_json_raises_the_status_and_the_servers_message(scripted, status, bo
     assert str(raised.value) == f"GET {base}/api/v1/runs/5/: HTTP {status}: {message}"
 
 
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        (b"<!doctype html><title>Run 5</title>", "'<!doctype html><title>Run 5</title>'"),
+        (b"[" * 100_000, repr("[" * 100)),  # past the parser's recursion
+    ],
+)
+def test_get_json_of_an_answer_that_is_not_json_raises_saying_so(scripted, body, shown):
+    """The callers read an object's fields: an HTML page answered 200 (a
+    run's page address given for its API one) ended the agent with an
+    AttributeError, a deeply nested one with a RecursionError."""
+    base, answers = scripted
+    answers.append((200, body))
+
+    with pytest.raises(upload.HttpError) as raised:
+        upload.get_json(f"{base}/runs/5/")
+
+    assert str(raised.value) == f"GET {base}/runs/5/: the answer is not JSON: {shown}"
+
+
+def test_an_upload_answered_with_json_nested_past_the_parser_keeps_the_document(
+    scripted, outbox_dir
+):
+    base, answers = scripted
+    answers.append((502, b"[" * 100_000))
+    outbox = Outbox(outbox_dir)
+
+    sent = upload.send_and_keep(base, TOKEN, example(), outbox, backoff=())
+
+    assert (sent.outcome, sent.status) == (upload.UNREACHABLE, 502)
+    assert outbox.uuids() == [example()["uuid"]]
+
+
 def test_get_json_from_a_server_nobody_runs_raises_without_a_status():
     url = f"{dead_server()}/api/v1/runs/5/"
     with pytest.raises(upload.HttpError) as raised:
@@ -986,6 +1019,6 @@ def test_an_answer_declared_too_long_is_refused_unread():
 
 def test_an_answer_of_exactly_the_limit_is_read_whole(scripted):
     base, answers = scripted
-    body = b'"' + b"x" * (upload.ANSWER_MAX_BYTES - 2) + b'"'
+    body = b'{"x": "' + b"x" * (upload.ANSWER_MAX_BYTES - 9) + b'"}'
     answers.append((200, body))
-    assert upload.get_json(f"{base}/r/") == "x" * (upload.ANSWER_MAX_BYTES - 2)
+    assert upload.get_json(f"{base}/r/") == {"x": "x" * (upload.ANSWER_MAX_BYTES - 9)}
