@@ -18,6 +18,7 @@ from benchhub.comparisons.templatetags.comparisons import (
     verdict_class,
     verdict_detail,
     verdict_mark,
+    verdict_numbers,
 )
 from benchhub.comparisons.verdicts import Verdict
 
@@ -49,6 +50,10 @@ def format_html_cell(point: Any, reference: Any, unit: str) -> SafeString:
             verdict_mark(verdict),
             verdict.verdict,
         )
+        if verdict_numbers(verdict):
+            html = format_html(
+                '{} <span class="verdict-numbers">{}</span>', html, verdict_numbers(verdict)
+            )
     return html
 
 
