@@ -40,7 +40,11 @@ class ComparisonVerdictOutput(serializers.Serializer):
     ratio = serializers.FloatField(
         allow_null=True, help_text="median of this series / median of the reference, at this x"
     )
-    ratio_low = serializers.FloatField(allow_null=True, help_text="95 % interval of the ratio")
+    ratio_low = serializers.FloatField(
+        allow_null=True,
+        help_text="95 % interval of the ratio; null where none is bounded "
+        "(too few runs: 2 against 2 to 5, 3 against 3) or a value is 0 or less",
+    )
     ratio_high = serializers.FloatField(allow_null=True)
     minimum_effect = serializers.FloatField(
         help_text="the smallest |ratio - 1| that counts as a difference"

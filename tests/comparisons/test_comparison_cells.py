@@ -115,3 +115,11 @@ def test_a_unit_with_markup_is_escaped():
     point = Point(x="op", value=2.0, n=1, min=2.0, max=2.0, relative=100.0)
     cells = comparison_cells([point], "ext4", "<script>")
     assert "&lt;script&gt;" in cells and "<script>" not in cells
+
+
+def test_a_verdict_without_an_interval_says_there_is_none():
+    judged = Verdict("within noise", "mann-whitney-u", 0.333, 1.21, None, None, 0.05)
+    assert verdict_detail(judged) == (
+        "mann-whitney-u, p = 0.333; ratio 1.21, no 95 % interval "
+        "(too few runs to bound one, or a value of 0 or less)"
+    )

@@ -22,6 +22,7 @@ from benchhub.comparisons.verdicts import (
     _order_statistic_interval,
     _quantile,
     _samples,
+    _u_interval,
     mann_whitney_u,
     verdict,
 )
@@ -314,3 +315,42 @@ def test_the_bootstrap_p_value_counts_each_far_resample_once(candidate_higher):
 
     assert result.test == "bootstrap"
     assert result.p_value == (2 * far + 1) / (BOOTSTRAP_ROUNDS + 1)
+
+
+# --- the U test's interval -----------------------------------------------------------
+
+
+def test_the_u_tests_interval_of_four_runs_against_four_is_the_extreme_ratios():
+    # 4 against 4, exact: P(U = 0) = 1/70 <= 2.5 % < P(U <= 1) = 2/70, so
+    # k = 1: the smallest and the largest of the 16 ratios x_i / y_j.
+    low, high = _u_interval([10.0, 11.0, 12.5, 13.0], [20.0, 21.0, 22.0, 23.0])
+    assert low == pytest.approx(10.0 / 23.0, rel=1e-12)
+    assert high == pytest.approx(13.0 / 20.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(("m", "n"), [(2, 2), (2, 5), (3, 3)])
+def test_too_few_runs_for_a_95_percent_interval_give_none(m, n):
+    # Even U = 0 has a probability above 2.5 % (1/6, 1/21, 1/20): no 95 %
+    # interval is bounded, and an interval from these values would be narrower
+    # than the truth.
+    x = [10.0 + i for i in range(m)]
+    y = [30.0 + 2 * i for i in range(n)]
+    assert _u_interval(x, y) == (None, None)
+    judged = verdict(runs(*x), runs(*y), direction="higher")
+    assert (judged.verdict, judged.ratio_low, judged.ratio_high) == ("within noise", None, None)
+
+
+@pytest.mark.parametrize(("m", "n"), [(4, 4), (3, 6), (5, 5), (12, 9), (30, 40)])
+def test_the_interval_beside_the_u_test_covers_the_true_ratio_95_times_in_100(m, n):
+    """Skewed (log-normal) runs, the candidate 1.3 times the reference: the
+    interval holds 1.3 at least 95 % of the time, up to simulation noise (the
+    medians' order-statistic interval held it 91 % of the time at 4 against 4,
+    79 % at 3 against 3)."""
+    rng = random.Random(m * 100 + n)
+    draws, held = 1500, 0
+    for _ in range(draws):
+        x = sorted(1.3 * math.exp(rng.gauss(0, 1)) for _ in range(m))
+        y = sorted(math.exp(rng.gauss(0, 1)) for _ in range(n))
+        low, high = _u_interval(x, y)
+        held += low <= 1.3 <= high
+    assert held / draws >= 0.94
