@@ -34,7 +34,9 @@ class ComparisonVerdictOutput(serializers.Serializer):
         "a direction",
     )
     test = serializers.CharField(
-        allow_null=True, help_text="mann-whitney-u (both sides >= 4 runs) or bootstrap"
+        allow_null=True,
+        help_text="mann-whitney-u (runs), bootstrap (repetitions; a geometric mean of more "
+        "than ten operations) or sign-flip (a geometric mean of up to ten operations)",
     )
     p_value = serializers.FloatField(allow_null=True)
     ratio = serializers.FloatField(

@@ -55,7 +55,7 @@ SEED = 20260101
 BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
 HIGHER, LOWER = "higher", "lower"
 INSUFFICIENT = "insufficient data"
-MANN_WHITNEY, BOOTSTRAP = "mann-whitney-u", "bootstrap"
+MANN_WHITNEY, BOOTSTRAP, SIGN_FLIP = "mann-whitney-u", "bootstrap", "sign-flip"
 
 
 class RunValues(NamedTuple):
@@ -73,7 +73,7 @@ class RunValues(NamedTuple):
 @dataclass(frozen=True)
 class Verdict:
     verdict: str
-    test: str | None  # MANN_WHITNEY, BOOTSTRAP, or None (insufficient data)
+    test: str | None  # MANN_WHITNEY, BOOTSTRAP, SIGN_FLIP, or None (insufficient data)
     p_value: float | None
     ratio: float | None  # median(candidate) / median(reference)
     ratio_low: float | None  # its 95 % interval
@@ -379,20 +379,50 @@ def geometric_mean_verdict(
     seed: int = SEED,
 ) -> Verdict:
     """ClickBench's combined score: the geometric mean of per-operation
-    ratios (candidate / reference). Its interval and p-value come from a
-    seeded bootstrap over the operations (each operation is one unit here:
-    the question is whether the operations agree). Fewer than two
-    operations, or a ratio that is not positive, is insufficient data."""
+    ratios (candidate / reference). Each operation is one unit here: the
+    question is whether the operations agree. Up to EXACT_SIGN_FLIPS
+    operations, the p-value is the exact sign-flip test's (of the 2^n ways
+    to give each log ratio a sign, the share whose mean is at least as far
+    from 0): a bootstrap of so few units called three operations that agree
+    a difference at p = 0.0005, where no test of three units can go below
+    0.25. Its interval is the bootstrap's, but none below 6 operations,
+    where no sign-flip test reaches 5 %. More operations: a seeded
+    bootstrap over them for both. Fewer than two operations, or a ratio
+    that is not positive, is insufficient data."""
     if len(ratios) < 2 or min(ratios) <= 0 or not all(map(math.isfinite, ratios)):
         return Verdict(INSUFFICIENT, None, None, None, None, None, minimum_effect)
     logs = [math.log(r) for r in ratios]
     ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
+    if len(logs) <= EXACT_SIGN_FLIPS:
+        p_value = _sign_flip_p(logs)
+        if len(logs) < 6:  # 2 / 2^5 = 0.0625: no interval is 95 % here
+            return _judged(ratio, direction, SIGN_FLIP, p_value, None, None, minimum_effect)
+        means = _bootstrap_means(logs, seed)
+        low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
+        return _judged(ratio, direction, SIGN_FLIP, p_value, low, high, minimum_effect)
     means = _bootstrap_means(logs, seed)
     # the means at or below 0 and at or above it, counted by bisection
     far = min(bisect_right(means, 0.0), len(means) - bisect_left(means, 0.0))
     p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
     low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+
+
+EXACT_SIGN_FLIPS = 10  # 1,024 sign patterns, about 3 ms
+
+
+def _sign_flip_p(logs: list[float]) -> float:
+    """Two-sided exact p of the sign-flip test that the logs are symmetric
+    about 0: the share of the 2^n sign patterns whose sum is at least as far
+    from 0 as the observed one (which is among them: p >= 2 / 2^n). A
+    relative tolerance of 1e-9 counts sums equal but for rounding as ties."""
+    observed = abs(math.fsum(logs)) * (1 - 1e-9)
+    n = len(logs)
+    far = 0
+    for pattern in range(1 << n):
+        total = math.fsum(-v if pattern >> i & 1 else v for i, v in enumerate(logs))
+        far += abs(total) >= observed
+    return far / (1 << n)
 
 
 def _bootstrap_means(logs: list[float], seed: int) -> list[float]:

@@ -2,11 +2,13 @@
 values worked out independently: the geometric mean of skewed ratios, the
 bootstrap over operations replayed from its seed, its percentiles through
 statistics.quantiles, and the p-value from the count of resampled means on
-the far side of a ratio of 1. (tests/comparisons/test_combined_scores.py
+the far side of a ratio of 1 (from eleven operations) or from every sign
+pattern of the log ratios (up to ten). (tests/comparisons/test_combined_scores.py
 has the summary rows built on it.)"""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -40,96 +42,119 @@ def interval(means: list[float]) -> tuple[float, float]:
     return math.exp(cuts[0]), math.exp(cuts[-1])
 
 
+# Eleven operations and more: the bootstrap over operations. Skewed ratios,
+# no two alike: their arithmetic mean and median are both off the geometric mean.
+MANY = [1.25, 0.8, 5.0, 1.3, 0.9, 1.1, 2.0, 0.7, 1.45, 0.95, 1.6, 0.85]
+
+
 def test_the_score_is_the_geometric_mean_with_its_bootstrap_interval_and_p():
-    # Skewed ratios: their arithmetic mean (2.1) and median (1.25) are both
-    # off the geometric mean, (1.25 · 0.8 · 5 · 1.25)^(1/4) = 6.25^(1/4) ≈ 1.58.
-    ratios = [1.25, 0.8, 5.0, 1.25]
-    means = replayed_means(ratios)
+    means = replayed_means(MANY)
     below = sum(1 for m in means if m <= 0)
     above = sum(1 for m in means if m >= 0)
     assert 0 < below < above  # the far side is the smaller, non-empty one
 
-    result = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.1)
+    result = geometric_mean_verdict(MANY, direction="higher", minimum_effect=0.1)
 
-    assert result.ratio == pytest.approx(6.25**0.25, rel=1e-12)
+    assert result.ratio == pytest.approx(math.prod(MANY) ** (1 / len(MANY)), rel=1e-12)
     assert result.test == "bootstrap"
     assert result.p_value == (2 * below + 1) / (BOOTSTRAP_ROUNDS + 1)
     low, high = interval(means)
     assert result.ratio_low == pytest.approx(low, rel=1e-12)
     assert result.ratio_high == pytest.approx(high, rel=1e-12)
-    assert 0.8 < low < 1 < high < 5.0  # neither the extremes nor outside them
+    assert 0.7 < low < 1 < high < 5.0  # neither the extremes nor outside them
     assert (result.verdict, result.minimum_effect) == ("within noise", 0.1)
 
 
 def test_the_far_side_is_above_one_when_the_operations_lean_below_it():
-    ratios = [0.8, 1.25, 0.2, 0.8]
+    ratios = [1 / r for r in MANY]
     means = replayed_means(ratios)
     above = sum(1 for m in means if m >= 0)
     assert 0 < above < sum(1 for m in means if m <= 0)
 
     result = geometric_mean_verdict(ratios, direction="lower")
 
-    assert result.ratio == pytest.approx(0.16**0.25, rel=1e-12)
+    assert result.ratio == pytest.approx(math.prod(MANY) ** (-1 / len(MANY)), rel=1e-12)
     assert result.p_value == (2 * above + 1) / (BOOTSTRAP_ROUNDS + 1)
 
 
-def test_means_of_exactly_one_count_on_both_sides():
-    # ln 0.5 + ln 2 = 0: a resample of one of each has a mean of exactly 0,
-    # on both sides at once; so is the score, and p is capped at 1.
-    ratios = [0.5, 2.0]
-    means = replayed_means(ratios)
-    both = sum(1 for m in means if m == 0)
-    assert 0 < both < BOOTSTRAP_ROUNDS
-    # without the zeros, either side holds about a quarter: p would be about 0.5
-    assert 2 * sum(1 for m in means if m < 0) + 1 < 0.6 * (BOOTSTRAP_ROUNDS + 1)
-    assert 2 * sum(1 for m in means if m > 0) + 1 < 0.6 * (BOOTSTRAP_ROUNDS + 1)
+# Up to ten operations: the exact sign-flip test.
 
-    result = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.0)
 
-    assert result.ratio == 1.0
-    assert result.p_value == 1.0
-    assert result.verdict == "within noise"
-    assert (result.ratio_low, result.ratio_high) == (
-        pytest.approx(0.5, rel=1e-12),
-        pytest.approx(2.0, rel=1e-12),
+def flipped_p(ratios: list[float]) -> float:
+    """The sign-flip p worked out the long way: every sign pattern's mean."""
+    logs = [math.log(r) for r in ratios]
+    observed = abs(statistics.fmean(logs))
+    patterns = list(itertools.product((1, -1), repeat=len(logs)))
+    far = sum(
+        abs(statistics.fmean(s * v for s, v in zip(signs, logs, strict=True)))
+        >= observed * (1 - 1e-9)
+        for signs in patterns
     )
+    return far / len(patterns)
+
+
+@pytest.mark.parametrize(
+    "ratios",
+    [[1.25, 0.8, 5.0, 1.3], [1.5, 3.0, 2.0], [0.8, 1.25, 0.2, 0.8, 0.9], [1.2, 1.1, 0.95, 1.3, 1.4,
+     1.05, 1.25], [2.0, 0.7, 1.45, 0.95, 1.6, 0.85, 1.3, 0.9, 1.1, 5.0]],
+)  # fmt: skip
+def test_up_to_ten_operations_the_p_value_is_the_exact_sign_flip_tests(ratios):
+    result = geometric_mean_verdict(ratios, direction="higher")
+    assert result.test == "sign-flip"
+    assert result.p_value == pytest.approx(flipped_p(ratios), abs=1e-12)
+
+
+def test_three_operations_that_agree_are_no_difference_yet():
+    """Every operation 1.5 to 3 times the reference: of the 8 sign patterns,
+    2 are as far from 0 (all +, all -), p = 0.25. The bootstrap of three
+    units said p = 1/2001, "better"."""
+    result = geometric_mean_verdict([1.5, 3.0, 2.0], direction="higher")
+    assert result.ratio == pytest.approx(9 ** (1 / 3), rel=1e-12)
+    assert (result.verdict, result.p_value) == ("within noise", 0.25)
+    # below six operations no sign-flip test reaches 5 %: no interval either
+    assert (result.ratio_low, result.ratio_high) == (None, None)
 
 
 @pytest.mark.parametrize(
     ("direction", "name"), [("higher", "better"), ("lower", "worse"), ("none", "higher")]
 )
-def test_operations_that_agree_are_a_difference_named_by_the_direction(direction, name):
-    # every operation slower by a different factor: no resample reaches 1
-    ratios = [1.5, 3.0, 2.0]
+def test_six_operations_that_agree_are_a_difference_named_by_the_direction(direction, name):
+    ratios = [1.5, 3.0, 2.0, 1.2, 2.5, 1.8]
 
     result = geometric_mean_verdict(ratios, direction=direction)
 
-    assert result.ratio == pytest.approx(9 ** (1 / 3), rel=1e-12)
-    assert result.p_value == 1 / (BOOTSTRAP_ROUNDS + 1)
+    assert result.p_value == 2 / 64
     assert result.verdict == name
-    # all three picks the smallest (or largest) in 1/27 of the resamples:
-    # more than the 2.5 % the percentiles cut off
-    assert result.ratio_low == pytest.approx(1.5, rel=1e-12)
-    assert result.ratio_high == pytest.approx(3.0, rel=1e-12)
+    low, high = interval(replayed_means(ratios))
+    assert result.ratio_low == pytest.approx(low, rel=1e-12)
+    assert result.ratio_high == pytest.approx(high, rel=1e-12)
+    assert 1.2 <= low < result.ratio < high <= 3.0
+
+
+def test_a_score_of_exactly_one_has_p_one():
+    # ln 0.5 + ln 2 = 0: half the patterns are as far from 0 as 0 is: all.
+    result = geometric_mean_verdict([0.5, 2.0], direction="higher", minimum_effect=0.0)
+    assert (result.ratio, result.p_value, result.verdict) == (1.0, 1.0, "within noise")
 
 
 def test_a_consistent_difference_below_the_minimum_effect_is_noise():
-    result = geometric_mean_verdict([1.04, 1.03, 1.045], direction="higher")
-    assert result.p_value == 1 / (BOOTSTRAP_ROUNDS + 1)
+    small = [1.04, 1.03, 1.045, 1.035, 1.02, 1.041]
+    result = geometric_mean_verdict(small, direction="higher")
+    assert result.p_value == 2 / 64
     assert result.verdict == "within noise"
-    assert geometric_mean_verdict([1.06, 1.07], direction="higher").verdict == "better"
+    larger = [1.06, 1.07, 1.08, 1.065, 1.09, 1.075]
+    assert geometric_mean_verdict(larger, direction="higher").verdict == "better"
 
 
 def test_another_seed_gives_another_bootstrap_the_same_seed_the_same():
-    ratios = [1.25, 0.8, 5.0, 1.25, 0.9]
-    seeded = geometric_mean_verdict(ratios, direction="higher", seed=7)
-    assert seeded == geometric_mean_verdict(ratios, direction="higher", seed=7)
-    low, high = interval(replayed_means(ratios, seed=7))
+    seeded = geometric_mean_verdict(MANY, direction="higher", seed=7)
+    assert seeded == geometric_mean_verdict(MANY, direction="higher", seed=7)
+    low, high = interval(replayed_means(MANY, seed=7))
     assert (seeded.ratio_low, seeded.ratio_high) == (
         pytest.approx(low, rel=1e-12),
         pytest.approx(high, rel=1e-12),
     )
-    assert seeded.p_value != geometric_mean_verdict(ratios, direction="higher").p_value
+    assert seeded.p_value != geometric_mean_verdict(MANY, direction="higher").p_value
 
 
 @pytest.mark.parametrize("ratios", [[], [3.0], [2.0, 0.0], [2.0, -1.0, 3.0]])
@@ -139,10 +164,10 @@ def test_fewer_than_two_operations_or_a_ratio_that_is_not_positive_is_insufficie
     )
 
 
-def test_two_operations_are_enough():
+def test_two_operations_are_judged_and_never_a_difference():
     result = geometric_mean_verdict([2.0, 8.0], direction="higher")
     assert result.ratio == pytest.approx(4.0, rel=1e-12)
-    assert result.verdict == "better"
+    assert (result.test, result.p_value, result.verdict) == ("sign-flip", 0.5, "within noise")
 
 
 def random_logs(rng: random.Random, n: int) -> list[float]:
