@@ -169,9 +169,9 @@ def _verdict(
         # a ratio to zero, or beyond a double, says nothing
         return _insufficient(minimum_effect)
     if not resampled or (len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U):
-        p_value = mann_whitney_u(x, y).p_value
-        low, high = _u_interval(x, y)
-        return _judged(ratio, direction, MANN_WHITNEY, p_value, low, high, minimum_effect)
+        test = mann_whitney_u(x, y)
+        low, high = _u_interval(x, y, exact=test.exact)
+        return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
     rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
     ratios = _bootstrap_ratios(candidate_samples(), reference_samples(), rng)
     if not ratios:
@@ -297,14 +297,16 @@ _KEPT_DRAWS = 128
 _PAIRED_INTERVAL_LIMIT = 400
 
 
-def _u_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
+def _u_interval(
+    x: list[float], y: list[float], *, exact: bool
+) -> tuple[float | None, float | None]:
     """The ratio's 95 % interval beside a U test, from sorted positive runs.
 
     Up to _PAIRED_INTERVAL_LIMIT pairs, the test's own interval (Bauer 1972;
     R's wilcox.test with conf.int): of the m·n ratios x_i / y_j in order, the
     k-th from each end, where k is the largest count with P(U < k) ≤ 2.5 %
-    under the null (exact where the test is exact, else the normal
-    approximation). Where no k exists (2 runs against 2, or against 3: even
+    under the null (``exact``: the test's exact distribution, as the test
+    was; else the normal approximation). Where no k exists (2 runs against 2, or against 3: even
     U = 0 is more likely than 2.5 %), no 95 % interval is bounded, and none
     is given (None, None). Beyond the limit, the medians' order-statistic
     interval, whose coverage holds at such sizes and costs no m·n list."""
@@ -313,7 +315,7 @@ def _u_interval(x: list[float], y: list[float]) -> tuple[float | None, float | N
         return _order_statistic_interval(x, y)
     if x[0] <= 0 or y[0] <= 0:
         return None, None
-    k = _u_critical_count(x, y)
+    k = _u_critical_count(m, n, exact=exact)
     if k < 1:
         return None, None
     log_x = [math.log(v) for v in x]
@@ -322,12 +324,11 @@ def _u_interval(x: list[float], y: list[float]) -> tuple[float | None, float | N
     return _exp(differences[k - 1]), _exp(differences[m * n - k])
 
 
-def _u_critical_count(x: list[float], y: list[float]) -> int:
-    """The largest k with P(U <= k - 1) <= ALPHA / 2 under the null: exact
-    when the U test is (no ties, a side of at most 8), else by the normal
+def _u_critical_count(m: int, n: int, *, exact: bool) -> int:
+    """The largest k with P(U <= k - 1) <= ALPHA / 2 under the null, for
+    samples of m and n: by U's exact distribution, or by the normal
     approximation; 0 when none."""
-    m, n = len(x), len(y)
-    if min(m, n) <= 8 and len(set(x) | set(y)) == m + n:
+    if exact:
         total = math.comb(m + n, m)
         below = 0
         for k in range(m * n + 1):
@@ -394,21 +395,20 @@ def geometric_mean_verdict(
     logs = [math.log(r) for r in ratios]
     ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
     if len(logs) <= EXACT_SIGN_FLIPS:
-        p_value = _sign_flip_p(logs)
-        if len(logs) < 6:  # 2 / 2^5 = 0.0625: no interval is 95 % here
-            return _judged(ratio, direction, SIGN_FLIP, p_value, None, None, minimum_effect)
+        test, p_value = SIGN_FLIP, _sign_flip_p(logs)
+        if 2 / (1 << len(logs)) >= ALPHA:  # its smallest p: no interval is 95 % here
+            return _judged(ratio, direction, test, p_value, None, None, minimum_effect)
         means = _bootstrap_means(logs, seed)
-        low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
-        return _judged(ratio, direction, SIGN_FLIP, p_value, low, high, minimum_effect)
-    means = _bootstrap_means(logs, seed)
-    # the means at or below 0 and at or above it, counted by bisection
-    far = min(bisect_right(means, 0.0), len(means) - bisect_left(means, 0.0))
-    p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
+    else:
+        means = _bootstrap_means(logs, seed)
+        # the means at or below 0 and at or above it, counted by bisection
+        far = min(bisect_right(means, 0.0), len(means) - bisect_left(means, 0.0))
+        test, p_value = BOOTSTRAP, min(1.0, (2 * far + 1) / (len(means) + 1))
     low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
-    return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+    return _judged(ratio, direction, test, p_value, low, high, minimum_effect)
 
 
-EXACT_SIGN_FLIPS = 10  # 1,024 sign patterns, about 3 ms
+EXACT_SIGN_FLIPS = 10  # 1,024 sign patterns, about 1 ms
 
 
 def _sign_flip_p(logs: list[float]) -> float:

@@ -320,10 +320,15 @@ def test_the_bootstrap_p_value_counts_each_far_resample_once(candidate_higher):
 # --- the U test's interval -----------------------------------------------------------
 
 
+def u_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
+    """The interval as a verdict asks for it: exact when its U test was."""
+    return _u_interval(x, y, exact=mann_whitney_u(x, y).exact)
+
+
 def test_the_u_tests_interval_of_four_runs_against_four_is_the_extreme_ratios():
     # 4 against 4, exact: P(U = 0) = 1/70 <= 2.5 % < P(U <= 1) = 2/70, so
     # k = 1: the smallest and the largest of the 16 ratios x_i / y_j.
-    low, high = _u_interval([10.0, 11.0, 12.5, 13.0], [20.0, 21.0, 22.0, 23.0])
+    low, high = u_interval([10.0, 11.0, 12.5, 13.0], [20.0, 21.0, 22.0, 23.0])
     assert low == pytest.approx(10.0 / 23.0, rel=1e-12)
     assert high == pytest.approx(13.0 / 20.0, rel=1e-12)
 
@@ -335,7 +340,7 @@ def test_too_few_runs_for_a_95_percent_interval_give_none(m, n):
     # than the truth.
     x = [10.0 + i for i in range(m)]
     y = [30.0 + 2 * i for i in range(n)]
-    assert _u_interval(x, y) == (None, None)
+    assert u_interval(x, y) == (None, None)
     judged = verdict(runs(*x), runs(*y), direction="higher")
     assert (judged.verdict, judged.ratio_low, judged.ratio_high) == ("within noise", None, None)
 
@@ -351,6 +356,6 @@ def test_the_interval_beside_the_u_test_covers_the_true_ratio_95_times_in_100(m,
     for _ in range(draws):
         x = sorted(1.3 * math.exp(rng.gauss(0, 1)) for _ in range(m))
         y = sorted(math.exp(rng.gauss(0, 1)) for _ in range(n))
-        low, high = _u_interval(x, y)
+        low, high = u_interval(x, y)
         held += low <= 1.3 <= high
     assert held / draws >= 0.94
