@@ -157,7 +157,7 @@ def visitor(
     def connect() -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
-    def get(url: str) -> http.client.HTTPResponse:
+    def get(connection: http.client.HTTPConnection, url: str) -> http.client.HTTPResponse:
         connection.request("GET", url)
         response = connection.getresponse()
         response.read()
@@ -171,7 +171,7 @@ def visitor(
         started = time.perf_counter()
         try:
             try:
-                response = get(url)
+                response = get(connection, url)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 # The server closed the kept-alive connection while this
                 # visitor thought (gunicorn's keepalive is 2 s): as a browser
@@ -179,7 +179,7 @@ def visitor(
                 connection.close()
                 connection = connect()
                 started = time.perf_counter()
-                response = get(url)
+                response = get(connection, url)
         except (OSError, http.client.HTTPException) as error:
             timings.errors.append(f"{url}: {error}")
             connection.close()
