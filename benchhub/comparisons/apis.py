@@ -45,7 +45,8 @@ class ComparisonVerdictOutput(serializers.Serializer):
     ratio_low = serializers.FloatField(
         allow_null=True,
         help_text="95 % interval of the ratio; null where none is bounded "
-        "(too few runs: 2 against 2 to 5, 3 against 3) or a value is 0 or less",
+        "(too few runs: 2 against 2 to 5, 3 against 3; a geometric mean of fewer than six "
+        "operations) or a value is 0 or less",
     )
     ratio_high = serializers.FloatField(allow_null=True)
     minimum_effect = serializers.FloatField(

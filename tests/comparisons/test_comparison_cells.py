@@ -121,5 +121,5 @@ def test_a_verdict_without_an_interval_says_there_is_none():
     judged = Verdict("within noise", "mann-whitney-u", 0.333, 1.21, None, None, 0.05)
     assert verdict_detail(judged) == (
         "mann-whitney-u, p = 0.333; ratio 1.21, no 95 % interval "
-        "(too few runs to bound one, or a value of 0 or less)"
+        "(too few runs or operations to bound one, or a value of 0 or less)"
     )

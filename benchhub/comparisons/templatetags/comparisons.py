@@ -77,7 +77,9 @@ def verdict_detail(verdict: Verdict) -> str:
     if verdict.ratio_low is not None and verdict.ratio_high is not None:
         text += f", 95 % interval {verdict.ratio_low:.4g} to {verdict.ratio_high:.4g}"
     else:
-        text += ", no 95 % interval (too few runs to bound one, or a value of 0 or less)"
+        text += (
+            ", no 95 % interval (too few runs or operations to bound one, or a value of 0 or less)"
+        )
     return text
 
 
