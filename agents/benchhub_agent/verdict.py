@@ -17,9 +17,12 @@ its value at this point and the samples of its repetitions.
   statistics), combined on the log scale.
 - Fewer runs: a bootstrap of the ratio of medians from the runs' repetition
   samples (a run without samples counts as its one value); the p-value is
-  the two-sided bootstrap share on the other side of 1. Sides without a
-  repeated run go to the U test whatever their size (the server's text
-  says why: a bootstrap of two values a side is no test).
+  the two-sided bootstrap share on the other side of 1, or Welch's t
+  test's of the same samples where that is larger (a bootstrap of three
+  repetitions against three, where nothing differs, said p < 0.05 16 % of
+  the time). Sides
+  without a repeated run go to the U test whatever their size (the
+  server's text says why: a bootstrap of two values a side is no test).
 - A side that is a single unrepeated value: ``insufficient data``, never a
   winner.
 
@@ -172,15 +175,97 @@ def _verdict(
         low, high = _u_interval(x, y, exact=test.exact)
         return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
     rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
-    ratios = _bootstrap_ratios(candidate_samples(), reference_samples(), rng)
+    pooled_candidate, pooled_reference = candidate_samples(), reference_samples()
+    ratios = _bootstrap_ratios(pooled_candidate, pooled_reference, rng)
     if not ratios:
         return _insufficient(minimum_effect, ratio)
     # Two-sided: the resamples on the far side of 1, with the +1 that keeps a
-    # finite number of resamples from claiming p = 0.
+    # finite number of resamples from claiming p = 0. A bootstrap of a few
+    # samples is overconfident (3 against 3 where nothing differs: p < 0.05
+    # 16 % of the time), so p is never below Welch's t test of the same
+    # samples, which holds its 5 % there.
     far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
-    p_value = min(1.0, (2 * far + 1) / (len(ratios) + 1))
+    p_value = max(
+        min(1.0, (2 * far + 1) / (len(ratios) + 1)),
+        welch_p(pooled_candidate, pooled_reference),
+    )
     low, high = _finite(_quantile(ratios, 0.025)), _finite(_quantile(ratios, 0.975))
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+
+
+def welch_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided p of Welch's t test that ``x`` and ``y`` have one mean (at
+    least two values a side): of their logs where every value is above 0,
+    as the ratio the verdict reports is (a run of 1,000, 1,800 and 2,700
+    transactions a second is 1,000 times one of 0.9, 1.0 and 1.1, however
+    its spread reads on a linear scale), else of the values over the
+    largest one's size. 0 where it has no finite answer (no spread on
+    either side and different means): then it bounds nothing."""
+    n1, n2 = len(x), len(y)
+    if n1 < 2 or n2 < 2:
+        return 0.0
+    if min(min(x), min(y)) > 0:
+        x, y = list(map(math.log, x)), list(map(math.log, y))
+    else:
+        size = max(max(map(abs, x)), max(map(abs, y)))
+        if size == 0:
+            return 1.0
+        x, y = [v / size for v in x], [v / size for v in y]
+    mean1, mean2 = math.fsum(x) / n1, math.fsum(y) / n2
+    v1 = math.fsum((v - mean1) * (v - mean1) for v in x) / (n1 - 1) / n1
+    v2 = math.fsum((v - mean2) * (v - mean2) for v in y) / (n2 - 1) / n2
+    spread = v1 + v2
+    if spread == 0:
+        return 1.0 if mean1 == mean2 else 0.0
+    # Welch-Satterthwaite degrees of freedom, in shares of the spread (no
+    # square of it vanishes)
+    w1, w2 = v1 / spread, v2 / spread
+    df = 1 / (w1 * w1 / (n1 - 1) + w2 * w2 / (n2 - 1))
+    return student_t_sf2((mean1 - mean2) / math.sqrt(spread), df)
+
+
+def student_t_sf2(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` (> 0, not only whole)
+    degrees of freedom: the regularized incomplete beta I_x(df/2, 1/2) at
+    x = df / (df + t²)."""
+    if not math.isfinite(t):
+        return 0.0
+    return _incomplete_beta(df / 2, 0.5, df / (df + t * t))
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued
+    fraction (Numerical Recipes' betai and betacf, modified Lentz)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return result
 
 
 def _median_of_sorted(ordered: Sequence[float]) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 
@@ -24,7 +25,9 @@ from benchhub.comparisons.verdicts import (
     _samples,
     _u_interval,
     mann_whitney_u,
+    student_t_sf2,
     verdict,
+    welch_p,
 )
 
 
@@ -281,40 +284,140 @@ def test_the_bootstrap_p_value_is_twice_the_far_side_share_ties_on_both_sides():
     expected = min(1.0, (2 * min(at_most_one, at_least_one) + 1) / (len(ratios) + 1))
 
     assert verdict(side, side, direction="higher").p_value == expected
-    # far apart: no resample on the other side, p = 1 / (2000 + 1)
-    far = verdict(
-        [RunValues(300.0, (299.0, 300.0, 301.0))],
-        [RunValues(100.0, (99.0, 100.0, 101.0))],
-        direction="higher",
-    )
-    assert far.p_value == 1 / (BOOTSTRAP_ROUNDS + 1)
 
 
-def test_each_resample_is_as_large_as_its_side():
-    # two values resampled two at a time have three medians (1, 2, 3), one at a
-    # time only two (1, 3): the 2 shows the resample's size on each side
-    assert 3.0 in _bootstrap_ratios([6.0, 6.0], [1.0, 3.0], random.Random(7))
-    assert 2.0 in _bootstrap_ratios([1.0, 3.0], [1.0, 1.0], random.Random(7))
-
-
-@pytest.mark.parametrize("candidate_higher", [True, False])
-def test_the_bootstrap_p_value_counts_each_far_resample_once(candidate_higher):
-    # Overlapping, skewed sides: a few resampled ratios fall on the far side
-    # of 1 (below it when the candidate is higher, above it when lower), and
-    # p is twice their share, each counted once, plus the +1.
-    higher = (95.0, 100.0, 104.0, 110.0, 121.0)
-    lower = (90.0, 96.0, 99.0, 101.0, 97.0)
-    candidate, reference = (higher, lower) if candidate_higher else (lower, higher)
+def test_far_apart_repetitions_get_the_bootstraps_least_p():
+    # no resample on the other side: 1 / (2000 + 1), which Welch's p of
+    # these tight samples (about 4e-6) does not raise
+    candidate, reference = (299.0, 300.0, 301.0), (99.0, 100.0, 101.0)
     ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    assert min(ratios) > 1
+    assert welch_p(candidate, reference) < 1e-4
+
+    far = verdict([RunValues(300.0, candidate)], [RunValues(100.0, reference)], direction="higher")
+
+    assert (far.test, far.p_value) == ("bootstrap", 1 / (BOOTSTRAP_ROUNDS + 1))
+
+
+def test_three_against_three_apart_but_spread_get_welchs_p():
+    # every resample on one side of 1 (the ranks are apart), but the spread
+    # is wide for three values: the bootstrap said 0.0005, Welch says 0.046
+    candidate, reference = (112.0, 130.0, 121.0), (100.0, 110.0, 95.0)
+    ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    assert min(ratios) > 1
+
+    result = verdict(
+        [RunValues(121.0, candidate)], [RunValues(100.0, reference)], direction="higher"
+    )
+
+    assert result.test == "bootstrap"
+    assert result.p_value == welch_p(candidate, reference)
+    assert 0.01 < result.p_value < 0.05
+
+
+@pytest.mark.parametrize("t", [0.0, 0.3, 1.0, 1.7, 5.0, 40.0, -2.5])
+def test_students_t_tail_matches_its_closed_forms(t):
+    # one degree of freedom is Cauchy, two have a closed form too
+    assert student_t_sf2(t, 1) == pytest.approx(1 - 2 * math.atan(abs(t)) / math.pi, rel=1e-9)
+    assert student_t_sf2(t, 2) == pytest.approx(1 - abs(t) / math.sqrt(2 + t * t), rel=1e-9)
+
+
+def test_students_t_tail_at_tabled_critical_values():
+    # two-sided 5 % points of the t table, whole and between
+    assert student_t_sf2(2.776445105, 4) == pytest.approx(0.05, rel=1e-6)
+    assert student_t_sf2(2.228138852, 10) == pytest.approx(0.05, rel=1e-6)
+    assert student_t_sf2(1.959963985, 1e7) == pytest.approx(0.05, rel=1e-4)
+    assert student_t_sf2(3.0, 4) < student_t_sf2(3.0, 3.5) < student_t_sf2(3.0, 3)
+
+
+def t_tail_by_integration(t: float, df: float, steps: int = 20_000) -> float:
+    """P(|T| >= |t|) another way: 1 less Simpson's rule of the t density
+    over [-|t|, |t|]."""
+
+    def density(v: float) -> float:
+        log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+        return math.exp(log_c - (df + 1) / 2 * math.log1p(v * v / df))
+
+    h = 2 * abs(t) / steps
+    inside = density(-abs(t)) + density(abs(t))
+    inside += sum((4 if i % 2 else 2) * density(-abs(t) + i * h) for i in range(1, steps))
+    return 1 - inside * h / 3
+
+
+def welch_by_the_book(x: list[float], y: list[float]) -> float:
+    """Welch's t and its degrees of freedom from the statistics module, and
+    the tail by integrating the t density."""
+    v1, v2 = statistics.variance(x) / len(x), statistics.variance(y) / len(y)
+    t = (statistics.mean(x) - statistics.mean(y)) / math.sqrt(v1 + v2)
+    df = (v1 + v2) ** 2 / (v1**2 / (len(x) - 1) + v2**2 / (len(y) - 1))
+    return t_tail_by_integration(t, df)
+
+
+def test_welchs_t_test_of_positive_values_is_of_their_logs():
+    # unequal sizes and spreads
+    x = [19.0, 22.0, 16.0, 29.0, 24.0]
+    y = [20.0, 11.0, 17.0, 12.0]
+    expected = welch_by_the_book([math.log(v) for v in x], [math.log(v) for v in y])
+
+    assert 0.05 < expected < 0.1
+    assert welch_p(x, y) == pytest.approx(expected, rel=1e-7)
+    assert welch_p(y, x) == pytest.approx(expected, rel=1e-7)
+
+
+def test_welchs_t_test_with_a_value_of_zero_or_less_is_linear():
+    # means 22 and 14.25, variances 24.5 and 118.92: t = 1.317, df = 3.99
+    x = [19.0, 22.0, 16.0, 29.0, 24.0]
+    y = [20.0, 0.0, 25.0, 12.0]
+    expected = welch_by_the_book(x, y)
+
+    assert 0.1 < expected < 0.3
+    assert welch_p(x, y) == pytest.approx(expected, rel=1e-7)
+
+
+def test_welchs_t_test_without_spread_or_beyond_a_double():
+    assert welch_p([5.0, 5.0], [5.0, 5.0, 5.0]) == 1.0
+    assert welch_p([5.0, 5.0], [6.0, 6.0]) == 0.0  # bounds nothing: the bootstrap decides
+    # a side at both ends of a double: on a linear scale, by the largest size
+    assert welch_p([1e308, -1e308], [1.0, 2.0]) == pytest.approx(1.0)
+    assert welch_p([-3.0, 0.0, -1.0], [2.0, 4.0]) == pytest.approx(
+        welch_p([-3e300, 0.0, -1e300], [2e300, 4e300]), rel=1e-12
+    )
+    assert welch_p([1.0], [1.0, 2.0]) == 0.0
+    # spreads whose squares vanish: the same p as the same samples scaled up
+    tiny = welch_p([1e-170, 3e-170, 2e-170], [4e-170, 6e-170])
+    assert tiny == pytest.approx(welch_p([1.0, 3.0, 2.0], [4.0, 6.0]), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reference", "larger"),
+    [
+        # overlapping, skewed: the bootstrap's share says more (0.140, 0.149)
+        # than Welch's t (0.100), the far side below 1 and above it
+        ((95.0, 100.0, 104.0, 110.0, 121.0), (90.0, 96.0, 99.0, 101.0, 97.0), "bootstrap"),
+        ((90.0, 96.0, 99.0, 101.0, 97.0), (95.0, 100.0, 104.0, 110.0, 121.0), "bootstrap"),
+        # two of four far out: Welch's t says more (0.087 against 0.046)
+        ((97.0, 140.0, 106.0, 134.0), (91.0, 88.0, 109.0, 92.0), "welch"),
+    ],
+)
+def test_the_bootstrap_p_value_is_the_larger_of_its_share_and_welchs(candidate, reference, larger):
+    # A few resampled ratios fall on the far side of 1 (below it when the
+    # candidate is higher, above it when lower): the bootstrap's p is twice
+    # their share, each counted once, plus the +1; the verdict's p is that or
+    # Welch's t test's of the same samples, whichever is larger.
+    ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    candidate_higher = statistics.median(candidate) > statistics.median(reference)
     far = sum(1 for r in ratios if (r <= 1 if candidate_higher else r >= 1))
     assert 0 < far < len(ratios) / 4  # the smaller side, not empty: the case at hand
+    share = (2 * far + 1) / (BOOTSTRAP_ROUNDS + 1)
+    welch = welch_p(candidate, reference)
+    assert (share > welch) == (larger == "bootstrap")
 
     result = verdict(
         [RunValues(100.0, candidate)], [RunValues(98.0, reference)], direction="higher"
     )
 
     assert result.test == "bootstrap"
-    assert result.p_value == (2 * far + 1) / (BOOTSTRAP_ROUNDS + 1)
+    assert result.p_value == max(share, welch)
 
 
 # --- the U test's interval -----------------------------------------------------------
