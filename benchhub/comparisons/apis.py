@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.comparisons.aggregation import Comparison, Point
-from benchhub.comparisons.exports import comparison_csv_response
+from benchhub.comparisons.exports import comparison_csv_response, relative_rounded
 from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
 from benchhub.comparisons.selectors import comparison_build
 from benchhub.comparisons.verdicts import Verdict
@@ -61,16 +61,23 @@ class ComparisonVerdictOutput(serializers.Serializer):
         return _verdict_data(instance)
 
 
+class RelativeField(serializers.FloatField):
+    """A relative value, rounded as in the CSV and on the page (``relative_rounded``)."""
+
+    def to_representation(self, value) -> float:
+        return relative_rounded(super().to_representation(value))
+
+
 class ComparisonPointOutput(serializers.Serializer):
     x = serializers.JSONField(help_text="the x value: a number, or text")
     value = serializers.FloatField(help_text="median of the measurements at this point")
     n = serializers.IntegerField(help_text="number of measurements")
     min = serializers.FloatField()
     max = serializers.FloatField()
-    relative = serializers.FloatField(
+    relative = RelativeField(
         allow_null=True,
-        help_text="value / the reference series' value at this x, times 100; null without a "
-        "reference, or where the reference has no value",
+        help_text="value / the reference series' value at this x, times 100, to 6 significant "
+        "digits; null without a reference, or where the reference has no value",
     )
     verdict = ComparisonVerdictOutput(
         allow_null=True,
@@ -86,7 +93,7 @@ class ComparisonPointOutput(serializers.Serializer):
             "n": None if instance.n is None else int(instance.n),
             "min": _float(instance.min),
             "max": _float(instance.max),
-            "relative": _float(instance.relative),
+            "relative": relative_rounded(_float(instance.relative)),
             "verdict": None if instance.verdict is None else _verdict_data(instance.verdict),
         }
 

@@ -32,6 +32,21 @@ COLUMNS = (
 TOTALS_ROW = "(TOTALS over common operations)"
 GEOMETRIC_MEAN_ROW = "(geometric mean of ratios)"
 
+# A relative value (percent of the reference) is a quotient times 100, and
+# carries the float noise of both (109.39000000000001 for 109.39 / 100 * 100).
+RELATIVE_SIGNIFICANT_DIGITS = 6
+
+
+def relative_rounded(value: float | None) -> float | None:
+    """A relative value as every output gives it (the CSV, the JSON, the
+    page's table and so the chart): rounded to 6 significant digits, the
+    figures the page's table shows (``figure``), so that 109.39000000000001
+    is 109.39 and 104.06998858881704 is 104.07. Far below the noise of any
+    benchmark; None stays None."""
+    if value is None:
+        return None
+    return float(f"{value:.{RELATIVE_SIGNIFICANT_DIGITS}g}")
+
 
 def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
     """Header, then per series (in order) per x (in order) its point. The
@@ -39,7 +54,8 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
     reference value at that x; the verdict columns for the series judged
     against (the reference, or the first). Then the combined scores, if
     any: per series a TOTALS row (value = its sum, n = the common operations,
-    relative = 100 * its ratio) and a geometric-mean row."""
+    relative = 100 * its ratio) and a geometric-mean row. Relative values
+    are rounded as ``relative_rounded`` says."""
     rows: list[list[object]] = [list(COLUMNS)]
     for series in comparison.series:
         for point in series.points:
@@ -51,7 +67,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                     point.n,
                     point.min,
                     point.max,
-                    _blank(point.relative),
+                    _blank(relative_rounded(point.relative)),
                     *_verdict_cells(point.verdict),
                 ]
             )
@@ -66,7 +82,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                     row.operations,
                     "",
                     "",
-                    _blank(None if totals.ratio is None else totals.ratio * 100),
+                    _blank(None if totals.ratio is None else relative_rounded(totals.ratio * 100)),
                     *_verdict_cells(totals.verdict),
                 ]
             )
@@ -79,7 +95,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                 row.operations,
                 "",
                 "",
-                _blank(None if mean.ratio is None else mean.ratio * 100),
+                _blank(None if mean.ratio is None else relative_rounded(mean.ratio * 100)),
                 *_verdict_cells(mean.verdict),
             ]
         )

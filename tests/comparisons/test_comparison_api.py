@@ -104,6 +104,25 @@ def test_the_reference_is_100_and_every_series_is_relative_to_it(anonymous_api, 
     assert any("ext4 has no value" in note and "clients = 4" in note for note in body["notes"])
 
 
+def test_relative_values_are_rounded_alike_in_json_csv_and_the_page(anonymous_api, bob, client):
+    # 109.39 / 100 * 100 is 109.39000000000001 in floats; 109.44 / 105.16 * 100
+    # is 104.06998858881704, which the page's table shows as 104.07.
+    assert 109.39 / 100.0 * 100 != 109.39
+    store(bob, sweep_document({1: 100.0, 2: 105.16}))  # ext4
+    store(bob, sweep_document({1: 109.39, 2: 109.44}, storage=XFS))
+    query = {**THROUGHPUT, "series": "filesystem", "reference": "ext4"}
+
+    body = anonymous_api.get(URL, query).json()
+    csv_text = anonymous_api.get(URL, {**query, "format": "csv"}).content.decode()
+    page = client.get("/compare/", query).content.decode()
+
+    assert {x: p["relative"] for x, p in points(body, "xfs").items()} == {1: 109.39, 2: 104.07}
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [row["relative"] for row in rows if row["series"] == "xfs"] == ["109.39", "104.07"]
+    assert '<span class="value">109.39</span>' in page
+    assert '<span class="value">104.07</span>' in page
+
+
 def test_results_pending_for_another_user_are_not_counted_own_are(
     anonymous_api, bob_api, alice_api, alice, bob
 ):

@@ -11,6 +11,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from benchhub.comparisons.exports import relative_rounded
 from benchhub.comparisons.verdicts import Verdict
 
 register = template.Library()
@@ -127,7 +128,7 @@ def _cell_html(point: Any, reference: Any, unit: str) -> str:
         return _MISSING
     if reference:
         html_text = (
-            f'<span class="value">{_figure_html(point.relative)}</span> '
+            f'<span class="value">{_figure_html(relative_rounded(point.relative))}</span> '
             f'<span class="absolute">{_figure_html(point.value)}&nbsp;{unit}</span>'
         )
     else:
