@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from benchhub.comparisons.aggregation import NO_RUNS, Comparison, verdict_reference
 from benchhub.comparisons.verdicts import (
-    INSUFFICIENT,
     Verdict,
+    geometric_mean_insufficient,
     geometric_mean_verdict,
     ratio_of,
     values_verdict,
@@ -101,17 +101,16 @@ def combined_scores(comparison: Comparison) -> list[SummaryRow]:
             for x in common
             if (ratio := ratio_of(medians[series.label, x], medians[reference, x])) is not None
         }
-        judged = geometric_mean_verdict(
-            list(ratios.values()), direction=metric.direction, minimum_effect=query.minimum_effect
-        )
         if _a_single_run(comparison, (series.label, reference), ratios):
-            judged = replace(
-                judged,
-                verdict=INSUFFICIENT,
-                test=None,
-                p_value=None,
-                ratio_low=None,
-                ratio_high=None,
+            # decided before the test, which would be thrown away
+            judged = geometric_mean_insufficient(
+                list(ratios.values()), minimum_effect=query.minimum_effect
+            )
+        else:
+            judged = geometric_mean_verdict(
+                list(ratios.values()),
+                direction=metric.direction,
+                minimum_effect=query.minimum_effect,
             )
         totals = None
         if metric.unit in ADDITIVE_UNITS and common:

@@ -475,9 +475,9 @@ def geometric_mean_verdict(
     where no sign-flip test reaches 5 %. More operations: a seeded
     bootstrap over them for both. Fewer than two operations, or a ratio
     that is not positive, is insufficient data."""
-    if len(ratios) < 2 or min(ratios) <= 0 or not all(map(math.isfinite, ratios)):
-        return Verdict(INSUFFICIENT, None, None, None, None, None, minimum_effect)
-    logs = [math.log(r) for r in ratios]
+    logs = _log_ratios(ratios)
+    if logs is None:
+        return _insufficient(minimum_effect)
     ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
     if len(logs) <= EXACT_SIGN_FLIPS:
         test, p_value = SIGN_FLIP, _sign_flip_p(logs)
@@ -491,6 +491,25 @@ def geometric_mean_verdict(
         test, p_value = BOOTSTRAP, min(1.0, (2 * far + 1) / (len(means) + 1))
     low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
     return _judged(ratio, direction, test, p_value, low, high, minimum_effect)
+
+
+def geometric_mean_insufficient(
+    ratios: Sequence[float], *, minimum_effect: float = DEFAULT_MINIMUM_EFFECT
+) -> Verdict:
+    """Insufficient data, with the ratio ``geometric_mean_verdict`` would
+    give (None where it gives none): for a caller that knows before any test
+    that the operations cannot be judged (a side with a single run), without
+    the test's cost."""
+    logs = _log_ratios(ratios)
+    return _insufficient(minimum_effect, None if logs is None else math.exp(statistics.fmean(logs)))
+
+
+def _log_ratios(ratios: Sequence[float]) -> list[float] | None:
+    """The logs of ``ratios``; None for fewer than two, or one that is not
+    positive and finite."""
+    if len(ratios) < 2 or min(ratios) <= 0 or not all(map(math.isfinite, ratios)):
+        return None
+    return [math.log(r) for r in ratios]
 
 
 EXACT_SIGN_FLIPS = 10  # 1,024 sign patterns, about 1 ms

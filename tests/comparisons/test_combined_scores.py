@@ -164,6 +164,26 @@ def test_one_run_a_side_has_a_geometric_mean_but_no_winner(anonymous_api, bob):
     assert row["totals"]["verdict"]["verdict"] == "insufficient data"
 
 
+def test_one_run_a_side_is_not_tested_only_to_be_called_insufficient(
+    anonymous_api, bob, monkeypatch
+):
+    """The test over operations costs 1-3 ms a series, and its answer would
+    be replaced by insufficient data: it does not run."""
+    from benchhub.comparisons import scores
+
+    def tested(*args, **kwargs):
+        raise AssertionError("geometric_mean_verdict ran for a single run a side")
+
+    monkeypatch.setattr(scores, "geometric_mean_verdict", tested)
+    sql_bench(bob, "UFS2", UFS)
+    sql_bench(bob, "zfs", {op: UFS[op] * factor for op, factor in ZFS_FACTORS.items()})
+
+    (row,) = anonymous_api.get(URL, QUERY).json()["summary"]
+
+    assert row["geometric_mean"]["ratio"] == pytest.approx((1.5 * 1.2 * 1.3 * 1.1) ** 0.25)
+    assert row["geometric_mean"]["verdict"]["verdict"] == "insufficient data"
+
+
 def test_no_summary_where_no_series_shares_two_operations_with_the_reference(
     anonymous_api, client, bob
 ):

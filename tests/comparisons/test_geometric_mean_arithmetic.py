@@ -22,6 +22,7 @@ from benchhub.comparisons.verdicts import (
     Verdict,
     _bootstrap_means,
     _packed_bootstrap_means,
+    geometric_mean_insufficient,
     geometric_mean_verdict,
 )
 
@@ -161,6 +162,17 @@ def test_another_seed_gives_another_bootstrap_the_same_seed_the_same():
 def test_fewer_than_two_operations_or_a_ratio_that_is_not_positive_is_insufficient(ratios):
     assert geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.2) == Verdict(
         "insufficient data", None, None, None, None, None, 0.2
+    )
+
+
+@pytest.mark.parametrize(
+    "ratios", [[], [3.0], [2.0, 0.0], [2.0, math.inf], [2.0, 8.0], [1.5, 1.2, 1.3, 1.1], MANY]
+)
+def test_an_insufficient_geometric_mean_keeps_the_ratio_the_verdict_would_give(ratios):
+    judged = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.2)
+
+    assert geometric_mean_insufficient(ratios, minimum_effect=0.2) == Verdict(
+        "insufficient data", None, None, judged.ratio, None, None, 0.2
     )
 
 
