@@ -120,14 +120,16 @@ class SubmissionReportApi(APIView):
             403: OpenApiResponse(description="your own submission: hide or delete it instead"),
             404: OpenApiResponse(description="no such submission that you may see"),
             409: OpenApiResponse(
-                description="already reported by you (code already_reported), or not "
+                description="reported by you already, and not yet handled by a moderator "
+                "(code already_reported), or not "
                 "reportable in its status (hidden, rejected, …)"
             ),
         },
         description="Report a submission to the moderators, with what looks wrong. Its "
         "status does not change (an approved result stays public): the report puts it in "
         "the moderation queue and the audit log until a moderator acts on it or dismisses "
-        "it. One report per reader per submission; a second one is a 409.",
+        "it. One open report per reader per submission: a second one before a moderator "
+        "has handled the first is a 409; after, it is a new report.",
     )
     def post(self, request: Request, uuid) -> Response:
         data = self.ReportInputSerializer(data=request.data)

@@ -111,7 +111,9 @@ class AliasMark(models.Model):
 class Report(models.Model):
     """A reader's report of a submission: it changes no status (one account
     must not unpublish a result) but puts the submission in front of the
-    moderators, who act on it or dismiss it; either way it is then handled."""
+    moderators, who act on it or dismiss it; either way it is then handled.
+    One open report per reader per submission; once handled, the reader may
+    report it again (something new may look wrong)."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="reports")
     reporter = models.ForeignKey(
@@ -130,7 +132,11 @@ class Report(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["submission", "reporter"], name="report_one_per_reader")
+            models.UniqueConstraint(
+                fields=["submission", "reporter"],
+                condition=models.Q(handled_at__isnull=True),
+                name="report_one_open_per_reader",
+            )
         ]
         indexes = [
             models.Index(

@@ -206,12 +206,17 @@ def submission_for_action(*, user: User, uuid) -> Submission | None:
 
 
 def own_report_get(*, user: User, submission: Submission) -> Report | None:
-    """``user``'s report of ``submission``, for the page to say so instead of
-    offering a form whose answer would be "already reported". No query for a
-    visitor or the submitter, who get no form."""
+    """``user``'s latest report of ``submission``, for the page to say so
+    instead of offering a form whose answer would be "already reported" (and
+    to offer it again once a moderator has handled that report). No query
+    for a visitor or the submitter, who get no form."""
     if not user.is_authenticated or submission.submitter_id == user.pk:
         return None
-    return Report.objects.filter(submission=submission, reporter=user).first()
+    return (
+        Report.objects.filter(submission=submission, reporter=user)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
 
 
 def queue_submissions_get(*, uuids: list[str]) -> list[Submission]:

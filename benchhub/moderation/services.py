@@ -212,7 +212,9 @@ def submission_report(*, submission: Submission, reporter: AbstractBaseUser, rea
     """A signed-in reader reports ``submission``: the report is recorded and
     logged, and the submission waits in the moderation queue; its status does
     not change, so an approved result stays public until a moderator decides.
-    One report per reader per submission: a repeat raises AlreadyReported."""
+    One open report per reader per submission: a repeat before a moderator
+    has handled the first raises AlreadyReported; after, it is a new report
+    (the result may have been dismissed for what the first one said)."""
     reason = _reason_checked(reason, what="a report")
     if not reporter.is_authenticated or not reporter.is_active:
         raise NotPermitted("sign in to report a result")
@@ -222,8 +224,13 @@ def submission_report(*, submission: Submission, reporter: AbstractBaseUser, rea
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
         if locked.status not in REPORTABLE:
             raise TransitionNotAllowed(f"{_a(locked.status)} submission cannot be reported")
-        if Report.objects.filter(submission=locked, reporter=reporter).exists():
-            raise AlreadyReported("you have already reported this submission")
+        if Report.objects.filter(
+            submission=locked, reporter=reporter, handled_at__isnull=True
+        ).exists():
+            raise AlreadyReported(
+                "you have already reported this submission and the moderators have not "
+                "looked at it yet; once they have, you can report it again"
+            )
         report = Report.objects.create(submission=locked, reporter=reporter, reason=reason)
         AuditEntry.objects.create(
             actor=reporter,

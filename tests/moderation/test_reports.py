@@ -5,6 +5,7 @@ must not be able to unpublish the site."""
 from __future__ import annotations
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.test import Client
 
 from benchhub.moderation.models import AuditEntry, Report
@@ -109,6 +110,31 @@ def test_one_report_per_reader_a_repeat_is_a_409(bob_api, alice, maud):
     assert AuditEntry.objects.filter(action="report").count() == 1
 
 
+def test_a_reader_may_report_again_once_a_moderator_handled_the_first(bob_api, alice, maud):
+    """A dismissed report was a 409 for ever: whatever looked wrong later."""
+    submission = approved(alice, maud)
+    report(bob_api, submission)
+    reports_dismiss(submission=submission, actor=maud)
+
+    again = report(bob_api, submission, reason="the second run is 10x slower")
+    twice = report(bob_api, submission, reason="and again")
+
+    assert again.status_code == 200
+    assert twice.status_code == 409
+    assert "moderators have not looked at it yet" in twice.json()["error"]["message"]
+    assert Report.objects.count() == 2
+    assert Report.objects.get(handled_at__isnull=True).reason == "the second run is 10x slower"
+    assert f'id="item-{submission.uuid}"' in web(maud).get("/moderation/").content.decode()
+
+
+def test_the_database_holds_one_open_report_per_reader(alice, bob, maud):
+    submission = approved(alice, maud)
+    Report.objects.create(submission=submission, reporter=bob, reason="one")
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Report.objects.create(submission=submission, reporter=bob, reason="two")
+
+
 def test_a_submitter_cannot_report_their_own(alice_api, alice, maud):
     submission = approved(alice, maud)
 
@@ -185,6 +211,7 @@ def test_a_reader_who_reported_is_told_so_on_the_pages_instead_of_the_form(alice
     reports_dismiss(submission=submission, actor=maud)
     html = web(bob).get(pages[0]).content.decode()
     assert f">{day}</time>; a moderator has looked at it since." in html
+    assert 'id="report-form"' in html  # and may report it again
 
 
 def test_the_submitter_sees_no_report_heading_over_nothing(alice, maud):
