@@ -21,7 +21,12 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import (
+    BadRequest,
+    DisallowedHost,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.template import loader
@@ -117,8 +122,22 @@ def _as_api_exception(exc: Exception) -> Exception:
     if isinstance(exc, UnreadablePostError):
         return ApiError("The body could not be read to its end", code="malformed_request")
     if isinstance(exc, SuspiciousOperation):
-        return ApiError(str(exc) or "Bad request", code="bad_request")
+        return ApiError(_refusal_reason(exc) or "Bad request", code="bad_request")
     return exc
+
+
+# Django's own text for an unknown Host advises adding it to ALLOWED_HOSTS:
+# advice for the operator, who finds it in the log (django.security.DisallowedHost,
+# at error level) and on DEBUG's page, not for whoever sent the request.
+UNKNOWN_HOST = "This site does not answer to the host name the request was sent to"
+
+
+def _refusal_reason(exc: Exception) -> str:
+    """What the sender of a request Django refused is told: the exception's
+    own text, but no server configuration for an unknown host."""
+    if isinstance(exc, DisallowedHost):
+        return UNKNOWN_HOST
+    return str(exc)
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -387,7 +406,8 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     # A page of BenchHub's own naming what was refused ("The number of GET/POST
     # parameters exceeded …", the Host header): Django's said "Bad Request
     # (400)" and nothing else.
-    reason = str(exception) if isinstance(exception, SuspiciousOperation | BadRequest) else ""
+    refused = isinstance(exception, SuspiciousOperation | BadRequest)
+    reason = _refusal_reason(exception) if refused else ""
     try:
         page = loader.render_to_string("400.html", {"reason": reason}, request)
     except Exception:  # what was refused is the request itself: a page without it

@@ -103,7 +103,20 @@ def test_a_wrong_method_is_a_json_405(db, method, path):
 def test_a_request_for_an_unknown_host_is_a_json_400(db):
     response = Client().get("/api/v1/runs/", HTTP_HOST="evil.invalid")
 
-    assert_error_shape(response, 400, "bad_request")
+    error = assert_error_shape(response, 400, "bad_request")
+    assert "does not answer to the host name" in error["message"]
+    assert "ALLOWED_HOSTS" not in response.content.decode()  # the operator's, in the log
+
+
+def test_the_page_for_an_unknown_host_names_it_but_not_the_servers_settings(db, caplog):
+    with caplog.at_level(logging.ERROR, logger="django.security"):
+        response = Client().get("/compare/", HTTP_HOST="elsewhere.example")
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "This site does not answer to the host name the request was sent to" in page
+    assert "ALLOWED_HOSTS" not in page
+    assert any("ALLOWED_HOSTS" in record.getMessage() for record in caplog.records)
 
 
 def test_an_unexpected_error_in_a_view_is_a_500_with_a_logged_id(db, monkeypatch, caplog):
@@ -154,7 +167,7 @@ def test_an_unexpected_error_outside_a_view_is_a_json_500_too(db, monkeypatch, c
             "127.0.0.1",
             "The number of GET/POST parameters exceeded settings.DATA_UPLOAD_MAX_NUMBER_FIELDS.",
         ),
-        ("/compare/", "elsewhere.example", "HTTP_HOST header: &#x27;elsewhere.example&#x27;"),
+        ("/compare/", "elsewhere.example", "does not answer to the host name"),
     ],
 )
 def test_a_page_refused_as_a_bad_request_says_why_on_a_page_of_the_site(db, path, host, reason):
