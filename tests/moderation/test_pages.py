@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from benchhub.accounts.services import api_token_create
 from benchhub.baselines.services import baselines_refresh
 from benchhub.moderation import selectors
 from benchhub.moderation.models import AuditEntry
@@ -107,9 +108,24 @@ def test_the_queue_pager_says_older_and_newer_as_the_queue_runs(maud, alice, mon
     second = web(maud).get("/moderation/", {"page": 2}).content.decode()
 
     assert str(older.uuid) in first and str(newer.uuid) in second
-    pager = [page.split('<nav class="pager">')[1].split("</nav>")[0] for page in (first, second)]
+    pager = [page.split('<nav class="pager"')[1].split("</nav>")[0] for page in (first, second)]
     assert "newer page →" in pager[0] and "older" not in pager[0]
     assert "← older page" in pager[1] and "newer" not in pager[1]
+
+
+def test_every_navigation_landmark_has_a_name_and_an_empty_pager_is_none(maud, alice):
+    """The site's header and a pager were two unnamed <nav>s on one page
+    (axe: landmark-unique), and a queue of one page had an empty pager."""
+    upload(alice)
+    api_token_create(user=maud, name="laptop")
+
+    for path in ("/moderation/", "/moderation/audit/", "/accounts/tokens/"):
+        page = web(maud).get(path).content.decode()
+        navs = re.findall(r"<nav\b[^>]*>", page)
+        assert navs, path
+        assert [nav for nav in navs if "aria-label=" not in nav] == [], path
+        assert 'class="pager"' not in page, path  # one page: nothing to page through
+        assert "<th></th>" not in page, path  # a column without a name
 
 
 def test_the_queue_filters_by_submitter_as_a_fragment_for_htmx(maud, alice, bob):
