@@ -42,7 +42,9 @@ class Hardware(Dimension):
 
     def __str__(self) -> str:
         cpu = " ".join(filter(None, [self.cpu_vendor, self.cpu_model])) or "unknown CPU"
-        return f"{cpu}, {self.cores or '?'} cores"
+        if not self.cores:
+            return f"{cpu}, ? cores"
+        return f"{cpu}, {self.cores} core{'' if self.cores == 1 else 's'}"
 
 
 class Storage(Dimension):

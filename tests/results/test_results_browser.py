@@ -209,3 +209,14 @@ def test_the_home_page_leads_to_a_benchmark_in_one_click(client, results):
 
     assert 'href="/results/?benchmark=select-update"' in home
     assert 'href="/results/"' in home
+
+
+def test_a_machine_of_one_core_reads_1_core(client, bob):
+    store(bob, hardware={"cpu": "Intel Pentium M 1.7GHz", "cores": 1})
+    store(bob, hardware={"cpu": "Intel Pentium M 1.7GHz"})
+
+    page = client.get(PAGE).content.decode()
+
+    assert ", 1 core</td>" in page
+    assert "1 cores" not in page
+    assert "? cores" in page  # unknown stays unknown
