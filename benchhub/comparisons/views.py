@@ -143,6 +143,9 @@ def compare(request: HttpRequest) -> HttpResponse:
         "errors": errors,
         "chart": _chart(comparison) if comparison is not None else None,
         "table": _table(comparison) if comparison is not None else [],
+        # TOTALS only where a sum means something (a time): no column of dashes
+        "summary_totals": comparison is not None
+        and any(row.totals is not None for row in comparison.summary),
         "pooled": [_fix_links(parameter, params) for parameter in pooled],
         "page_notes": _page_notes(comparison) if comparison is not None else [],
         "status": _status(comparison, errors),

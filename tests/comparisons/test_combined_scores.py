@@ -98,6 +98,7 @@ def test_the_summary_is_in_the_csv_and_on_the_page(anonymous_api, client, ufs_an
     page = client.get("/compare/", QUERY).content.decode()
     assert 'id="comparison-summary"' in page
     assert "alter_table" in page
+    assert ">TOTALS (s)</th>" in page
 
 
 def test_a_numeric_sweep_has_no_combined_score(anonymous_api, bob):

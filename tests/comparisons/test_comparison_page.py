@@ -296,6 +296,19 @@ def test_the_seed_003_preset_is_relative_to_the_raw_device(client, db):
     assert relative["ext4"] == pytest.approx(108.84)
 
 
+def test_a_metric_that_does_not_add_up_has_no_totals_column(client, db):
+    """Seed 003's TPC-B relative to the raw device (%), by filesystem: the
+    combined scores had a TOTALS (%) column of dashes beside the geometric mean."""
+    articles_load()
+    preset = next(p for p in PRESETS if ("series", "io_scheduler") in p.params)
+
+    page = client.get(f"{PAGE}?{preset.query}").content.decode()
+
+    summary = page.split('id="comparison-summary"')[1].split("</table>")[0]
+    assert "geometric mean of ratios" in summary
+    assert "TOTALS" not in summary
+
+
 def test_user_text_is_escaped_in_the_page(client, bob):
     hostile = "<img src=x onerror=alert(1)>"
     store(bob, sweep_document({1: 100.0}, storage={"filesystem": hostile, "kind": "ssd"}))
