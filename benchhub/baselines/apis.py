@@ -58,6 +58,26 @@ def _fingerprint(request: Request) -> str:
     return value
 
 
+def _refuse_unknown_parameters(request: Request, known: set[str], *, points: bool) -> None:
+    """A parameter the endpoint does not take is a 400 naming it: the list
+    answered every metric and point of the key whatever ``metric=`` or
+    ``param.clients=`` asked for, and the rank looked up ``clients=20``
+    (without ``param.``) at no parameters at all."""
+    known = known | {"format"}
+    unknown = [
+        key
+        for key in request.query_params
+        if key not in known and not (points and key.startswith("param."))
+    ]
+    if unknown:
+        takes = ", ".join(sorted(known - {"format"})) + (", param.<name>" if points else "")
+        raise ApiError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}; "
+            f"this endpoint takes {takes}",
+            details=[{"path": f"$.{key}", "message": "unknown parameter"} for key in unknown],
+        )
+
+
 def _point(request: Request) -> dict[str, Any]:
     """param.clients=20 (or 20.0, 2e1) → {"clients": 20}: the filters' rule."""
     return {
@@ -74,6 +94,8 @@ class BaselineListApi(APIView):
         description="Every baseline (per metric and point) of one comparability key.",
     )
     def get(self, request: Request) -> Response:
+        # every metric and point of the key: /rank/ takes a metric and a point
+        _refuse_unknown_parameters(request, {"fingerprint"}, points=False)
         baselines = selectors.baseline_list(fingerprint=_fingerprint(request))
         return Response({"results": BaselineOutput(baselines, many=True).data})
 
@@ -106,6 +128,7 @@ class BaselineRankApi(APIView):
         ),
     )
     def get(self, request: Request) -> Response:
+        _refuse_unknown_parameters(request, {"fingerprint", "metric", "value"}, points=True)
         fingerprint = _fingerprint(request)
         metric = request.query_params.get("metric", "")
         try:

@@ -126,6 +126,29 @@ def test_rank_api_errors_name_the_parameter(anonymous_api, db):
     assert "No baseline yet" in unknown.json()["error"]["message"]
 
 
+def test_a_parameter_the_baseline_endpoints_do_not_take_is_named_not_ignored(anonymous_api, db):
+    """The list answered every metric whatever metric= asked; the rank took
+    clients=20 (no param.) for no parameters at all."""
+    fingerprint = "0" * 64
+
+    listing = anonymous_api.get(
+        "/api/v1/baselines/", {"fingerprint": fingerprint, "metric": "throughput"}
+    )
+    rank = anonymous_api.get(
+        "/api/v1/baselines/rank/",
+        {"fingerprint": fingerprint, "metric": "tps", "value": "1", "clients": "20"},
+    )
+
+    assert listing.status_code == 400
+    assert listing.json()["error"]["details"] == [
+        {"path": "$.metric", "message": "unknown parameter"}
+    ]
+    assert rank.status_code == 400
+    assert "clients" in rank.json()["error"]["message"]
+    assert "param.<name>" in rank.json()["error"]["message"]
+    assert anonymous_api.get("/api/v1/baselines/", {"fingerprint": fingerprint}).status_code == 200
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_on_redis_computes_baselines_after_upload(bob):
     """The upload queues the refresh on commit; a Celery worker consuming
