@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from benchhub.accounts.roles import role_grant
 from benchhub.accounts.services import api_token_create
-from benchhub.moderation.services import submission_moderate
+from benchhub.moderation.services import alias_rule_add, submission_moderate
 from benchhub.results.services import submission_create
 from tests.factories import example_document
 
@@ -61,15 +61,26 @@ def test_a_submission_card_fits_a_phone(live_server, browser: Browser, role, url
     assert overflow == {"scroll": 390, "outside": []}
 
 
-@pytest.mark.parametrize("url", ["/moderation/audit/", "/accounts/tokens/"])
+@pytest.mark.parametrize(
+    "url", ["/moderation/audit/", "/accounts/tokens/", "/moderation/dimensions/"]
+)
 def test_the_audit_log_and_the_token_list_fit_a_phone(live_server, browser: Browser, url):
-    """Seven columns of the audit log, five of the tokens (with Revoke last):
-    the page itself scrolled sideways, twice a phone's width."""
+    """Seven columns of the audit log, five of the tokens (with Revoke last),
+    six of the alias rules (with Remove last): the page itself scrolled
+    sideways, twice a phone's width (the alias rules: by 321 px)."""
     user = User.objects.create_user(username="maud", password=PASSWORD)
     role_grant(user=user, role="moderator")
     submission = submission_create(submitter=user, document=example_document()).submission
     submission_moderate(submission=submission, actor=user, action="approve")
     api_token_create(user=user, name="the laptop the agent runs on")
+    alias_rule_add(
+        actor=user,
+        dimension="storage",
+        field="io_scheduler",
+        from_value="mq-deadline",
+        to_value="deadline",
+        reason="blk-mq's deadline",
+    )
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = signed_in_as_maud(context, live_server.url + "/accounts/login/?next=" + url)
     expect(page.locator("table.data tbody tr").first).to_be_visible()
