@@ -223,6 +223,20 @@ def test_my_submissions_shows_every_state_with_the_reason(alice, maud, bob):
     assert str(rejected.uuid) in page and str(pending.uuid) in page
     assert "wrong &lt;unit&gt;" in page
     assert page.count('class="queue-item"') == 2
+    assert '<p class="reason reason-to-act-on">Moderator\'s reason: wrong' in page
+
+
+def test_an_approvals_reason_is_not_shown_as_a_warning(alice, maud):
+    """An approval's "looks fine" was in the same red as a rejection's reason."""
+    approved = upload(alice)
+    submission_moderate(submission=approved, actor=maud, action="approve", reason="looks fine")
+
+    for client, path in (
+        (web(alice), "/accounts/submissions/"),
+        (web(maud), "/moderation/?state=approved"),
+    ):
+        page = client.get(path).content.decode()
+        assert re.search(r'<p class="reason">[^<]*looks fine</p>', page), path
 
 
 def test_my_submissions_hide_unhide_and_delete(alice, maud):
