@@ -261,6 +261,17 @@ print(updates.count('"results_measurement"'), updates.count('"baselines_baseline
 """
 
 
+PRAGMAS = """
+import django
+django.setup()
+from django.db import connection
+
+with connection.cursor() as cursor:
+    print(cursor.execute("PRAGMA journal_mode").fetchone()[0],
+          cursor.execute("PRAGMA synchronous").fetchone()[0])
+"""
+
+
 def run_embedded(
     tmp_path: Path, script: str, *args: str, **environ: str
 ) -> subprocess.CompletedProcess:
@@ -435,3 +446,12 @@ def test_the_waiters_rounds_take_the_marks_of_every_request_that_returned_to_it(
 
     assert not tasks._in_process_round.locked()
     assert list(DirtyKey.objects.values_list("fingerprint", flat=True)) == []
+
+
+def test_the_embedded_default_commits_without_waiting_for_the_disk(tmp_path):
+    # WAL, and synchronous=NORMAL (1): a commit is not synced, the log is at
+    # checkpoints; the file stays consistent through a crash.
+    done = run_embedded(tmp_path, PRAGMAS)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["wal", "1"], done.stdout
