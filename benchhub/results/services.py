@@ -301,10 +301,10 @@ def _store(prepared: _Prepared) -> None:
     if connection.vendor == "postgresql":
         _insert_postgresql(submission, prepared.canonical, runs, measurements, prepared.names)
         return
-    submission.save(force_insert=True)
+    _insert_row(submission)
     for run in runs:
         run.submission = submission
-        run.save(force_insert=True)
+        _insert_row(run)
     ids = [run.pk for run in runs]
     _insert_measurements(
         [
@@ -321,10 +321,7 @@ def _store(prepared: _Prepared) -> None:
             for position, metric_id, keys, m in measurements
         ]
     )
-    MetricParameter.objects.bulk_create(
-        [MetricParameter(metric_id=m, scope=scope, name=name) for m, scope, name in prepared.names],
-        ignore_conflicts=True,
-    )
+    _insert_parameter_names(prepared.names)
     # Pending results are scored against the approved baseline too, so
     # that a moderator sees an outlier before approving it.
     baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
@@ -614,6 +611,51 @@ def _stored(instance: Submission | Run, pk: int) -> None:
     instance.pk = pk
     instance._state.adding = False
     instance._state.db = connection.alias
+
+
+def _insert_row(instance: Submission | Run) -> None:
+    """``instance.save(force_insert=True)`` (SQLite, the embedded default):
+    the same values, prepared by each field as save() prepares them
+    (auto_now_add set on the instance too), in a statement of fixed text.
+    The ORM compiled its INSERT anew for every row, a tenth of an upload's
+    CPU in the one runserver process (docs/performance.md)."""
+    statement, fields = _row_insert(type(instance))
+    params = [
+        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        _stored(instance, cursor.fetchone()[0])
+
+
+@functools.cache
+def _row_insert(model: type[Submission | Run]) -> tuple[str, list[Any]]:
+    quote = connection.ops.quote_name
+    meta = model._meta
+    fields = [field for field in meta.local_concrete_fields if field is not meta.auto_field]
+    statement = (
+        f"INSERT INTO {quote(meta.db_table)} "  # noqa: S608 -- names only
+        f"({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}"
+    )
+    return statement, fields
+
+
+def _insert_parameter_names(names: set[tuple[int, str, str]]) -> None:
+    """MetricParameter's bulk_create(ignore_conflicts=True) of these
+    (metric id, scope, name) rows, in the same order, as one executemany of
+    fixed text (SQLite): the ORM built a model instance per row and
+    compiled a statement per row count."""
+    if not names:
+        return
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(column) for column in ("metric_id", "scope", "name"))
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT OR IGNORE INTO {quote(MetricParameter._meta.db_table)} ({columns}) "  # noqa: S608 -- names only
+            "VALUES (%s, %s, %s)",
+            list(names),
+        )
 
 
 def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
