@@ -1,10 +1,10 @@
 import datetime as dt
 import functools
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import F
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
@@ -74,29 +74,49 @@ def _token_with_user(digest: str) -> tuple[ApiToken | None, list[str]]:
     user is refused from the next request on, in every process.
 
     digest is unique: one row per group of the user (one with none), so that
-    the roles an upload asks about (is_trusted) cost no second query. On
-    PostgreSQL the statement is raw SQL of fixed text: the ORM compiled the
-    same select_related join for every request, which cost more than
-    PostgreSQL's answer (docs/performance.md, Ingest). Elsewhere (SQLite
-    returns times as text, which the ORM converts) the ORM reads it."""
-    if connection.vendor != "postgresql":
-        rows = list(
-            ApiToken.objects.select_related("user")
-            .filter(digest=digest, revoked_at__isnull=True)
-            .annotate(group_name=F("user__groups__name"))
-        )
-        names = [row.group_name for row in rows if row.group_name]
-        return (rows[0] if rows else None), names
+    the roles an upload asks about (is_trusted) cost no second query. Raw SQL
+    of fixed text: the ORM compiled the same select_related join for every
+    request, which cost more than PostgreSQL's answer (docs/performance.md,
+    Ingest), and on SQLite, the embedded default, about a twentieth of an
+    upload's CPU in its one process. Each column read goes through the
+    converters the ORM applies (SQLite returns times as text)."""
     with prepared_cursor() as cursor:
         cursor.execute(_token_statement(), [digest])
         rows = cursor.fetchall()
     if not rows:
         return None, []
     token_fields, user_fields = _token_fields()
-    first = rows[0]
+    first = _converted(rows[0])
     token = ApiToken.from_db(connection.alias, token_fields, first[: len(token_fields)])
-    token.user = User.from_db(connection.alias, user_fields, first[len(token_fields) : -1])
+    token.user = User.from_db(connection.alias, user_fields, first[len(token_fields) :])
     return token, [row[-1] for row in rows if row[-1]]
+
+
+def _converted(row: tuple) -> list:
+    """The token's and user's columns of a row as the ORM reads them."""
+    values = list(row[:-1])
+    for index, converters in _token_converters():
+        expression, functions = converters
+        for function in functions:
+            values[index] = function(values[index], expression, connection)
+    return values
+
+
+@functools.cache
+def _token_converters() -> list[tuple[int, tuple[Any, list[Any]]]]:
+    """(column index, (its Col, the ORM's converters)) of the columns that
+    have any: none on PostgreSQL, the times and booleans on SQLite."""
+    columns = [
+        field.get_col(model._meta.db_table)
+        for model in (ApiToken, User)
+        for field in model._meta.concrete_fields
+    ]
+    found = []
+    for index, column in enumerate(columns):
+        functions = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if functions:
+            found.append((index, (column, functions)))
+    return found
 
 
 @functools.cache
