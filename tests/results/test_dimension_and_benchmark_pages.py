@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
@@ -137,6 +138,21 @@ def test_the_benchmark_page_says_what_it_measures_where_from_its_spread_and_how_
         page,
     )
     assert client.get("/benchmarks/no-such-thing/").status_code == 404
+
+
+def test_the_benchmark_page_claims_a_seed_article_only_for_a_benchmark_from_one(client, db):
+    """sysbench's origin is "imported tool": its page read "From the seed
+    article (imported tool)", and one cited article read "seed articles"."""
+    articles_load()
+
+    sysbench = client.get("/benchmarks/sysbench/").content.decode()
+    select_update = client.get("/benchmarks/select-update/").content.decode()
+    backup = client.get("/benchmarks/backup/").content.decode()
+
+    assert "seed article" not in sysbench
+    assert "<p>Origin: imported tool.</p>" in sysbench
+    assert re.search(r"From the seed article \(seed 004\):\s+<cite", select_update)
+    assert re.search(r"From the seed articles \(seeds 000, 001\):\s+<cite", backup)
 
 
 def test_a_hostile_hardware_name_is_text_on_the_dimension_pages(client, bob):
