@@ -56,4 +56,4 @@ def test_a_process_share_adds_its_threads_and_is_capped_at_one_core():
 
 def test_the_note_names_every_point():
     note = _engine_cpu.point_note({1: 31.04, 8: 97.5})
-    assert note.endswith("1 clients 31 %, 8 clients 98 %")
+    assert note.endswith("clients=1: 31 %, clients=8: 98 %")

@@ -77,5 +77,6 @@ def children_cpu_s() -> float | None:
 
 def point_note(by_point: dict[int, float]) -> str:
     """The per-point figures, for the run's note."""
-    shown = ", ".join(f"{clients} clients {cpu:.0f} %" for clients, cpu in by_point.items())
+    # "clients=1: 31 %", as the agent names a point elsewhere (no "1 clients")
+    shown = ", ".join(f"clients={clients}: {cpu:.0f} %" for clients, cpu in by_point.items())
     return f"load engine CPU (busiest worker process, on a CPU or waiting for one): {shown}"
