@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import uuid
 from collections.abc import Iterator
@@ -162,6 +163,16 @@ def _fresh_cache() -> None:
             client.delete(*keys)
     else:
         cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_in_process_round_just_ended() -> None:
+    """An in-process round of one test must not make the next test's first
+    one wait for a waiter (IN_PROCESS_ROUND_INTERVAL): each test starts on
+    a quiet site."""
+    from benchhub.baselines import tasks
+
+    tasks._last_in_process_round_end = -math.inf
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
 import logging
+import math
 import threading
+import time
 from contextlib import nullcontext
 
 from celery import shared_task
@@ -21,10 +23,10 @@ IN_PROCESS_RUNS = 20
 # core, not all of it; the runs marked meanwhile are applied together.
 NEXT_ROUND_SECONDS = 1.0
 # One in-process round at a time per process (each round is a write to the
-# one SQLite file), and at most one request waiting to run the next: that
-# round starts after the commits of the requests that found it waiting, so
-# it takes their marks and they return at once. Without the waiter, the
-# last uploads of a burst left their marks to a change that might not come.
+# one SQLite file), and at most one waiter for the next: that round starts
+# after the commits of the requests that found it waiting, so it takes
+# their marks and they return at once. Without the waiter, the last
+# uploads of a burst left their marks to a change that might not come.
 _in_process_round = threading.Lock()
 _next_in_process_round = threading.Lock()
 # How long the waiter waits for the running round (one bounded round; the
@@ -33,8 +35,18 @@ IN_PROCESS_WAIT_SECONDS = 30.0
 # The waiter's rounds stand for every request that returned to it: their
 # marks may be on other keys than the oldest, or more than one round's runs,
 # so it goes on while marks are left, up to this many rounds (each one key,
-# IN_PROCESS_RUNS runs); the first request to find no round running does one.
+# IN_PROCESS_RUNS runs); the first request to find no round running, the
+# interval over (IN_PROCESS_ROUND_INTERVAL), does one.
 IN_PROCESS_WAITER_ROUNDS = 4
+# A round's fixed cost (its claim, release and a dozen statements, about
+# 4 ms of the one process's CPU) was most of its work when uploads came
+# faster than rounds: a round every other upload, 1.7 runs each. So a round
+# starts no sooner than this after the last one ended, and what comes
+# meanwhile is the waiter's: one per interval, taking every run marked in
+# it. A quiet site's upload, the first in the interval, runs its round at
+# once, inside its request.
+IN_PROCESS_ROUND_INTERVAL = 0.1
+_last_in_process_round_end = -math.inf  # time.monotonic(); written under _in_process_round
 
 
 # acks_late: the task is idempotent (each round is one transaction per key,
@@ -44,35 +56,7 @@ IN_PROCESS_WAITER_ROUNDS = 4
 def baselines_refresh_task(batch: int = BATCH) -> None:
     request = baselines_refresh_task.request
     if request.is_eager:
-        rounds = 1
-        if not _in_process_round.acquire(blocking=False):
-            if not _next_in_process_round.acquire(blocking=False):
-                return  # the request waiting for the next round takes our marks
-            try:
-                if not _in_process_round.acquire(timeout=IN_PROCESS_WAIT_SECONDS):
-                    logger.warning("baselines: in-process round still running; marks kept")
-                    return
-            finally:
-                _next_in_process_round.release()
-            rounds = IN_PROCESS_WAITER_ROUNDS
-        try:
-            for _ in range(rounds):
-                # On SQLite each transaction is a turn for the one write lock
-                # (lib/sqlite): the round's claim, update and release in one
-                # take one turn of about 25 ms instead of three waits in line.
-                with transaction.atomic() if connection.vendor == "sqlite" else nullcontext():
-                    _, remaining = baselines_refresh(
-                        limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False
-                    )
-                if not remaining:
-                    break
-        except DatabaseError:
-            # SQLite busy with another request's write, say: the upload or
-            # approval is committed and must not fail now; its marks stay
-            # for the next change's round.
-            logger.warning("baselines: in-process round skipped", exc_info=True)
-        finally:
-            _in_process_round.release()
+        _in_process_rounds()
         return
     done, remaining = baselines_refresh(limit=batch, runs=RUNS_PER_ROUND)
     # Marks still unclaimed: more than a batch (next round at once), or keys
@@ -86,6 +70,88 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
             queue=queue,
             countdown=None if done >= batch else NEXT_ROUND_SECONDS,
         )
+
+
+def _in_process_rounds() -> None:
+    """The eager task's work: one bounded round now, or a waiter for the
+    next, or nothing (the waiter there is takes this request's marks)."""
+    if _take_the_round_now():
+        _run_in_process_rounds(1)
+        return
+    if not _next_in_process_round.acquire(blocking=False):
+        return  # the waiter takes our marks
+    # A thread of its own, not this request: the waiter sleeps out the
+    # interval, and a request parked for it was one uploader of eight
+    # asleep at any moment under load (benchmarks/ingest.py's embedded
+    # run: 124 uploads/s instead of 138). It does one bounded task, its
+    # rounds, and ends; not a daemon, so that a process exiting lets them
+    # finish (a tenth of a second and a round at most).
+    try:
+        threading.Thread(target=_waiter, name=WAITER_THREAD, daemon=False).start()
+    except RuntimeError:  # no thread to be had: the next change's round takes the marks
+        _next_in_process_round.release()
+        logger.warning("baselines: no thread for the next in-process round; marks kept")
+
+
+WAITER_THREAD = "baselines-waiter"
+
+
+def _waiter() -> None:
+    """The next round's waiter: up to IN_PROCESS_WAITER_ROUNDS rounds once
+    the running round has ended and the interval is over."""
+    try:
+        try:
+            if not _in_process_round.acquire(timeout=IN_PROCESS_WAIT_SECONDS):
+                logger.warning("baselines: in-process round still running; marks kept")
+                return
+            # Still the waiter while it sleeps: requests that come meanwhile
+            # return to it, and its rounds start after their commits.
+            time.sleep(_rest_of_the_interval())
+        finally:
+            _next_in_process_round.release()
+        _run_in_process_rounds(IN_PROCESS_WAITER_ROUNDS)
+    finally:
+        connection.close()  # this thread's own, which nothing else would close
+
+
+def _run_in_process_rounds(rounds: int) -> None:
+    """Up to ``rounds`` rounds while marks are left, under _in_process_round
+    (held by the caller, released here)."""
+    global _last_in_process_round_end
+    try:
+        for _ in range(rounds):
+            # On SQLite each transaction is a turn for the one write lock
+            # (lib/sqlite): the round's claim, update and release in one
+            # take one turn of about 25 ms instead of three waits in line.
+            with transaction.atomic() if connection.vendor == "sqlite" else nullcontext():
+                _, remaining = baselines_refresh(
+                    limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False
+                )
+            if not remaining:
+                break
+    except DatabaseError:
+        # SQLite busy with another request's write, say: the upload or
+        # approval is committed and must not fail now; its marks stay
+        # for the next change's round.
+        logger.warning("baselines: in-process round skipped", exc_info=True)
+    finally:
+        _last_in_process_round_end = time.monotonic()
+        _in_process_round.release()
+
+
+def _take_the_round_now() -> bool:
+    """Take the in-process round if none is running and the interval since
+    the last one is over."""
+    if not _in_process_round.acquire(blocking=False):
+        return False
+    if _rest_of_the_interval() > 0:
+        _in_process_round.release()
+        return False
+    return True
+
+
+def _rest_of_the_interval() -> float:
+    return max(0.0, _last_in_process_round_end + IN_PROCESS_ROUND_INTERVAL - time.monotonic())
 
 
 @shared_task

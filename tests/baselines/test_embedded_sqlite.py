@@ -21,6 +21,7 @@ from tests.factories import small_document
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
+import threading
 import django
 django.setup()
 from django.core.management import call_command
@@ -37,6 +38,10 @@ for value in (1000.0, 1000.0, 1300.0):
     document["runs"][0]["measurements"][1]["value"] = value
     with transaction.atomic():  # its commit runs the in-process round
         submission_create(submitter=user, document=document, status="approved")
+from benchhub.baselines.tasks import WAITER_THREAD
+for thread in threading.enumerate():  # the next round's waiter, if any: its rounds end it
+    if thread.name == WAITER_THREAD:
+        thread.join()
 baseline = Baseline.objects.get(parameters={"clients": 20})
 print(DirtyRun.objects.count(), DirtyKey.objects.count(), CountedRun.objects.count(),
       baseline.n, baseline.median, baseline.maximum)
@@ -73,6 +78,10 @@ for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
+from benchhub.baselines.tasks import WAITER_THREAD
+for thread in threading.enumerate():  # the next round's waiter, if any: its rounds end it
+    if thread.name == WAITER_THREAD:
+        thread.join()
 # No upload after the burst: its last rounds must have taken every mark.
 print(len(failures), DirtyRun.objects.count(), CountedRun.objects.count())
 """
@@ -201,7 +210,7 @@ from tests.factories import small_document
 
 call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user(username="embedded")
-with mock.patch.object(tasks, "baselines_refresh", return_value=(0, 0)):
+with mock.patch.object(tasks, "_in_process_rounds"):
     submission_create(submitter=user, document=small_document(), status="approved")
 begins = []
 
@@ -237,7 +246,7 @@ from tests.factories import example_document
 
 call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user(username="embedded")
-with mock.patch.object(tasks, "baselines_refresh", return_value=(0, 0)):
+with mock.patch.object(tasks, "_in_process_rounds"):
     for i in range(20):
         document = example_document()
         for run in document["runs"]:
@@ -349,14 +358,21 @@ def test_a_turn_is_passed_on_however_a_write_ends_and_never_waited_for_past_the_
     assert "no turn in the write queue after 1 s" in done.stderr
 
 
-def test_a_request_that_finds_a_round_running_waits_to_run_the_next_unless_one_already_waits(
+def join_waiters() -> None:
+    for thread in threading.enumerate():
+        if thread.name == tasks.WAITER_THREAD:
+            thread.join(timeout=60)
+
+
+def test_a_request_that_finds_a_round_running_has_a_waiter_run_the_next_unless_one_already_waits(
     monkeypatch,
 ):
     # In-process (eager) rounds, one at a time: the first request to find
-    # one running runs the next one after it, which starts after the
-    # commits of those that came meanwhile and so takes their marks; they
-    # return at once. Before, all of them returned, and the marks of a
-    # burst's last uploads stayed for a change that might not come.
+    # one running starts a waiter, which runs the next one after it; that
+    # round starts after the commits of those that came meanwhile and so
+    # takes their marks; they return at once. Before, all of them returned,
+    # and the marks of a burst's last uploads stayed for a change that
+    # might not come.
     rounds = []
     first_started, first_may_end = threading.Event(), threading.Event()
 
@@ -373,18 +389,72 @@ def test_a_request_that_finds_a_round_running_waits_to_run_the_next_unless_one_a
     assert first_started.wait(timeout=60)
     second = threading.Thread(target=tasks.baselines_refresh_task.apply, name="second")
     second.start()
-    for _ in range(1000):
-        if tasks._next_in_process_round.locked():
-            break
-        time.sleep(0.01)
-    tasks.baselines_refresh_task.apply()  # a third finds the second waiting
+    second.join(timeout=60)  # returned: its waiter waits
+    assert tasks._next_in_process_round.locked()
+    tasks.baselines_refresh_task.apply()  # a third finds the waiter there
     third_returned_with = list(rounds)
     first_may_end.set()
     first.join(timeout=60)
-    second.join(timeout=60)
+    join_waiters()
 
     assert third_returned_with == ["first"]
-    assert rounds == ["first", "second"]
+    assert rounds == ["first", tasks.WAITER_THREAD]
+
+
+def test_a_change_soon_after_a_round_leaves_the_next_to_a_waiter_after_the_interval(
+    monkeypatch,
+):
+    # A round's fixed cost is shared: within IN_PROCESS_ROUND_INTERVAL of
+    # the last round no request runs one; the first starts a waiter, which
+    # runs one round for all of them once the interval is over, and none of
+    # them waits for it.
+    rounds = []
+
+    def round_(**kwargs) -> tuple[int, int]:
+        rounds.append((threading.current_thread().name, time.monotonic()))
+        return 1, 0
+
+    monkeypatch.setattr(tasks, "baselines_refresh", round_)
+    last_round_end = time.monotonic()
+    monkeypatch.setattr(tasks, "_last_in_process_round_end", last_round_end)
+    returned_after = []
+    for _ in range(3):
+        started = time.monotonic()
+        tasks.baselines_refresh_task.apply()
+        returned_after.append(time.monotonic() - started)
+    rounds_by_then = list(rounds)
+    join_waiters()
+
+    assert rounds_by_then == []
+    assert max(returned_after) < tasks.IN_PROCESS_ROUND_INTERVAL / 2
+    assert [name for name, _ in rounds] == [tasks.WAITER_THREAD]
+    assert rounds[0][1] - last_round_end >= tasks.IN_PROCESS_ROUND_INTERVAL
+    assert not tasks._in_process_round.locked()
+    assert not tasks._next_in_process_round.locked()
+
+
+def test_on_a_quiet_site_a_change_runs_its_round_at_once_and_the_next_one_soon_after_waits(
+    monkeypatch,
+):
+    rounds = []
+    monkeypatch.setattr(
+        tasks,
+        "baselines_refresh",
+        lambda **kwargs: rounds.append(threading.current_thread().name) or (1, 0),
+    )
+    monkeypatch.setattr(
+        tasks, "_last_in_process_round_end", time.monotonic() - tasks.IN_PROCESS_ROUND_INTERVAL
+    )
+
+    tasks.baselines_refresh_task.apply()
+    at_once = list(rounds)
+    tasks.baselines_refresh_task.apply()  # within the interval of that round
+    rounds_by_then = list(rounds)
+    join_waiters()
+
+    assert at_once == [threading.current_thread().name]
+    assert rounds_by_then == at_once
+    assert rounds == [*at_once, tasks.WAITER_THREAD]
 
 
 def test_an_in_process_round_takes_one_turn_for_the_write_lock(tmp_path):
@@ -440,6 +510,7 @@ def test_the_waiters_rounds_take_the_marks_of_every_request_that_returned_to_it(
         tasks._in_process_round.release()  # the running round ends
         released = True
         second.join(timeout=60)
+        join_waiters()
     finally:
         if not released:
             tasks._in_process_round.release()
