@@ -66,6 +66,9 @@ PRESETS = [
             ("x", "config_profile"),
             ("series", "filesystem"),
             ("param.operation", "TOTALS"),
+            # the article's UFS and ZFS columns; its UFS with softupdates
+            # (my-innodb-heavy-4G.cnf only) would pool into that UFS cell
+            ("mount_options", "(none)"),
         ),
     ),
     Preset(

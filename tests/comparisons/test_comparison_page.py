@@ -12,6 +12,7 @@ from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
+from tests.imports.test_seed_articles import SQL_BENCH_DOC, effective_environment, load
 
 PAGE = "/compare/"
 HTMX = {"HX-Request": "true"}
@@ -294,6 +295,61 @@ def test_the_seed_003_preset_is_relative_to_the_raw_device(client, db):
     relative = {s["label"]: s["points"][0]["relative"] for s in body["series"]}
     assert relative["raw"] == 100.0
     assert relative["ext4"] == pytest.approx(108.84)
+
+
+def test_the_seed_002_preset_shows_the_articles_ufs_column_not_pooled_with_softupdates(client, db):
+    """The article has UFS, UFS with softupdates and ZFS for my-innodb-heavy-4G.cnf;
+    series by filesystem pooled the two UFS runs into a median of both (142.5 s,
+    a number the article does not print). The preset keeps runs without mount
+    options, as the article's UFS/ZFS columns are: one run a cell, its TOTALS."""
+    articles_load()
+    document = load(SQL_BENCH_DOC)
+    totals = {}
+    for run in document["runs"]:
+        environment = effective_environment(document, run)
+        storage = environment["storage"]
+        profile = environment["database"]["config_profile"]
+        key = (profile, storage["filesystem"], bool(storage.get("mount_options")))
+        (value,) = (
+            m["value"] for m in run["measurements"] if m["parameters"]["operation"] == "TOTALS"
+        )
+        totals[key] = value
+    innodb = "my-innodb-heavy-4G.cnf"
+    assert totals[innodb, "ufs", False] != totals[innodb, "ufs", True]  # the case at hand
+    preset = next(p for p in PRESETS if p.title.startswith("sql-bench TOTALS by my.cnf"))
+
+    body = client.get(f"/api/v1/comparisons/?{preset.query}").json()
+
+    cells = {
+        (point["x"], series["label"]): point
+        for series in body["series"]
+        for point in series["points"]
+    }
+    assert cells[innodb, "ufs"]["n"] == 1
+    assert cells[innodb, "ufs"]["value"] == totals[innodb, "ufs", False]
+    assert len(cells) == 8  # 4 profiles x UFS/ZFS, as the article's table less ufs+su
+    for (profile, filesystem), point in cells.items():
+        assert point["value"] == totals[profile, filesystem, False], (profile, filesystem)
+
+
+def test_runs_without_mount_options_are_a_filter_and_a_reference(client, bob):
+    for options, value in (("", 100.0), ("noatime", 130.0), ("", 104.0), ("noatime,sync", 90.0)):
+        storage = {"filesystem": "ext4", "mount_options": options}
+        store(bob, sweep_document({1: value}, storage=storage))
+    query = "benchmark=select-update&metric=throughput&x=param.clients"
+
+    filtered = client.get(f"/api/v1/comparisons/?{query}&series=filesystem&mount_options=(none)")
+    by_options = client.get(
+        f"/api/v1/comparisons/?{query}&series=mount_options&reference=%28none%29"
+    )
+
+    (ext4,) = filtered.json()["series"]
+    assert (ext4["points"][0]["n"], ext4["points"][0]["value"]) == (2, 102.0)
+    series = {s["label"]: s["points"][0] for s in by_options.json()["series"]}
+    assert series[""]["relative"] == 100.0
+    assert series["noatime"]["relative"] == pytest.approx(100 * 130 / 102)
+    listed = client.get("/api/v1/measurements/?benchmark=select-update&mount_option=(none)")
+    assert sorted(m["value"] for m in listed.json()["results"]) == [100.0, 104.0]
 
 
 def test_a_metric_that_does_not_add_up_has_no_totals_column(client, db):

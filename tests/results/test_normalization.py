@@ -156,6 +156,9 @@ def test_filesystems_use_one_vocabulary(raw, canonical):
         ("NOATIME", "noatime"),
         ("", ""),
         (None, ""),
+        # the pages' spelling of the empty set
+        ("(None)", ""),
+        (" (none) ,noatime", "noatime"),
     ],
 )
 def test_mount_options_are_a_sorted_set(raw, canonical):

@@ -33,15 +33,21 @@ def normalize_filesystem(raw: str | None) -> str:
     return _FILESYSTEM_ALIASES.get(text, text)
 
 
+NO_OPTIONS = "(none)"
+
+
 def normalize_mount_options(raw: str | list[str] | None) -> str:
-    """A sorted, de-duplicated, comma-joined set: 'noatime,rw,sync'."""
+    """A sorted, de-duplicated, comma-joined set: 'noatime,rw,sync'.
+    "(none)", as the pages print the empty set, is no option: the filter
+    ``mount_options=(none)`` finds the runs mounted without any, and a
+    series of them is ``reference=(none)``."""
     if raw is None:
         return ""
     items = raw.split(",") if isinstance(raw, str) else raw
     options = set()
     for item in items:
         option = re.sub(r"\s+", " ", item.strip().lower())
-        if option:
+        if option and option != NO_OPTIONS:
             options.add(_OPTION_ALIASES.get(option, option))
     return ",".join(sorted(options))
 
