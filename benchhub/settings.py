@@ -64,6 +64,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # before staticfiles: its runserver, extended (answers sent at once)
+    "benchhub.devserver",
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",

@@ -651,6 +651,11 @@ def run(args: argparse.Namespace) -> int:
         queued = queue_length(args.redis_url) if args.tasks != "eager" else 0
     finally:
         if server is not None:
+            if args.tasks == "eager":
+                # The in-process waiter's last rounds (benchhub/baselines/tasks.py:
+                # at most an interval late, then up to four rounds) take the
+                # burst's last marks, as in a server that keeps running.
+                time.sleep(1.0)
             stop_process(server)
         if celery is not None:
             # What the worker reached by the end of the window, then a few
