@@ -60,7 +60,7 @@ def test_every_committed_increment_is_in_the_table_under_for_update(dsn):
     # Each point's busiest worker process in the note, the busiest point as the run's field
     # (threads on MariaDB, the event loop or the direct path on PostgreSQL).
     (note,) = [n for n in result.notes if n.startswith("load engine CPU")]
-    per_point = dict(re.findall(r"(\d+) clients (\d+) %", note))
+    per_point = dict(re.findall(r"clients=(\d+): (\d+) %", note))
     assert set(per_point) == {"1", "4"}
     assert 0 < result.load_engine_cpu <= 100
     assert round(result.load_engine_cpu) == max(int(v) for v in per_point.values())

@@ -102,7 +102,7 @@ def test_agent_engine_on_postgresql_keeps_the_tpcb_invariant():
 def assert_engine_cpu_recorded(result: tpcb.BenchmarkResult, clients: list[int]) -> None:
     """Each point's busiest worker in the note, the busiest point in the run's field."""
     (note,) = [n for n in result.notes if n.startswith("load engine CPU")]
-    per_point = dict(re.findall(r"(\d+) clients (\d+) %", note))
+    per_point = dict(re.findall(r"clients=(\d+): (\d+) %", note))
     assert sorted(int(n) for n in per_point) == sorted(clients)
     assert 0 < result.load_engine_cpu <= 100
     assert round(result.load_engine_cpu) == max(int(v) for v in per_point.values())
