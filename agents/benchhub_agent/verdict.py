@@ -20,9 +20,9 @@ its value at this point and the samples of its repetitions.
   the two-sided bootstrap share on the other side of 1, or Welch's t
   test's of the same samples where that is larger (a bootstrap of three
   repetitions against three, where nothing differs, said p < 0.05 16 % of
-  the time). Sides
-  without a repeated run go to the U test whatever their size (the
-  server's text says why: a bootstrap of two values a side is no test).
+  the time). Sides without a repeated run go to the U test whatever their
+  size (the server's text says why: a bootstrap of two values a side is no
+  test).
 - A side that is a single unrepeated value: ``insufficient data``, never a
   winner.
 

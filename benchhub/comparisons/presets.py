@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from benchhub.results.normalization.storage import NO_OPTIONS
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -68,7 +70,7 @@ PRESETS = [
             ("param.operation", "TOTALS"),
             # the article's UFS and ZFS columns; its UFS with softupdates
             # (my-innodb-heavy-4G.cnf only) would pool into that UFS cell
-            ("mount_options", "(none)"),
+            ("mount_options", NO_OPTIONS),
         ),
     ),
     Preset(

@@ -14,10 +14,10 @@ its value at this point and the samples of its repetitions.
   the two-sided bootstrap share on the other side of 1, or Welch's t
   test's of the same samples where that is larger (a bootstrap of three
   repetitions against three, where nothing differs, said p < 0.05 16 % of
-  the time). Without a single
-  repeated run there is nothing to resample but the runs' own values, two
-  or three of them a side, whose bootstrap put every resample on one side
-  of 1 and called two runs against two a winner at p = 0.0005: those are
+  the time). Without a single repeated run there is nothing to resample but
+  the runs' own values, two or three of them a side, whose bootstrap put
+  every resample on one side of 1 and called two runs against two a winner
+  at p = 0.0005: those are
   judged by the U test too, whose exact p (1/3 for two runs a side) says
   what so few runs can show.
 - A side that is a single unrepeated value: ``insufficient data``, never a

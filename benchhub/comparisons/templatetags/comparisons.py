@@ -32,7 +32,8 @@ def figure(value: Any) -> str:
 @register.filter
 def shown(value: Any) -> str:
     """An axis or series value as the chart labels it: the empty text (no
-    mount options, say) as "(none)"."""
+    mount options, say) as "(none)", which a mount options filter reads
+    back as the empty set (``normalization.storage.NO_OPTIONS``)."""
     return "(none)" if value is None or value == "" else str(value)
 
 
