@@ -31,6 +31,20 @@ def test_the_queue_lists_waiting_submissions_oldest_first_with_evidence(maud, al
     assert 'class="outlier"' in page
 
 
+def test_the_evidence_shows_the_baseline_median_at_the_digits_it_holds(maud, alice, bob):
+    """The median of 1000.1 and 1001.2 counted at 4 significant digits is
+    1000.5: "1000.50" was two digits more than the baseline holds."""
+    for value in (1000.1, 1001.2):
+        upload(bob, value, status=Submission.Status.APPROVED)
+    upload(alice, 1500.0)
+    baselines_refresh()
+
+    page = web(maud).get("/moderation/").content.decode()
+
+    assert '<td class="num">≈1000</td>' in page
+    assert "1000.5" not in page
+
+
 def test_the_evidence_says_it_is_a_few_of_the_measurements(maud, alice, bob):
     """A sweep of 8 points shows 5: the caption says so, and where the others
     are; the submitter's own page says the same. Two measurements are all there is."""

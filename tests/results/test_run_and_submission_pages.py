@@ -37,6 +37,12 @@ def environment_cell(page: str, label: str) -> str:
     return " ".join(re.sub(r"<[^>]+>", "", shown).split())
 
 
+def headline_of(page: str) -> str:
+    """The paragraph that says where the run stands."""
+    headline = page[page.index('id="headline-standing"') :]
+    return headline[: headline.index("</p>")]
+
+
 def with_throughput_at_20(value: float, **environment) -> dict:
     document = small_document(**environment)
     document["runs"][0]["measurements"][1]["value"] = value
@@ -122,8 +128,7 @@ def test_the_chart_data_is_the_run_sweep_by_clients(client, bob):
 def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ranked_run):
     page = client.get(f"/runs/{ranked_run.pk}/").content.decode()
 
-    headline = page[page.index('id="headline-standing"') :]
-    headline = headline[: headline.index("</p>")]
+    headline = headline_of(page)
     # 1300 does better than 1000, 1100 and 1200 of the 4 others (its own
     # value, in the baseline, is not a tie it half beats: not 70 %)
     assert "throughput at clients=20: 1300 tx/s" in headline
@@ -133,6 +138,23 @@ def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ra
     table = page[page.index('id="measurements"') :]
     assert "75% of 4 others" in table
     assert 'class="distribution"' in page
+
+
+def test_the_baseline_figures_show_the_digits_the_baseline_holds(client, bob):
+    """The baseline counts values at 4 significant digits: its median of
+    2650.1 and 2651.2 is 2650.5, the mean of buckets 2650 and 2651, where
+    /compare/ says 2650.65. The page showed "2650.5" (and "2650.500" to a
+    screen reader): digits it does not hold. It says "≈2650" instead."""
+    runs = [run_of(store(bob, with_throughput_at_20(v))) for v in (2600, 2650.1, 2651.2, 2700)]
+    baselines_refresh()
+
+    page = client.get(f"/runs/{runs[-1].pk}/").content.decode()
+
+    headline = headline_of(page)
+    assert "(median ≈2650, middle half ≈2638\u2013≈2663 tx/s" in headline
+    assert "from ≈2600 to ≈2700 tx/s, median ≈2650;" in page
+    assert "≈: the comparable results are counted at 4 significant digits" in page
+    assert "2650.5" not in page
 
 
 def test_a_point_spelt_as_a_float_is_ranked_among_the_same_point(client, bob):
@@ -170,8 +192,7 @@ def test_a_pending_run_is_ranked_against_the_one_approved_result_of_its_key(clie
     client.force_login(bob)
 
     page = client.get(f"/runs/{pending.pk}/").content.decode()
-    headline = page[page.index('id="headline-standing"') :]
-    headline = headline[: headline.index("</p>")]
+    headline = headline_of(page)
     assert "n=1" in headline
     assert "nothing to rank it against" not in page
     # its rows too: ranked against that one, none of them "the only one"

@@ -11,6 +11,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from benchhub.baselines.histogram import bucket_of
 from benchhub.comparisons.exports import relative_rounded
 from benchhub.comparisons.verdicts import Verdict
 
@@ -27,6 +28,19 @@ def figure(value: Any) -> str:
     if abs(value) >= 100_000:
         return f"{value:.0f}"
     return f"{value:.6g}"
+
+
+@register.filter
+def baseline_figure(value: Any) -> str:
+    """A baseline's statistic (median, quartile, min, max) at the precision
+    it has: the baseline counts values at their rounding to 4 significant
+    digits (histogram.bucket_of), so its median 2650.5 (the mean of two
+    buckets) may stand for an exact 2650.65. It reads "≈2650": the digits
+    it holds, and the "≈" the site marks approximate figures with."""
+    rounded = bucket_of(value) if isinstance(value, (int, float)) else None
+    if rounded is None or isinstance(value, bool):
+        return figure(value)
+    return "≈" + figure(rounded)
 
 
 @register.filter
