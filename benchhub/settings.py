@@ -200,9 +200,12 @@ STORAGES = {
 # default); with it set, they go to Redis and a worker runs them. Both
 # readers of it know redis:// and rediss:// only: a misspelt scheme failed
 # the first request that counted a rate (500), and the worker at its start
-# with "No such transport", naming no variable.
+# with "No such transport", naming no variable. In-process, Celery still
+# takes a producer from the broker's pool for every task: a memory:// URL
+# without a host had kombu log a WARNING ("No hostname was supplied") on each
+# upload of `make run`, a newcomer's first sight of a working site.
 REDIS_URL = envurl("REDIS_URL", "", schemes=("redis", "rediss"))
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -74,3 +74,28 @@ def test_an_upload_on_the_embedded_default_stores_the_rows_the_orm_would(tmp_pat
 
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["True", "True", "True", "True", "54", "True"], done.stdout
+
+
+QUIET_UPLOAD = """
+import django
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from benchhub.results import services
+from tests.factories import example_document
+
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user(username="embedded")
+services.submission_create(submitter=user, document=example_document())
+print("stored")
+"""
+
+
+def test_an_upload_on_the_embedded_default_logs_no_warning(tmp_path):
+    # The in-process tasks of an upload take a producer from the memory
+    # broker's pool; with no host in its URL, kombu warned on each upload.
+    done = run_embedded(tmp_path, QUIET_UPLOAD)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["stored"], done.stdout
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]
