@@ -32,6 +32,7 @@ from benchhub.comparisons.verdicts import (
     verdict,
 )
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
+from benchhub.results.normalization.storage import NO_OPTIONS
 
 # (series value, x value, value, approximate, run id, measurement id, run noise flags)
 Row = tuple[Any, Any, float, bool, int, int, str]
@@ -186,6 +187,18 @@ def _label(value: Any) -> str:
     return str(value)
 
 
+# How the pages, the chart and the messages show an empty value of any axis
+# (no filesystem given, no mount options, a parameter's empty text): the
+# spelling the mount options filter reads as the empty set, and which
+# ``reference=`` reads as the empty value of whatever the series are.
+EMPTY_SHOWN = NO_OPTIONS
+
+
+def label_shown(value: Any) -> str:
+    """A series label or x value as people read it: the empty one as EMPTY_SHOWN."""
+    return EMPTY_SHOWN if value is None or value == "" else str(value)
+
+
 _DIGITS = re.compile(r"([0-9]+)")  # ASCII: int() of "²" or "①" would raise
 
 
@@ -203,7 +216,10 @@ def order_key(value: Any) -> tuple:
 
 def reference_label(axis: Axis, reference: str) -> str:
     """The reference as a series label: normalized like the filters
-    (reference=UFS2 finds "ufs"), parameters' numbers as numbers ("20.0" → "20")."""
+    (reference=UFS2 finds "ufs"), parameters' numbers as numbers ("20.0" → "20"),
+    and the pages' "(none)" (EMPTY_SHOWN) the empty value of any axis."""
+    if reference.lower() == EMPTY_SHOWN:
+        return ""
     if axis.name in NORMALIZERS:
         reference = NORMALIZERS[axis.name](reference)
     if axis.is_parameter:  # typed by a user, read as a filter reads it
@@ -354,8 +370,9 @@ def comparison_aggregate(
         gaps = [x for x in x_values if not reference_medians.get(x)]
         if gaps:
             notes.append(
-                f"{series_axis.title} = {reference} has no value (or 0) at "
-                f"{x_axis.title} = {', '.join(map(_label, gaps))}: relative values there are null."
+                f"{series_axis.title} = {label_shown(reference)} has no value (or 0) at "
+                f"{x_axis.title} = {', '.join(map(label_shown, gaps))}: relative values there "
+                "are null."
             )
 
     series = []
@@ -379,8 +396,9 @@ def comparison_aggregate(
         series.append(Series(label, points))
     if beyond:
         notes.append(
-            f"{x_axis.title} = {', '.join(map(_label, beyond))}: a value's ratio to "
-            f"{reference} is beyond what a double holds; relative values there are null."
+            f"{x_axis.title} = {', '.join(map(label_shown, beyond))}: a value's ratio to "
+            f"{label_shown(reference)} is beyond what a double holds; relative values there "
+            "are null."
         )
     return Comparison(
         query=query,
@@ -395,8 +413,10 @@ def comparison_aggregate(
 
 
 def _reference_missing(wanted: str, axis: Axis, labels: list[str]) -> str:
-    shown = ", ".join(labels[:20]) + (" …" if len(labels) > 20 else "")
-    return f"{wanted!r} is not a {axis.title} value of these results (they have: {shown})"
+    shown = ", ".join(map(label_shown, labels[:20])) + (" …" if len(labels) > 20 else "")
+    return (
+        f"{label_shown(wanted)!r} is not a {axis.title} value of these results (they have: {shown})"
+    )
 
 
 def verdict_reference(comparison: Comparison) -> str | None:

@@ -219,7 +219,10 @@ COMPARISON_PARAMETERS = [
     OpenApiParameter(
         "reference",
         str,
-        description="a series value whose value at each x is 100; every point gets its relative",
+        description=(
+            "a series value whose value at each x is 100; every point gets its relative. "
+            "(none), as the pages show an empty value, is the series of runs that gave none"
+        ),
     ),
     OpenApiParameter(
         "minimum_effect",

@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_htmx.http import push_url
 
-from benchhub.comparisons.aggregation import Comparison, Point
+from benchhub.comparisons.aggregation import Comparison, Point, label_shown
 from benchhub.comparisons.apis import comparison_as_data
 from benchhub.comparisons.presets import PRESETS
 from benchhub.comparisons.query import (
@@ -261,9 +261,12 @@ def _reference_choices(
     """The reference select's values (the series labels) and the selected
     one. Like x and series, a reference the comparison could not check (an
     error elsewhere) stays selectable, so the next change keeps it."""
-    labels = [s.label for s in comparison.series if s.label] if comparison is not None else []
-    selected = comparison.reference if comparison is not None else _first(params, "reference")
-    if selected and selected not in labels:
+    labels = [s.label for s in comparison.series] if comparison is not None else []
+    if comparison is not None:
+        selected = comparison.reference
+    else:
+        selected = _first(params, "reference") or None
+    if selected is not None and selected not in labels:
         labels.append(selected)
     return labels, selected
 
@@ -287,7 +290,7 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
         metric.direction, ""
     )
     if comparison.reference is not None and query.series is not None:
-        y_title = f"{metric.name}, % of {query.series.title} = {comparison.reference}"
+        y_title = f"{metric.name}, % of {query.series.title} = {label_shown(comparison.reference)}"
     else:
         y_title = f"{metric.name} ({metric.unit}){better}"
     title = f"{query.benchmark}: {metric.name} by {query.x.title}"

@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import sweep_document
+from tests.factories import example_document, sweep_document
 
 URL = "/api/v1/comparisons/"
 THROUGHPUT = {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"}
@@ -214,6 +214,94 @@ def test_a_filter_no_stored_number_can_match_is_an_empty_comparison(
         body = response.json()
         assert (body["x_values"], body["series"]) == ([], [])
         assert body["notes"] == ["No measurement you may see matches this comparison."]
+
+
+def without(section: str, field: str, **values) -> dict:
+    """The example's environment ``section`` without ``field`` (stored
+    empty), or with it set to ``values[field]``."""
+    content = dict(example_document()["environment"][section])
+    content.pop(field)
+    return {section: content | values}
+
+
+@pytest.mark.parametrize(
+    ("axis", "section", "field", "other"),
+    [
+        ("filesystem", "storage", "filesystem", "xfs"),
+        ("mount_options", "storage", "mount_options", "noatime"),
+        ("io_scheduler", "storage", "io_scheduler", "kyber"),
+        ("raid", "storage", "raid", "raid1"),
+        ("device_model", "storage", "device_model", "WD Red"),
+        ("os_version", "os", "version", "13"),
+        ("kernel", "os", "kernel", "6.12"),
+        ("config_profile", "database", "config_profile", "my-huge.cnf"),
+        ("driver", "client", "driver", "asyncpg"),
+        ("load_engine", "client", "load_engine", "pgbench"),
+        ("virtualization", "hardware", "virtualization", "kvm"),
+    ],
+)
+def test_the_empty_value_as_the_pages_show_it_is_a_reference_on_every_axis(
+    anonymous_api, bob, axis, section, field, other
+):
+    """reference=(none) found the runs without mount options only: a series
+    of runs that gave no filesystem (or driver, …), which the page and the
+    chart label "(none)", could not be the reference under that name, and
+    the 400 listed its value as a blank."""
+    store(bob, sweep_document({1: 100.0}, **without(section, field)))
+    store(bob, sweep_document({1: 130.0}, **without(section, field, **{field: other})))
+
+    response = anonymous_api.get(URL, {**THROUGHPUT, "series": axis, "reference": "(none)"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["reference"] == ""
+    assert body["series"][0]["label"] == ""  # the reference first
+    assert points(body, "")[1]["relative"] == 100.0
+    (others,) = [s for s in body["series"] if s["label"] != ""]
+    assert others["points"][0]["relative"] == pytest.approx(130.0)
+
+
+def test_an_empty_text_parameter_is_a_reference_spelt_none(anonymous_api, bob):
+    for mode, value in (("", 100.0), ("fast", 150.0)):
+        document = sweep_document({1: value})
+        document["runs"][0]["measurements"][0]["parameters"]["mode"] = mode
+        store(bob, document)
+
+    response = anonymous_api.get(URL, {**THROUGHPUT, "series": "param.mode", "reference": "(none)"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert [s["label"] for s in body["series"]] == ["", "fast"]
+    assert points(body, "fast")[1]["relative"] == 150.0
+
+
+def test_a_reference_no_series_has_is_a_400_naming_the_values_as_the_page_shows_them(
+    anonymous_api, bob
+):
+    store(bob, sweep_document({1: 100.0}, **without("storage", "filesystem")))
+    store(bob, sweep_document({1: 100.0}, storage=XFS))
+
+    missing = anonymous_api.get(URL, {**THROUGHPUT, "series": "filesystem", "reference": "zfs"})
+    expected = "'zfs' is not a filesystem value of these results (they have: (none), xfs)"
+
+    assert missing.status_code == 400
+    assert missing.json()["error"]["message"] == f"reference: {expected}"
+
+
+def test_none_is_a_400_where_no_series_is_empty(anonymous_api, bob):
+    """cores and threads are numbers or unknown, never empty: a run that
+    gives none is left out of a series by them, so "(none)" names no series."""
+    store(bob, sweep_document({1: 100.0}, storage=XFS))
+    store(bob, sweep_document({1: 100.0}))
+
+    for axis, has in (("filesystem", "ext4, xfs"), ("cores", "8")):
+        response = anonymous_api.get(URL, {**THROUGHPUT, "series": axis, "reference": "(none)"})
+
+        assert response.status_code == 400, response.content
+        message = response.json()["error"]["message"]
+        assert message == (
+            f"reference: '(none)' is not a {axis} value of these results (they have: {has})"
+        )
 
 
 @pytest.mark.parametrize(

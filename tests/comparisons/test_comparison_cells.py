@@ -29,7 +29,7 @@ def format_html_cell(point: Any, reference: Any, unit: str) -> SafeString:
     """The tag as it was, one format_html per part: the oracle."""
     if not point:
         return MISSING
-    if reference:
+    if reference is not None:
         value = format_html(
             '<span class="value">{}</span> <span class="absolute">{}&nbsp;{}</span>',
             figure(point.relative),

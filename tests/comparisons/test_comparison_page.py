@@ -352,6 +352,30 @@ def test_runs_without_mount_options_are_a_filter_and_a_reference(client, bob):
     assert sorted(m["value"] for m in listed.json()["results"]) == [100.0, 104.0]
 
 
+def test_the_page_offers_and_draws_the_empty_series_as_the_reference_none(client, bob):
+    """Runs that gave no filesystem are the series "(none)": the reference
+    select left it out, and with reference=(none) (the empty mount options,
+    which worked) the table showed absolute values under a caption that said
+    so, while the chart drew them relative: the reference was "", falsy."""
+    store(bob, sweep_document({1: 100.0}, storage={"kind": "ssd"}))
+    store(bob, sweep_document({1: 130.0}, storage={"kind": "ssd", "filesystem": "xfs"}))
+    query = "benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+
+    absolute = client.get(f"{PAGE}?{query}").content.decode()
+    page = client.get(f"{PAGE}?{query}&reference=%28none%29").content.decode()
+
+    select = absolute[absolute.index('id="cmp-reference"') :]
+    assert '<option value="(none)">(none)</option>' in select[: select.index("</select>")]
+    select = page[page.index('id="cmp-reference"') :]
+    assert '<option value="(none)" selected>(none)</option>' in select[: select.index("</select>")]
+    table = page[page.index('id="comparison-table"') :]
+    assert "throughput relative to filesystem = (none) (= 100)" in table
+    assert '(none) <span class="ref">reference</span>' in table
+    assert '<span class="value">130</span> <span class="absolute">130&nbsp;tx/s</span>' in table
+    labels = json.loads(re.search(r'id="comparison-labels"[^>]*>(.*?)</script>', page).group(1))
+    assert labels["y"] == "throughput, % of filesystem = (none)"
+
+
 def test_a_metric_that_does_not_add_up_has_no_totals_column(client, db):
     """Seed 003's TPC-B relative to the raw device (%), by filesystem: the
     combined scores had a TOTALS (%) column of dashes beside the geometric mean."""

@@ -12,6 +12,7 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from benchhub.baselines.histogram import bucket_of
+from benchhub.comparisons.aggregation import label_shown
 from benchhub.comparisons.exports import relative_rounded
 from benchhub.comparisons.verdicts import Verdict
 
@@ -46,9 +47,9 @@ def baseline_figure(value: Any) -> str:
 @register.filter
 def shown(value: Any) -> str:
     """An axis or series value as the chart labels it: the empty text (no
-    mount options, say) as "(none)", which a mount options filter reads
-    back as the empty set (``normalization.storage.NO_OPTIONS``)."""
-    return "(none)" if value is None or value == "" else str(value)
+    mount options, no filesystem given) as "(none)", which ``reference=``
+    reads back as that empty value (``aggregation.EMPTY_SHOWN``)."""
+    return label_shown(value)
 
 
 @register.filter
@@ -141,7 +142,7 @@ def _cell_html(point: Any, reference: Any, unit: str) -> str:
     html.escape, as Django's escape (and so format_html) does."""
     if not point:
         return _MISSING
-    if reference:
+    if reference is not None:  # "" too: the empty mount options, say
         html_text = (
             f'<span class="value">{_figure_html(relative_rounded(point.relative))}</span> '
             f'<span class="absolute">{_figure_html(point.value)}&nbsp;{unit}</span>'
