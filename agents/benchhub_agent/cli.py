@@ -10,7 +10,8 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from . import __version__, errors
 from .benchmarks import Discovered, discover_benchmarks
@@ -73,16 +74,51 @@ def add_send_options(parser: argparse.ArgumentParser) -> None:
     add_server_options(parser)
 
 
-def add_common_run_options(parser: argparse.ArgumentParser) -> None:
+# The load options of `run`: each benchmark names those it applies (its
+# LOAD_OPTIONS). The others are refused by name: sql-bench given --clients 8
+# ran one client, said nothing, and recorded "--clients 8" in the command
+# that is to reproduce the run.
+LOAD_OPTIONS: dict[str, dict[str, Any]] = {
+    "clients": {"type": int_list, "help": "concurrent clients, e.g. 1,2,4,8"},
+    "transactions": {"type": positive_int, "help": "transactions in total"},
+    "duration": {"type": positive_float, "help": "seconds to measure (time-based)"},
+    "warmup": {"type": float, "help": "seconds of warm-up before measuring"},
+    "pin": {
+        "choices": PLACEMENTS,
+        "help": "pin the load to the server's core or to other cores",
+    },
+}
+
+
+class NotApplicable(argparse.Action):
+    """A load option the benchmark does not apply: a usage error naming it."""
+
+    def __init__(self, *args: Any, benchmark: str, takes: Collection[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.benchmark, self.takes = benchmark, takes
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        taken = ", ".join(f"--{name}" for name in LOAD_OPTIONS if name in self.takes)
+        its = f"its load options: {taken}" if taken else "it takes no load options"
+        parser.error(f"{option_string} does not apply to {self.benchmark} ({its})")
+
+
+def add_common_run_options(
+    parser: argparse.ArgumentParser, benchmark: str, takes: Collection[str]
+) -> None:
     parser.add_argument("--dsn", required=True, help="database URL, e.g. postgresql:///bench")
-    parser.add_argument("--clients", type=int_list, help="concurrent clients, e.g. 1,2,4,8")
-    parser.add_argument("--transactions", type=positive_int, help="transactions in total")
-    parser.add_argument("--duration", type=positive_float, help="seconds to measure (time-based)")
-    parser.add_argument("--warmup", type=float, help="seconds of warm-up before measuring")
+    for name, spec in LOAD_OPTIONS.items():
+        if name in takes:
+            parser.add_argument(f"--{name}", **spec)
+        else:
+            parser.add_argument(
+                f"--{name}",
+                action=NotApplicable,
+                benchmark=benchmark,
+                takes=takes,
+                help=argparse.SUPPRESS,
+            )
     parser.add_argument("--repeat", type=positive_int, default=3, help="repetitions (default 3)")
-    parser.add_argument(
-        "--pin", choices=PLACEMENTS, help="pin the load to the server's core or to other cores"
-    )
     parser.add_argument(
         "--keep",
         action="store_true",
@@ -143,7 +179,8 @@ def commands_for_run(run: argparse.ArgumentParser, benchmarks: dict[str, Discove
     for name, found in benchmarks.items():
         doc = (found.module.__doc__ or "").strip().splitlines() if found.module else []
         sub = per_benchmark.add_parser(name, help=doc[0] if doc else found.error)
-        add_common_run_options(sub)
+        takes = getattr(found.module, "LOAD_OPTIONS", LOAD_OPTIONS)
+        add_common_run_options(sub, name, takes)
         if found.module is not None:
             found.module.add_arguments(sub)
     return list(benchmarks)

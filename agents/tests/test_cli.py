@@ -198,6 +198,31 @@ def test_a_benchmark_refuses_an_engine_it_does_not_run_on(outbox_dir):
     assert "not on firebird" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["sql-bench", "--clients", "8"],
+         "--clients does not apply to sql-bench (it takes no load options)"),
+        (["external-sort", "--duration", "5"],
+         "--duration does not apply to external-sort (it takes no load options)"),
+        (["tpcb", "--transactions", "100"],
+         "--transactions does not apply to tpcb "
+         "(its load options: --clients, --duration, --warmup)"),
+        (["backup", "--warmup", "0"],
+         "--warmup does not apply to backup (its load options: --pin)"),
+    ],
+)  # fmt: skip
+def test_a_load_option_the_benchmark_does_not_apply_is_refused_by_name(arguments, said, outbox_dir):
+    # sql-bench given --clients 8 ran one client, said nothing, and recorded
+    # "--clients 8" in the command that is to reproduce the run.
+    done = agent("run", *arguments, "--dsn", "postgresql://x@127.0.0.1:1/none", "--dry-run")
+    assert done.returncode == 2
+    assert said in done.stderr, done.stderr
+    assert done.stdout == ""
+    shown = agent("run", arguments[0], "--help").stdout
+    assert arguments[1] not in shown and "--repeat" in shown
+
+
 def test_every_benchmark_refuses_an_engine_it_does_not_run_on_outside_the_cli_too():
     target = Target.parse("firebird://SYSDBA:x@localhost/db.fdb")
     for name, found in discover_benchmarks().items():

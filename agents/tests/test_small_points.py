@@ -99,9 +99,11 @@ def test_a_failed_run_stops_the_heartbeat_without_a_last_line(monkeypatch):
 @pytest.mark.parametrize(
     ("engine", "arguments", "lines"),
     [
-        ("postgresql", ["tpcb", "--scale", "1", "--duration", "1", "--clients", "1"],
+        ("postgresql",
+         ["tpcb", "--scale", "1", "--duration", "1", "--clients", "1", "--warmup", "0"],
          ["tpcb: building scale 1 (100,000 accounts): done in", "tpcb (agent): 0% (0/1) after"]),
-        ("mariadb", ["tpcb", "--scale", "1", "--duration", "1", "--clients", "1"],
+        ("mariadb",
+         ["tpcb", "--scale", "1", "--duration", "1", "--clients", "1", "--warmup", "0"],
          ["tpcb: building scale 1 (100,000 accounts): done in", "tpcb (agent): 0% (0/1) after"]),
         ("postgresql", ["backup", "--rows", "20000", "--protocols", "tcp_loopback"],
          ["backup: building 20,000 rows: done in"]),
@@ -112,7 +114,7 @@ def test_a_run_without_a_terminal_speaks_while_it_builds_and_measures(
 ):
     dsn = pg_dsn if engine == "postgresql" else mysql_dsn
     done = agent(
-        "run", *arguments, "--dsn", dsn, "--repeat", "1", "--warmup", "0", "--dry-run",
+        "run", *arguments, "--dsn", dsn, "--repeat", "1", "--dry-run",
         env={"BENCHHUB_PROGRESS_INTERVAL": "0.2"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -46,6 +46,8 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "backup"
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
+# One backup tool at a time, timed whole.
+LOAD_OPTIONS = frozenset({"pin"})
 
 PROTOCOLS = {
     "firebird": ("local", "tcp_loopback", "services_api"),

@@ -6,12 +6,15 @@ underscores) and exposes:
     NAME: str                      # catalog name, e.g. "select-update"
     VERSION: str                   # benchmark_version, bump when the workload changes
     ENGINES: frozenset[str]        # engines it can run on
+    LOAD_OPTIONS: frozenset[str]   # those it applies of clients, transactions, duration,
+                                   # warmup, pin
     def add_arguments(parser: argparse.ArgumentParser) -> None
     def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult
 
-The CLI adds the common options (--dsn, --clients, --transactions, --duration,
---repeat, --dry-run, --upload, --server, --token) before calling
-``add_arguments`` for the benchmark's own ones.
+The CLI adds the common options (--dsn, --repeat, --keep, --dry-run, --upload,
+--server, --token, and the load options of LOAD_OPTIONS; any other load option
+is refused naming it) before calling ``add_arguments`` for the benchmark's
+own ones.
 """
 
 from __future__ import annotations

@@ -37,6 +37,8 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "external-sort"
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+# One client and one statement, sized by --rows.
+LOAD_OPTIONS: frozenset[str] = frozenset()
 
 TABLE = "sort_rows"
 OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep

@@ -31,6 +31,8 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "sql-bench"
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+# One client; each operation runs its iteration count (--counts).
+LOAD_OPTIONS: frozenset[str] = frozenset()
 
 TOTALS = "TOTALS"
 MANY_FIELDS = 50

@@ -40,6 +40,8 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "tpcb"
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+# Time-limited: no --transactions; no --pin.
+LOAD_OPTIONS = frozenset({"clients", "duration", "warmup"})
 # MySQL/MariaDB: dropped after the run unless --keep (PostgreSQL: the schema is).
 OWN_TABLES = ("pgbench_history", "pgbench_tellers", "pgbench_accounts", "pgbench_branches")
 
