@@ -243,7 +243,6 @@ def cells_in_postgresql(
         _,
     ) in rows:
         cells.total += n
-        cells.parameters_may_differ = cells.parameters_may_differ or mixed
         x = _decode(query.x, x_key)
         series_value = (
             query.metric.name if query.series is None else _decode(query.series, series_key)
@@ -254,6 +253,8 @@ def cells_in_postgresql(
         if series_value is None:
             cells.missing_series += n
             continue
+        # a cell left out (above) is not drawn: what it mixes pools nothing
+        cells.parameters_may_differ = cells.parameters_may_differ or mixed
         cells.approximate += approximate_n
         label = _label(series_value)
         cells.series_values.setdefault(label, series_value)

@@ -281,10 +281,12 @@ def comparison_answer_refresh(request: tuple) -> bool:
 def _pooling_compute(query: ComparisonQuery, measurements: QuerySet) -> list[PooledParameter]:
     # Keys, not the parameters: a cell is then what the comparison groups,
     # and every column is in the index the comparison reads.
+    # Measurements without an x or series value are left out of the chart
+    # (its notes count them): none of their parameters is pooled in a point.
     columns = ["_x", "parameter_keys", "run__parameter_keys"]
-    keyed = measurements.order_by().annotate(_x=key_expression(query.x))
+    keyed = measurements.order_by().annotate(_x=key_expression(query.x)).filter(_x__isnull=False)
     if query.series is not None:
-        keyed = keyed.annotate(_s=key_expression(query.series))
+        keyed = keyed.annotate(_s=key_expression(query.series)).filter(_s__isnull=False)
         columns.insert(0, "_s")
     rows = keyed.values_list(*columns).annotate(n=Count("id"))[:_PARAMETER_SAMPLE]
     taken = _fixed_parameters(query)

@@ -85,6 +85,47 @@ def test_cells_pooling_an_unfixed_parameter_say_so_with_one_click_to_fix_it(clie
     assert 'id="comparison-pooled"' not in by_clients.content.decode()
 
 
+def test_measurements_left_out_of_the_chart_pool_nothing_on_it(client, bob):
+    # Seed 004's two approximate points have clients_from (20, 80), no
+    # clients: left out of a comparison by clients, their cell (no x) was
+    # still read for pooling, and the page said a point it draws was the
+    # median of clients_from 20 and 80, which no drawn point held.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    store(bob, sweep_document({1: 685.0, 20: 3000.0}))
+    store(bob, sweep_document({20: 400.0, 80: 390.0}, parameter="clients_from"))
+
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(
+            f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+        )
+
+    text = page.content.decode()
+    assert "2 measurements without a clients value left out." in text
+    assert 'id="comparison-pooled"' not in text
+    # no drawn cell mixes anything, so the pooling query is not even run
+    assert not any('COUNT("results_measurement"."id")' in q["sql"] for q in queries)
+
+
+def test_a_drawn_cell_pools_its_own_parameters_not_those_left_out(client, bob):
+    for duration in (60, 300):
+        document = sweep_document({1: 685.0, 20: 3000.0 + duration})
+        document["runs"][0]["parameters"] = {"duration": duration}
+        store(bob, document)
+    store(bob, sweep_document({20: 400.0, 80: 390.0}, parameter="clients_from"))
+
+    page = client.get(
+        f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+    )
+
+    text = page.content.decode()
+    pooled = text[text.index('id="comparison-pooled"') :]
+    pooled = pooled[: pooled.index("</div>")]
+    assert "Pooled duration" in pooled
+    assert "clients_from" not in pooled
+
+
 def test_pooled_values_measured_as_often_are_offered_in_natural_order(client, bob):
     # Each clients value once per sweep: no value is measured more often, so
     # the links follow the values (1, 2, 4, 16 …), not "1, 16, 2, 20, 4".
