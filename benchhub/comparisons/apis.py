@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.comparisons.aggregation import Comparison, Point
-from benchhub.comparisons.exports import comparison_csv_response, relative_rounded
+from benchhub.comparisons.exports import comparison_csv_response, ratio_rounded, relative_rounded
 from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
 from benchhub.comparisons.selectors import comparison_build
 from benchhub.comparisons.verdicts import Verdict
@@ -27,6 +27,20 @@ class ComparisonMetricOutput(serializers.Serializer):
     direction = serializers.CharField()
 
 
+class RelativeField(serializers.FloatField):
+    """A relative value, rounded as in the CSV and on the page (``relative_rounded``)."""
+
+    def to_representation(self, value) -> float:
+        return relative_rounded(super().to_representation(value))
+
+
+class RatioField(serializers.FloatField):
+    """A ratio, rounded as in the CSV and on the page (``ratio_rounded``)."""
+
+    def to_representation(self, value) -> float:
+        return ratio_rounded(super().to_representation(value))
+
+
 class ComparisonVerdictOutput(serializers.Serializer):
     verdict = serializers.ChoiceField(
         choices=["better", "worse", "higher", "lower", "within noise", "insufficient data"],
@@ -39,16 +53,18 @@ class ComparisonVerdictOutput(serializers.Serializer):
         "than ten operations) or sign-flip (a geometric mean of up to ten operations)",
     )
     p_value = serializers.FloatField(allow_null=True)
-    ratio = serializers.FloatField(
-        allow_null=True, help_text="median of this series / median of the reference, at this x"
+    ratio = RatioField(
+        allow_null=True,
+        help_text="median of this series / median of the reference, at this x, to 12 "
+        "significant digits",
     )
-    ratio_low = serializers.FloatField(
+    ratio_low = RatioField(
         allow_null=True,
         help_text="95 % interval of the ratio; null where none is bounded "
         "(too few runs: 2 against 2 to 5, 3 against 3; a geometric mean of fewer than six "
         "operations) or a value is 0 or less",
     )
-    ratio_high = serializers.FloatField(allow_null=True)
+    ratio_high = RatioField(allow_null=True)
     minimum_effect = serializers.FloatField(
         help_text="the smallest |ratio - 1| that counts as a difference"
     )
@@ -59,13 +75,6 @@ class ComparisonVerdictOutput(serializers.Serializer):
         # per value. Serializer.to_representation's own answer, exactly
         # (tests/comparisons/test_database_aggregation.py compares the two).
         return _verdict_data(instance)
-
-
-class RelativeField(serializers.FloatField):
-    """A relative value, rounded as in the CSV and on the page (``relative_rounded``)."""
-
-    def to_representation(self, value) -> float:
-        return relative_rounded(super().to_representation(value))
 
 
 class ComparisonPointOutput(serializers.Serializer):
@@ -108,9 +117,9 @@ def _verdict_data(verdict: Verdict) -> dict:
         "verdict": verdict.verdict,
         "test": None if verdict.test is None else str(verdict.test),
         "p_value": _float(verdict.p_value),
-        "ratio": _float(verdict.ratio),
-        "ratio_low": _float(verdict.ratio_low),
-        "ratio_high": _float(verdict.ratio_high),
+        "ratio": ratio_rounded(_float(verdict.ratio)),
+        "ratio_low": ratio_rounded(_float(verdict.ratio_low)),
+        "ratio_high": ratio_rounded(_float(verdict.ratio_high)),
         "minimum_effect": _float(verdict.minimum_effect),
     }
 
@@ -123,14 +132,14 @@ class ComparisonSeriesOutput(serializers.Serializer):
 class ComparisonTotalsOutput(serializers.Serializer):
     value = serializers.FloatField(help_text="sum of this series' medians over the common x")
     reference = serializers.FloatField(help_text="the reference's sum over the same x")
-    ratio = serializers.FloatField(allow_null=True)
+    ratio = RatioField(allow_null=True)
     verdict = ComparisonVerdictOutput(help_text="on the runs' own totals")
 
 
 class ComparisonGeometricMeanOutput(serializers.Serializer):
-    ratio = serializers.FloatField(allow_null=True, help_text="geometric mean of the ratios")
-    ratio_low = serializers.FloatField(allow_null=True)
-    ratio_high = serializers.FloatField(allow_null=True)
+    ratio = RatioField(allow_null=True, help_text="geometric mean of the ratios")
+    ratio_low = RatioField(allow_null=True)
+    ratio_high = RatioField(allow_null=True)
     verdict = ComparisonVerdictOutput()
 
 

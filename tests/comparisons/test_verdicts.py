@@ -279,6 +279,28 @@ def test_the_csv_carries_the_verdict_test_p_value_and_interval(anonymous_api, bo
     assert {"p_value", "ratio", "ratio_low", "ratio_high"} <= set(rows[0])
 
 
+def test_ratios_carry_no_float_noise_in_json_csv_or_the_page(anonymous_api, bob, client):
+    """105.6 / 96 is 1.0999999999999999 in floats: the JSON and the CSV gave
+    it so. Every output rounds ratios alike, to 12 significant digits."""
+    assert 105.6 / 96.0 == 1.0999999999999999
+    for ext4, xfs in ((94.0, 103.4), (96.0, 105.6), (96.0, 105.6), (98.0, 107.8)):
+        store(bob, sweep_document({1: ext4}, storage={"filesystem": "ext4"}))
+        store(bob, sweep_document({1: xfs}, storage={"filesystem": "xfs"}))
+
+    body = anonymous_api.get(URL, BY_FILESYSTEM).json()
+    csv_text = anonymous_api.get(URL, {**BY_FILESYSTEM, "format": "csv"}).content.decode()
+    page = client.get("/compare/", BY_FILESYSTEM).content.decode()
+
+    judged = body["series"][1]["points"][0]["verdict"]
+    assert (judged["test"], judged["ratio"]) == ("mann-whitney-u", 1.1)
+    bounds = (judged["ratio_low"], judged["ratio_high"])
+    assert all(bound == float(f"{bound:.12g}") for bound in bounds)
+    (xfs,) = [row for row in csv.DictReader(io.StringIO(csv_text)) if row["series"] == "xfs"]
+    assert xfs["ratio"] == "1.1"
+    assert (float(xfs["ratio_low"]), float(xfs["ratio_high"])) == bounds
+    assert "ratio 1.1 (" in page
+
+
 def test_few_runs_are_judged_from_their_stored_repetitions(anonymous_api, bob):
     """Two runs a side, too few for the U test: their repetitions decide.
     Run values alone (100, 100 against 110, 110) would look 10 % apart

@@ -13,7 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from benchhub.baselines.histogram import bucket_of
 from benchhub.comparisons.aggregation import label_shown
-from benchhub.comparisons.exports import relative_rounded
+from benchhub.comparisons.exports import ratio_rounded, relative_rounded
 from benchhub.comparisons.verdicts import Verdict
 
 register = template.Library()
@@ -90,9 +90,10 @@ def verdict_detail(verdict: Verdict) -> str:
             "no verdict: a side is a single unrepeated value or a single run, the reference "
             "is 0, or (combined scores) there are fewer than two operations to combine"
         )
-    text = f"{verdict.test}, p = {verdict.p_value:.3g}; ratio {verdict.ratio:.4g}"
-    if verdict.ratio_low is not None and verdict.ratio_high is not None:
-        text += f", 95 % interval {verdict.ratio_low:.4g} to {verdict.ratio_high:.4g}"
+    ratio, low, high = _ratios(verdict)
+    text = f"{verdict.test}, p = {verdict.p_value:.3g}; ratio {ratio:.4g}"
+    if low is not None and high is not None:
+        text += f", 95 % interval {low:.4g} to {high:.4g}"
     else:
         text += (
             ", no 95 % interval (too few runs or operations to bound one, or a value of 0 or less)"
@@ -107,10 +108,21 @@ def verdict_numbers(verdict: Verdict) -> str:
     (no hover) and of most keyboard and screen-reader users."""
     if verdict.test is None or verdict.p_value is None or verdict.ratio is None:
         return ""
-    text = f"p = {verdict.p_value:.2g} · ratio {verdict.ratio:.3g}"
-    if verdict.ratio_low is not None and verdict.ratio_high is not None:
-        text += f" ({verdict.ratio_low:.3g}\u2013{verdict.ratio_high:.3g})"
+    ratio, low, high = _ratios(verdict)
+    text = f"p = {verdict.p_value:.2g} · ratio {ratio:.3g}"
+    if low is not None and high is not None:
+        text += f" ({low:.3g}\u2013{high:.3g})"
     return text
+
+
+def _ratios(verdict: Verdict) -> tuple[float | None, float | None, float | None]:
+    """The verdict's ratio and interval as the JSON and the CSV give them
+    (``ratio_rounded``), so the page's figures are theirs, shortened."""
+    return (
+        ratio_rounded(verdict.ratio),
+        ratio_rounded(verdict.ratio_low),
+        ratio_rounded(verdict.ratio_high),
+    )
 
 
 @register.filter
