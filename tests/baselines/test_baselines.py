@@ -149,6 +149,28 @@ def test_a_parameter_the_baseline_endpoints_do_not_take_is_named_not_ignored(ano
     assert anonymous_api.get("/api/v1/baselines/", {"fingerprint": fingerprint}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "path"),
+    [
+        ("metric", "through\x00put", "$.metric"),  # was a 500: the lookup failed in PostgreSQL
+        ("param.clients", "2\x000", "$.param.clients"),  # was a 404 for a point of "2\x000"
+        ("param.cli\x00ents", "20", "$.param.cli\x00ents"),
+    ],
+)
+def test_a_null_character_in_a_rank_parameter_is_a_400_naming_it(
+    anonymous_api, db, name, value, path
+):
+    query = {"fingerprint": "0" * 64, "metric": "throughput", "value": "1", name: value}
+
+    rank = anonymous_api.get("/api/v1/baselines/rank/", query)
+
+    assert rank.status_code == 400
+    assert rank.json()["error"]["code"] == "invalid"
+    assert rank.json()["error"]["details"] == [
+        {"path": path, "message": "a null character is not allowed"}
+    ]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_on_redis_computes_baselines_after_upload(bob):
     """The upload queues the refresh on commit; a Celery worker consuming
