@@ -90,3 +90,41 @@ def test_the_audit_log_and_the_token_list_fit_a_phone(live_server, browser: Brow
     context.close()
 
     assert overflow == {"scroll": 390, "outside": []}
+
+
+# The select's width against the one it takes when left to its options
+# (shrink to fit, out of the flow that stretches it): Chromium then makes
+# room for the longest option and its arrow.
+SELECT_FITS = """(select) => {
+  const free = select.cloneNode(true);
+  free.removeAttribute('id');
+  free.style.position = 'absolute';
+  free.style.width = 'auto';
+  free.style.minWidth = '0';
+  free.style.maxWidth = 'none';
+  select.parentNode.appendChild(free);
+  const needs = free.getBoundingClientRect().width;
+  free.remove();
+  return {has: Math.round(select.getBoundingClientRect().width), needs: Math.round(needs)};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_queue_state_filter_shows_its_longest_option_whole(
+    live_server, browser: Browser, width
+):
+    """The default option, "waiting (pending and flagged)", was cut to
+    "waiting (pending and flagg" in its 15rem column at a desktop's width."""
+    user = User.objects.create_user(username="maud", password=PASSWORD)
+    role_grant(user=user, role="moderator")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = signed_in_as_maud(context, live_server.url + "/accounts/login/?next=/moderation/")
+    expect(page.locator("#id_state")).to_be_visible()
+    page.wait_for_load_state("load")
+
+    fit = page.locator("#id_state").evaluate(SELECT_FITS)
+    overflow = page.evaluate(OVERFLOW)
+    context.close()
+
+    assert fit["has"] >= fit["needs"], fit
+    assert overflow["scroll"] == width
