@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -41,6 +43,23 @@ API_ACTIONS = [
 ]
 
 
+class StrictInput(serializers.Serializer):
+    """A JSON body whose every field is one this endpoint reads (docs/api.md:
+    an unknown field is a 400 naming it): {"action": "reject", "reson": "…"}
+    was answered as if no reason had been given, and {"action": "hide",
+    "extra": 1} as if "extra" meant something."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = [name for name in data if name not in self.fields]
+            if unknown:
+                takes = ", ".join(self.fields)
+                raise serializers.ValidationError(
+                    {name: f"unknown field; this endpoint takes {takes}" for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
 class ModerationOutput(serializers.ModelSerializer):
     class Meta:
         model = Submission
@@ -72,7 +91,7 @@ def _moderate(request: Request, uuid, action: str, reason: str) -> Response:
 class SubmissionModerationApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class ModerationInputSerializer(serializers.Serializer):
+    class ModerationInputSerializer(StrictInput):
         action = serializers.ChoiceField(choices=API_ACTIONS)
         reason = serializers.CharField(
             required=False, allow_blank=True, max_length=2000, default=""
@@ -107,7 +126,7 @@ class SubmissionModerationApi(APIView):
 class SubmissionReportApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class ReportInputSerializer(serializers.Serializer):
+    class ReportInputSerializer(StrictInput):
         reason = serializers.CharField(max_length=2000)
 
     @extend_schema(

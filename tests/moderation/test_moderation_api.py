@@ -88,6 +88,30 @@ def test_an_unknown_action_is_a_400_listing_the_choices(maud_api, alice):
     assert response.json()["error"]["details"][0]["path"] == "$.action"
 
 
+def test_a_misspelt_field_is_a_400_naming_it_and_nothing_changes(maud_api, alice, bob_api):
+    submission = upload(alice)
+
+    misspelt = maud_api.post(
+        f"/api/v1/submissions/{submission.uuid}/moderation/",
+        {"action": "approve", "reson": "checked"},
+        format="json",
+    )
+    report = bob_api.post(
+        f"/api/v1/submissions/{submission.uuid}/reports/",
+        {"reason": "too fast", "severity": "high"},
+        format="json",
+    )
+
+    assert misspelt.status_code == 400
+    assert misspelt.json()["error"]["details"] == [
+        {"path": "$.reson", "message": "unknown field; this endpoint takes action, reason"}
+    ]
+    assert report.status_code == 400
+    assert report.json()["error"]["details"][0]["path"] == "$.severity"
+    assert Submission.objects.get(pk=submission.pk).status == "pending"
+    assert not AuditEntry.objects.exists()
+
+
 def test_a_reader_reports_an_approved_one_and_it_stays_approved(bob_api, alice, maud_api):
     submission = upload(alice)
     moderate(maud_api, submission, "approve")
