@@ -436,6 +436,38 @@
     true,
   );
 
+  // One request per query: typing in a filter sends the form after a pause,
+  // and Show (or Enter) sends it again; whichever comes second asks for the
+  // comparison already shown or on its way, and is not sent. A request that
+  // failed is forgotten, so that Show retries it; so is the last one when
+  // the history brings back another comparison.
+  let lastAsked = null;
+  function fromForm(event) {
+    return event.target instanceof Element && event.target.closest("#comparison-form") !== null;
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!fromForm(event)) {
+      return;
+    }
+    const asked = event.detail.pathInfo.finalRequestPath;
+    if (asked === lastAsked) {
+      event.preventDefault();
+      return;
+    }
+    lastAsked = asked;
+  });
+  function forget(event) {
+    if (fromForm(event) && !event.detail.successful) {
+      lastAsked = null;
+    }
+  }
+  document.addEventListener("htmx:afterRequest", forget);
+  document.addEventListener("htmx:sendError", forget);
+  document.addEventListener("htmx:timeout", forget);
+  document.addEventListener("htmx:historyRestore", function () {
+    lastAsked = null;
+  });
+
   document.addEventListener("DOMContentLoaded", draw);
   document.addEventListener("htmx:afterSettle", draw);
   document.addEventListener("htmx:historyRestore", draw);

@@ -143,3 +143,44 @@ def test_arrowing_quickly_through_the_benchmarks_leaves_form_chart_and_url_agree
     else:
         expect(page.locator("#comparison")).not_to_contain_text("cannot be drawn")
     assert page.evaluate("document.activeElement.id") == "cmp-benchmark"
+
+
+@pytest.mark.parametrize("pause", [0, 600], ids=["show-at-once", "show-after-the-pause"])
+def test_typing_then_show_asks_the_server_once(live_server, page: Page, sweeps, pause):
+    """Typing sends the form after a pause (300 ms), and Show sends it
+    again: the same query twice, a second comparison for nothing, whether
+    Show came before the pause was over or after."""
+    page.goto(live_server.url + START)
+    wait_for_series(page, ["ext4", "xfs"])
+    page.wait_for_load_state("networkidle")
+    asked: list[str] = []
+    page.on(
+        "request", lambda request: asked.append(request.url) if "/compare/" in request.url else None
+    )
+
+    page.click("#cmp-filter-4")  # filesystem
+    page.keyboard.type("ext4")
+    page.wait_for_timeout(pause)
+    page.click("#comparison-form .actions button[type=submit]")
+
+    wait_for_series(page, ["ext4"])
+    page.wait_for_timeout(800)  # past the pause: a request still to come has come
+    page.wait_for_load_state("networkidle")
+    assert len(asked) == 1, asked
+    assert parse_qs(urlsplit(asked[0]).query)["filesystem"] == ["ext4"]
+
+
+def test_the_query_asked_last_is_asked_again_after_going_back(live_server, page: Page, sweeps):
+    """Back brings the comparison before it: asking again for the one just
+    left is not a repeat of what is shown, and must reach the server."""
+    page.goto(live_server.url + START)
+    wait_for_series(page, ["ext4", "xfs"])
+    page.fill("#cmp-filter-4", "ext4")
+    wait_for_series(page, ["ext4"])
+    page.go_back()
+    wait_for_series(page, ["ext4", "xfs"])
+
+    page.fill("#cmp-filter-4", "ext4")
+
+    wait_for_series(page, ["ext4"])
+    expect(page).to_have_url(re.compile(r"filesystem=ext4"))
