@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from benchhub.accounts.roles import is_moderator, is_trusted
@@ -379,13 +379,18 @@ def alias_rule_add(
     from_value, to_value = from_value.strip(), to_value.strip()
     if not from_value or not to_value or from_value == to_value:
         raise AliasRuleError("an alias needs two different values")
-    rules = AliasRule.objects.filter(dimension=dimension, field=field)
-    if rules.filter(from_value=from_value).exists():
-        raise AliasRuleError(f"{from_value!r} already has an alias; remove it first")
-    if rules.filter(from_value=to_value).exists() or rules.filter(to_value=from_value).exists():
-        # No chains: every rule maps straight to the value it means.
-        raise AliasRuleError("an alias cannot lead to or from another alias; map to the end value")
     with transaction.atomic():
+        # Checked under the field's lock: two moderators adding a -> b and
+        # b -> c at once each passed the check before either committed.
+        _alias_rules_lock(dimension, field)
+        rules = AliasRule.objects.filter(dimension=dimension, field=field)
+        if rules.filter(from_value=from_value).exists():
+            raise AliasRuleError(f"{from_value!r} already has an alias; remove it first")
+        if rules.filter(from_value=to_value).exists() or rules.filter(to_value=from_value).exists():
+            # No chains: every rule maps straight to the value it means.
+            raise AliasRuleError(
+                "an alias cannot lead to or from another alias; map to the end value"
+            )
         rule = _alias_rule_created(
             dimension=dimension,
             field=field,
@@ -402,6 +407,21 @@ def alias_rule_add(
         )
         _rules_changed(dimension, field)
     return rule
+
+
+_ALIAS_LOCKS = 0x616C  # "al": advisory locks of alias rule fields
+
+
+def _alias_rules_lock(dimension: str, field: str) -> None:
+    """Hold the field's rule additions one at a time until this transaction
+    ends. PostgreSQL: an advisory lock of the field; SQLite's transactions
+    (BEGIN IMMEDIATE, settings.py) already take the one write lock."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_ALIAS_LOCKS, f"{dimension}.{field}"]
+        )
 
 
 def _alias_rule_created(**fields: Any) -> AliasRule:
