@@ -212,6 +212,35 @@ def test_on_a_phone_every_operation_name_fits_beside_its_bars(live_server, brows
     assert labels["widest"] + 24 <= labels["room"], labels
 
 
+def test_on_a_phone_a_long_pooled_value_wraps_inside_its_box(live_server, browser, bob):
+    """The links that fix a pooled parameter never wrapped: a backup run's
+    tool_options (--format=custom --compress=0) or protocols
+    (local,tcp_loopback,services_api) ran out of the box, and the page
+    scrolled sideways on a phone."""
+    for protocols in ("local,tcp_loopback,services_api,named_pipe", "unix_socket"):
+        document = sweep_document({1: 300.0, 20: 1500.0})
+        document["runs"][0]["parameters"] = {
+            "protocols": protocols,
+            "tool_options": f"--format=custom --compress=0 --no-owner --protocols={protocols}",
+        }
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(
+        live_server.url + "/compare/?benchmark=select-update&metric=throughput&x=param.clients"
+    )
+    expect(page.locator("#comparison-pooled .fix-link").first).to_be_visible()
+
+    overflow = page.evaluate(
+        """() => [document.documentElement.scrollWidth,
+                  ...[...document.querySelectorAll("#comparison-pooled .fix-link")].map(
+                      link => Math.ceil(link.getBoundingClientRect().right))]"""
+    )
+    context.close()
+
+    assert max(overflow) <= 390, overflow
+
+
 def test_standing_bars_name_their_categories(live_server, page: Page):
     """Bars standing up (a few categories, a wide screen) are labelled with
     the categories themselves: the filesystems, not 0, 1, 2 … (an explicit
