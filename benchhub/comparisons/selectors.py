@@ -236,6 +236,14 @@ class PooledParameter:
     name: str
     values: list[str]  # most measured first
 
+    @property
+    def title(self) -> str:
+        """For people, as an axis of the same filter is titled: a run
+        parameter named like a point one (backup's tool) is told apart."""
+        if self.filter.startswith("run_param."):
+            return f"{self.name} (run parameter)"
+        return self.name
+
 
 def comparison_pooling(*, user: User, query: ComparisonQuery) -> list[PooledParameter]:
     """For the page: which unfixed parameters vary within a cell. One

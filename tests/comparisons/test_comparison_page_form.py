@@ -126,6 +126,26 @@ def test_a_drawn_cell_pools_its_own_parameters_not_those_left_out(client, bob):
     assert "clients_from" not in pooled
 
 
+def test_a_point_and_a_run_parameter_of_one_name_are_told_apart(client, bob):
+    # A backup run names its tool for each point and for the run: the box
+    # said "Pooled tool" twice, with links that fix two different filters.
+    for tool in ("gbak", "pg_dump"):
+        document = sweep_document({1: 685.0, 20: 3000.0})
+        document["runs"][0]["parameters"] = {"tool": tool}
+        for measurement in document["runs"][0]["measurements"]:
+            measurement["parameters"]["tool"] = tool
+        store(bob, document)
+
+    page = client.get(f"{PAGE}?benchmark=select-update&metric=throughput&x=param.clients")
+
+    text = html.unescape(page.content.decode())
+    pooled = text[text.index('id="comparison-pooled"') :]
+    pooled = pooled[: pooled.index("</div>")]
+    assert pooled.count("<strong>Pooled tool:</strong>") == 1
+    assert pooled.count("<strong>Pooled tool (run parameter):</strong>") == 1
+    assert "run_param.tool=gbak" in pooled and "param.tool=gbak" in pooled
+
+
 def test_pooled_values_measured_as_often_are_offered_in_natural_order(client, bob):
     # Each clients value once per sweep: no value is measured more often, so
     # the links follow the values (1, 2, 4, 16 …), not "1, 16, 2, 20, 4".
