@@ -5,6 +5,7 @@ and the password pages are Django's views with BenchHub's templates
 from __future__ import annotations
 
 import secrets
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
@@ -17,7 +18,7 @@ from django.shortcuts import redirect, render
 from benchhub.accounts import selectors, services
 from benchhub.accounts.auth import client_address
 from benchhub.accounts.forms import ApiTokenForm, SignUpForm
-from benchhub.lib.methods import page_methods
+from benchhub.lib.methods import page_anybody_may_open, page_methods
 
 User = get_user_model()
 
@@ -53,8 +54,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 class SignOutView(auth_views.LogoutView):
-    """Django's sign-out, saying so on the page it leads to (the home page),
-    where only the header's links had changed."""
+    """Django's sign-out, saying so on the page it leads to, where only the
+    header's links had changed: the page it was clicked on (``next``, which
+    the header gives only on a page anybody may see), or the home page.
+    Django refuses a ``next`` on another site (url_has_allowed_host_and_scheme);
+    a page only a signed-in user may open would send the visitor on to the
+    sign-in form, and the sign-out itself has nothing to show: home too."""
+
+    def get_redirect_url(self) -> str:
+        url = super().get_redirect_url()
+        return url if url and page_anybody_may_open(urlsplit(url).path) else ""
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         response = super().post(request, *args, **kwargs)

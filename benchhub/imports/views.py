@@ -20,6 +20,7 @@ from benchhub.imports.services import (
 )
 from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, database_trouble
 from benchhub.lib.methods import page_methods
+from benchhub.results.selectors import submission_is_public
 from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
 
 logger = logging.getLogger(__name__)
@@ -87,4 +88,8 @@ def tool_upload_detail(request: HttpRequest, uuid: str) -> HttpResponse:
     submission = selectors.imported_submission_get(user=request.user, uuid=uuid)
     if submission is None:
         raise Http404("No such upload that you may see")
-    return render(request, "imports/detail.html", {"submission": submission})
+    return render(
+        request,
+        "imports/detail.html",
+        {"submission": submission, "private_page": not submission_is_public(submission)},
+    )

@@ -21,6 +21,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import Resolver404, resolve
 
 View = Callable[..., HttpResponse]
 
@@ -81,3 +82,17 @@ class PageMethodsMiddleware:
         if allowed is None:  # DRF's views, the admin
             return None
         return method_refusal(request, allowed)
+
+
+def page_anybody_may_open(path: str) -> bool:
+    """Whether ``path`` is a page of the site that a visitor who is not
+    signed in may GET: one that takes GET (not an action such as sign-out)
+    and is not behind ``login_required`` (Django's decorator leaves
+    ``login_url`` on the view, and ``wraps`` carries it through
+    ``page_methods`` and ``moderator_required``). What the page shows may
+    still be someone's own (a pending run): its view knows that, not its path."""
+    try:
+        view = resolve(path).func
+    except Resolver404:
+        return False
+    return "GET" in getattr(view, "allowed_page_methods", ()) and not hasattr(view, "login_url")

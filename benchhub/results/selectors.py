@@ -50,11 +50,16 @@ def _visible(user: User, prefix: str = "") -> Q:
     return condition
 
 
+def submission_is_public(submission: Submission) -> bool:
+    """public_submissions_q for one submission already loaded."""
+    return submission.status == Submission.Status.APPROVED
+
+
 def visible_in_lists(*, user: User, submission: Submission) -> bool:
     """_visible for one submission already loaded: whether the lists and the
     dimension pages show it to this user (a moderator opens others' pending
     submissions, but the lists do not show them)."""
-    if submission.status == Submission.Status.APPROVED:
+    if submission_is_public(submission):
         return True
     return (
         user.is_authenticated

@@ -79,6 +79,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "reproduce": presentation.reproduce_command(api_url, run.server.engine),
             "parameters": presentation.parameters_text(run.parameters),
             "own_report": own_report_get(user=request.user, submission=run.submission),
+            # Signing out here leads home, not to a page then gone (base.html).
+            "private_page": not selectors.submission_is_public(run.submission),
         },
     )
 
@@ -118,6 +120,7 @@ def submission_detail(request: HttpRequest, uuid) -> HttpResponse:
             # Empty for anybody but its submitter and moderators.
             "history": submission_history(submission, request.user),
             "own_report": own_report_get(user=request.user, submission=submission),
+            "private_page": not selectors.submission_is_public(submission),
         },
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from django.contrib.auth.models import User
@@ -11,6 +12,8 @@ from rest_framework.test import APIClient
 
 from benchhub.accounts.models import ApiToken
 from benchhub.accounts.services import api_token_create
+from benchhub.results.services import submission_create
+from tests.factories import small_document
 
 PASSWORD = "correct horse battery 7"
 
@@ -161,6 +164,61 @@ def test_signing_out_says_so_on_the_page_it_leads_to_once(client, alice):
     assert page.count('<li class="message message-success">You are signed out.</li>') == 1
     assert 'href="/accounts/login/' in page  # and the header offers to sign in again
     assert "You are signed out." not in client.get("/").content.decode()  # said once
+
+
+def sign_out_next(page: str) -> str | None:
+    """The "next" the header's sign-out form sends, or None."""
+    form = re.search(r'<form method="post" action="/accounts/logout/".*?</form>', page, re.S)
+    assert form, "no sign-out form"
+    given = re.search(r'name="next" value="([^"]*)"', form.group(0))
+    return html.unescape(given.group(1)) if given else None
+
+
+def test_signing_out_returns_to_the_public_page_it_was_clicked_on(client, alice):
+    """It always led home: from a comparison, its query and all was lost."""
+    client.force_login(alice)
+    here = "/results/?engine=postgresql&sort=-created"
+
+    back_to = sign_out_next(client.get(here).content.decode())
+    response = client.post("/accounts/logout/", {"next": back_to}, follow=True)
+
+    assert back_to == here
+    assert response.redirect_chain == [(here, 302)]
+    assert "You are signed out." in response.content.decode()
+
+
+def test_signing_out_of_a_page_for_signed_in_users_or_of_a_pending_run_leads_home(client, alice):
+    """The tokens page would send the visitor on to the sign-in form, and a
+    pending run is a 404 once signed out: the form gives no "next" there,
+    and the server does not follow one to a page behind a sign-in."""
+    client.force_login(alice)
+    document = small_document()
+    pending = submission_create(submitter=alice, document=document).submission
+    run = pending.runs.get()
+
+    for path in ("/accounts/tokens/", f"/runs/{run.pk}/", f"/submissions/{pending.uuid}/"):
+        assert sign_out_next(client.get(path).content.decode()) is None, path
+    assert sign_out_next(client.get("/compare/").content.decode()) == "/compare/"
+    for private in ("/accounts/tokens/", "/moderation/", "/accounts/logout/"):
+        client.force_login(alice)
+        response = client.post("/accounts/logout/", {"next": private})
+        assert response["Location"] == "/", private
+
+
+def test_signing_out_refuses_a_next_on_another_site(client, alice):
+    for elsewhere in (
+        "https://evil.example/",
+        "//evil.example/compare/",
+        "/\\evil.example/",
+        "javascript:alert(1)",
+    ):
+        client.force_login(alice)
+
+        response = client.post("/accounts/logout/", {"next": elsewhere})
+
+        assert response.status_code == 302
+        assert response["Location"] == "/", elsewhere
+    assert "_auth_user_id" not in client.session  # signed out all the same
 
 
 def test_a_page_that_places_its_messages_shows_them_once(client, alice):

@@ -6,9 +6,10 @@ in agreement."""
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
+from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from benchhub.imports.services import articles_load
@@ -184,3 +185,25 @@ def test_the_query_asked_last_is_asked_again_after_going_back(live_server, page:
 
     wait_for_series(page, ["ext4"])
     expect(page).to_have_url(re.compile(r"filesystem=ext4"))
+
+
+def test_signing_out_returns_to_the_comparison_as_the_address_bar_has_it(
+    live_server, page: Page, sweeps
+):
+    """The sign-out form's "next" follows htmx's address, as the sign-in
+    link does: the comparison as first loaded had lost the filter typed since."""
+    User.objects.create_user(username="maud", password="a long enough passphrase 42")
+    page.goto(f"{live_server.url}/accounts/login/?next={quote(START)}")
+    page.fill("#id_username", "maud")
+    page.fill("#id_password", "a long enough passphrase 42")
+    page.click("button:has-text('Sign in')")
+    wait_for_series(page, ["ext4", "xfs"])
+    page.fill("#cmp-filter-4", "ext4")
+    wait_for_series(page, ["ext4"])
+
+    page.click("header >> button:has-text('Sign out')")
+
+    expect(page.locator(".messages")).to_contain_text("You are signed out.")
+    assert urlsplit(page.url).path == "/compare/"
+    assert query_of(page)["filesystem"] == ["ext4"]
+    wait_for_series(page, ["ext4"])
