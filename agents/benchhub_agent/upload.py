@@ -83,6 +83,8 @@ class Answer:
     # The submission's page, for people; ``url`` is its API address.
     html_url: str | None = None
     details: list[dict[str, str]] = field(default_factory=list)
+    # The stored submission's status as the server answered it ("pending" …).
+    submission_status: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -97,6 +99,8 @@ class Answer:
             UNAUTHORIZED: f"the server refused the token ({status}): {self.message}",
             UNREACHABLE: f"server not reachable ({status}): {self.message}",
         }[self.outcome].rstrip(": ")
+        if self.accepted and self.submission_status:
+            text += _STATUS_NOTES.get(self.submission_status, f" ({self.submission_status})")
         lines = [text] + [f"  {d.get('path', '')}: {d.get('message', '')}" for d in self.details]
         return "\n".join(lines)
 
@@ -107,6 +111,14 @@ class Answer:
             "message": self.message,
             "details": self.details,
         }
+
+
+# A first upload's link answered 404 in a browser not signed in, with no
+# word from the agent that the run waits for a moderator.
+_STATUS_NOTES = {
+    "pending": " (pending: only you see it, signed in, until a moderator approves it)",
+    "approved": "",
+}
 
 
 class AnswerTooLarge(http.client.HTTPException):
@@ -521,10 +533,12 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
 def _answer(status: int, payload: Any) -> Answer:
     url = payload.get("url") if isinstance(payload, dict) else None
     html_url = payload.get("html_url") if isinstance(payload, dict) else None
+    state = payload.get("status") if isinstance(payload, dict) else None
+    state = state if isinstance(state, str) else None
     if status == 201:
-        return Answer(CREATED, status, url, html_url=html_url)
+        return Answer(CREATED, status, url, html_url=html_url, submission_status=state)
     if status == 200:
-        return Answer(STORED, status, url, html_url=html_url)
+        return Answer(STORED, status, url, html_url=html_url, submission_status=state)
     message, details = _error_message(payload)
     if status in (401, 403):
         return Answer(UNAUTHORIZED, status, message=message)

@@ -460,6 +460,24 @@ def test_the_waits_come_from_the_environment_when_set(env, expected):
 
 
 @pytest.mark.parametrize(
+    ("status", "text"),
+    [
+        ("pending", "stored: /s/1/ (pending: only you see it, signed in, "
+                    "until a moderator approves it)"),
+        ("approved", "stored: /s/1/"),  # a trusted submitter's: public at once
+        ("rejected", "stored: /s/1/ (rejected)"),
+        (None, "stored: /s/1/"),
+    ],
+)  # fmt: skip
+def test_a_stored_upload_says_whether_it_waits_for_a_moderator(status, text):
+    # The link of a first upload answered 404 in a browser not signed in,
+    # and the agent had said only "stored".
+    body = {"url": "/api/s/1/", "html_url": "/s/1/", "status": status}
+
+    assert upload._answer(201, body).describe() == text
+
+
+@pytest.mark.parametrize(
     ("answer", "text"),
     [
         (upload.Answer(upload.CREATED, 201, "/api/s/1/", html_url="/s/1/"), "stored: /s/1/"),
