@@ -149,6 +149,24 @@ def test_a_parameter_the_baseline_endpoints_do_not_take_is_named_not_ignored(ano
     assert anonymous_api.get("/api/v1/baselines/", {"fingerprint": fingerprint}).status_code == 200
 
 
+def test_the_baseline_endpoints_take_the_format_override_the_api_is_set_with(
+    anonymous_api, db, settings
+):
+    """They took the literal "format" whatever URL_FORMAT_OVERRIDE said,
+    where the lists read the setting (benchhub.lib.ordering)."""
+    settings.REST_FRAMEWORK = settings.REST_FRAMEWORK | {"URL_FORMAT_OVERRIDE": "as"}
+    query = {"fingerprint": "0" * 64}
+
+    renamed = anonymous_api.get("/api/v1/baselines/", query | {"as": "json"})
+    literal = anonymous_api.get("/api/v1/baselines/", query | {"format": "json"})
+
+    assert renamed.status_code == 200, renamed.content
+    assert literal.status_code == 400
+    assert literal.json()["error"]["message"] == (
+        "unknown parameter: format; this endpoint takes fingerprint"
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "value", "path"),
     [
