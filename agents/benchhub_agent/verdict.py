@@ -474,9 +474,11 @@ def geometric_mean_verdict(
     below 6 operations, where no sign-flip test reaches 5 %; a bootstrap's
     held the true ratio in only 82-90 % of simulated draws of 6 to 10
     operations (tests/comparisons/test_geometric_mean_arithmetic.py).
-    More operations: a seeded
-    bootstrap over them for both. Fewer than two operations, or a ratio
-    that is not positive, is insufficient data."""
+    More operations: a seeded bootstrap over them for both, never more
+    sure than Student's t test of the mean log ratio (the larger p, the
+    wider interval: the bootstrap's alone held the true ratio in 89-93 %
+    of draws of 11 to 20 operations). Fewer than two operations, or a
+    ratio that is not positive, is insufficient data."""
     logs = _log_ratios(ratios)
     if logs is None:
         return _insufficient(minimum_effect)
@@ -487,9 +489,39 @@ def geometric_mean_verdict(
     means = _bootstrap_means(logs, seed)
     # the means at or below 0 and at or above it, counted by bisection
     far = min(bisect_right(means, 0.0), len(means) - bisect_left(means, 0.0))
-    p_value = min(1.0, (2 * far + 1) / (len(means) + 1))
-    low, high = _exp(_quantile(means, 0.025)), _exp(_quantile(means, 0.975))
+    # Never more sure than the t test of the mean log ratio: a bootstrap's
+    # interval of 11 to 20 units held the true ratio in only 89-93 % of
+    # simulated draws.
+    t_p, t_low, t_high = _one_sample_t(logs)
+    p_value = max(min(1.0, (2 * far + 1) / (len(means) + 1)), t_p)
+    low = _exp(min(_quantile(means, 0.025), t_low))
+    high = _exp(max(_quantile(means, 0.975), t_high))
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
+
+
+def _one_sample_t(logs: list[float]) -> tuple[float, float, float]:
+    """The two-sided p of Student's t test that the mean of ``logs`` (at
+    least two) is 0, and the mean's 95 % interval by the same t."""
+    n = len(logs)
+    mean = math.fsum(logs) / n
+    error = math.sqrt(math.fsum((v - mean) * (v - mean) for v in logs) / (n - 1) / n)
+    if error == 0 or not math.isfinite(error):
+        return (1.0 if mean == 0 else 0.0), mean, mean
+    reach = _t_critical(n - 1) * error
+    return student_t_sf2(mean / error, n - 1), mean - reach, mean + reach
+
+
+@cache
+def _t_critical(df: int) -> float:
+    """t with P(|T| >= t) = ALPHA for ``df`` degrees of freedom, by bisection."""
+    low, high = 0.0, 1e3
+    for _ in range(80):
+        middle = (low + high) / 2
+        if student_t_sf2(middle, df) > ALPHA:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def geometric_mean_insufficient(
