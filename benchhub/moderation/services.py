@@ -145,7 +145,10 @@ def submission_moderate(
             from benchhub.moderation.selectors import submission_evidence
 
             evidence = [e.as_dict() for e in submission_evidence(locked)]
-        if action != Action.UNHIDE:
+        # Hiding keeps the moderator's reason for the status it hides (the
+        # hider's reason is in the audit log): it was overwritten, shown on
+        # "My submissions" as the moderator's, and lost when unhidden.
+        if action not in (Action.HIDE, Action.UNHIDE):
             locked.status_reason = reason
         locked.save(update_fields=["status", "status_reason", "status_before_hidden"])
         AuditEntry.objects.create(

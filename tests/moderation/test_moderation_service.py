@@ -112,6 +112,25 @@ def test_unhide_restores_the_status_it_had(alice, maud):
     ]
 
 
+def test_hiding_and_unhiding_keep_the_moderators_reason(alice, maud):
+    submission = upload(alice)
+    submission_moderate(
+        submission=submission, actor=maud, action="reject", reason="latencies off; --repeat 3"
+    )
+
+    submission_moderate(submission=submission, actor=alice, action="hide", reason="an old run")
+    hidden_reason = submission.status_reason
+    submission_moderate(submission=submission, actor=alice, action="unhide")
+
+    assert hidden_reason == "latencies off; --repeat 3"
+    submission.refresh_from_db()
+    assert (submission.status, submission.status_reason) == (
+        Status.REJECTED,
+        "latencies off; --repeat 3",
+    )
+    assert AuditEntry.objects.get(action="hide").reason == "an old run"
+
+
 def test_a_trusted_submitters_upload_is_approved_on_arrival_and_logged(trent, alice):
     trusted = upload(trent)
     ordinary = upload(alice)
