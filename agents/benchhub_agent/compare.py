@@ -11,7 +11,9 @@ it is made of, and your percentile among them.
 
 from __future__ import annotations
 
+import math
 import sys
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
@@ -68,7 +70,7 @@ def comparison_rows(
                 _number(m.value),
                 _difference(m.value, other["value"]) if other else "-",
                 _verdict(m, other, direction) if other else "-",
-                f"{_number(base['median'])} ({base['n']})" if base else NO_BASELINE,
+                f"{_baseline_number(base['median'])} ({base['n']})" if base else NO_BASELINE,
                 _rank(server, fingerprint, m, token) if fingerprint and base else "-",
             ]
         )
@@ -126,3 +128,13 @@ def _number(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:.1f}"
     return str(value)
+
+
+def _baseline_number(value: Any) -> str:
+    """A baseline's median at the precision it has: the server counts values
+    at 4 significant digits (its baselines API says so), so its median 2650.5,
+    the mean of two of them, may stand for 2650.65; printed "~2650", as the
+    run page shows "≈2650" ("~": a Windows console may not print "≈")."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return _number(value)
+    return "~" + format(Decimal(f"{value:.3e}").normalize(), "f")

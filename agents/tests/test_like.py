@@ -11,6 +11,8 @@ import json
 
 import pytest
 from benchhub_agent import document
+from benchhub_agent.benchmarks.base import Measurement
+from benchhub_agent.compare import comparison_rows
 from benchhub_agent.replay import CannotReplay, convert_sort_memory, replay
 from benchhub_agent.verdict import RunValues, verdict
 from contract_server import TOKEN, ContractServer
@@ -295,3 +297,18 @@ def test_a_replay_on_another_engine_says_the_comparison_is_across_engines():
         "across engines, not of two machines"
     ]
     assert replay(run, "postgresql", set()).notes == []
+
+
+def test_the_baseline_median_is_printed_at_the_digits_the_server_holds():
+    """The server counts a baseline's values at 4 significant digits: its
+    median 2650.5 was printed "2650.5", a digit it does not hold."""
+    mine = [Measurement("throughput", 2700.0, "tx/s", {"clients": c}, [2700.0]) for c in (1, 2, 3)]
+    with ContractServer() as server:
+        server.baselines = [
+            {"metric": "throughput", "parameters": {"clients": 1}, "median": 2650.5, "n": 4},
+            {"metric": "throughput", "parameters": {"clients": 2}, "median": 0.00012344, "n": 2},
+            {"metric": "throughput", "parameters": {"clients": 3}, "median": 1500.0, "n": 1},
+        ]
+        rows = comparison_rows(server.url, "f" * 64, mine, [])
+
+    assert [row[5] for row in rows] == ["~2650 (4)", "~0.0001234 (2)", "~1500 (1)"]
