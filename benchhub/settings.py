@@ -276,6 +276,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "benchhub.lib.api.FormatNegotiation",
     "DEFAULT_PARSER_CLASSES": ["benchhub.lib.jsonbody.JsonParser"],
     # django-filter's, refusing an ?ordering= other than the list's own (lib/ordering.py)
     "DEFAULT_FILTER_BACKENDS": ["benchhub.lib.ordering.FilterWithFixedOrdering"],

@@ -33,7 +33,9 @@ from django.template import loader
 from django.urls import Resolver404, resolve
 from django.views import csrf, defaults
 from rest_framework import exceptions, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 logger = logging.getLogger("benchhub.api")
 
@@ -56,6 +58,22 @@ class ApiError(exceptions.APIException):
         self.details = details or []
         # Seconds, sent as Retry-After: every 503 says when to send it again.
         self.retry_after = retry_after
+
+
+class FormatNegotiation(DefaultContentNegotiation):
+    """DRF's, but ``?format=`` naming a format the endpoint lacks is a 400
+    naming the parameter: DRF answered 404 "Not found." to
+    /api/v1/runs/?format=csv, as if the list were not there. (The
+    comparisons and the OpenAPI document read their format themselves.)"""
+
+    def filter_renderers(self, renderers, format):
+        kept = [renderer for renderer in renderers if renderer.format == format]
+        if not kept:
+            name = api_settings.URL_FORMAT_OVERRIDE
+            message = f"{format!r} is not a format of this endpoint; leave {name} out"
+            details = [{"path": f"$.{name}", "message": message}]
+            raise ApiError(f"{name}: {message}", details=details)
+        return kept
 
 
 def upload_too_large() -> ApiError:

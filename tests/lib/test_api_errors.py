@@ -100,6 +100,27 @@ def test_a_wrong_method_is_a_json_405(db, method, path):
     assert "GET" in response["Allow"]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/runs/?format=csv",
+        "/api/v1/measurements/?format=xml",
+        "/api/v1/measurements/export.csv?format=csv",
+        "/api/v1/benchmarks/?format=yaml",
+        "/api/v1/baselines/?format=xml&fingerprint=" + "0" * 64,
+    ],
+)
+def test_a_format_the_endpoint_lacks_is_a_400_naming_it(db, path):
+    # DRF answered 404 "Not found." as if there were no such list.
+    answer = Client().get(path)
+
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == "invalid"
+    assert error["message"].startswith("format: ")
+    assert error["details"][0]["path"] == "$.format"
+
+
 def test_a_request_for_an_unknown_host_is_a_json_400(db):
     response = Client().get("/api/v1/runs/", HTTP_HOST="evil.invalid")
 
