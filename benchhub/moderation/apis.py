@@ -78,7 +78,12 @@ def _moderate(request: Request, uuid, action: str, reason: str) -> Response:
                 submission=submission, actor=request.user, action=action, reason=reason
             )
     except ModerationError as exc:
-        path = "$.reason" if isinstance(exc, ReasonRequired | InvalidReason) else "$.action"
+        if isinstance(exc, ReasonRequired | InvalidReason):
+            path = "$.reason"
+        elif action == AuditEntry.Action.REPORT:
+            path = "$"  # a report's body has no action: the request as a whole is refused
+        else:
+            path = "$.action"
         raise ApiError(
             str(exc),
             status_code=_STATUS.get(type(exc), status.HTTP_400_BAD_REQUEST),

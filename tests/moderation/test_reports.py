@@ -127,6 +127,21 @@ def test_a_reader_may_report_again_once_a_moderator_handled_the_first(bob_api, a
     assert f'id="item-{submission.uuid}"' in web(maud).get("/moderation/").content.decode()
 
 
+def test_a_refused_report_points_at_the_request_not_at_an_action_it_has_not(
+    alice_api, bob_api, alice, maud
+):
+    # The report's body is {"reason": …}; its refusals pointed at "$.action".
+    submission = approved(alice, maud)
+    report(bob_api, submission)
+
+    again = report(bob_api, submission, reason="and again")
+    own = report(alice_api, submission)
+
+    assert (again.status_code, own.status_code) == (409, 403)
+    assert again.json()["error"]["details"][0]["path"] == "$"
+    assert own.json()["error"]["details"][0]["path"] == "$"
+
+
 def test_the_database_holds_one_open_report_per_reader(alice, bob, maud):
     submission = approved(alice, maud)
     Report.objects.create(submission=submission, reporter=bob, reason="one")
