@@ -85,6 +85,9 @@ class Answer:
     details: list[dict[str, str]] = field(default_factory=list)
     # The stored submission's status as the server answered it ("pending" …).
     submission_status: str | None = None
+    # The server it was sent to: a wrong one (a typo in --server, a config
+    # file forgotten) was not named when it did not answer or refused the token.
+    server: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -92,12 +95,13 @@ class Answer:
 
     def describe(self) -> str:
         status = f"HTTP {self.status}" if self.status else "no answer"
+        at = f" {self.server}" if self.server else ""
         text = {
             CREATED: f"stored: {self.html_url or self.url or ''}",
             STORED: f"already stored: {self.html_url or self.url or ''}",
             REJECTED: f"rejected by the server ({status}): {self.message}",
-            UNAUTHORIZED: f"the server refused the token ({status}): {self.message}",
-            UNREACHABLE: f"server not reachable ({status}): {self.message}",
+            UNAUTHORIZED: f"the server{at} refused the token ({status}): {self.message}",
+            UNREACHABLE: f"server{at} not reachable ({status}): {self.message}",
         }[self.outcome].rstrip(": ")
         if self.accepted and self.submission_status:
             text += _STATUS_NOTES.get(self.submission_status, f" ({self.submission_status})")
@@ -383,9 +387,11 @@ def submit(
         patience=patience,
     )
     if last.status is None:
-        return Answer(UNREACHABLE, None, message=_noted(last.reason, last.note))
-    answer = _answer(last.status, last.payload)
-    answer.message = _noted(answer.message, last.note)
+        answer = Answer(UNREACHABLE, None, message=_noted(last.reason, last.note))
+    else:
+        answer = _answer(last.status, last.payload)
+        answer.message = _noted(answer.message, last.note)
+    answer.server = server.rstrip("/")
     return answer
 
 

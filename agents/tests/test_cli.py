@@ -103,8 +103,9 @@ def test_a_server_that_never_answers_keeps_the_outbox_for_later_and_the_run_goes
     assert server.accepted == 1
     said = capsys.readouterr().err.splitlines()
     assert said == [
-        "outbox 00000000-0000-4000-8000-000000000001: server not reachable (no answer):"
-        " timed out; no answer within the 1 s the agent waits before a run (in all)",
+        f"outbox 00000000-0000-4000-8000-000000000001: server {server.url} not reachable"
+        " (no answer): timed out; no answer within the 1 s the agent waits before a run"
+        " (in all)",
         f"1 document(s) left in the outbox ({outbox_dir}) for 'benchhub-agent push'"
         " or the next run --upload; this run goes on",
     ]

@@ -184,7 +184,7 @@ def test_a_trickling_server_ends_the_push_before_a_run_in_its_patience(outbox_di
         results = upload.push(server.url, TOKEN, outbox, backoff=(1, 2, 4), patience=patience)
 
     assert [answer.describe() for _, answer in results] == [
-        "server not reachable (no answer): timed out; no answer within the 0.5 s"
+        f"server {server.url} not reachable (no answer): timed out; no answer within the 0.5 s"
         " the agent waits before a run (in all)"
     ]
     assert (server.accepted, server.answered_in_full) == (1, 0)
@@ -347,6 +347,18 @@ def test_an_unreachable_server_is_named_by_the_systems_reason(outbox_dir):
     answer = upload.submit(dead_server(), TOKEN, example(), backoff=())
     assert (answer.outcome, answer.status) == (upload.UNREACHABLE, None)
     assert answer.message == str(ConnectionRefusedError(111, "Connection refused"))
+
+
+def test_a_server_that_does_not_answer_or_refuses_the_token_is_named(outbox_dir):
+    # A typo in --server, or a config file's server forgotten: the agent
+    # said "server not reachable" without saying which.
+    server = dead_server()
+    answer = upload.submit(server + "/", TOKEN, example(), backoff=())
+    with ContractServer() as live:
+        refused = upload.submit(live.url, "bh_wrong", example(), backoff=())
+
+    assert answer.describe().startswith(f"server {server} not reachable (no answer): ")
+    assert refused.describe().startswith(f"the server {live.url} refused the token (HTTP 401)")
 
 
 def test_a_server_that_never_answers_times_out_and_says_so(outbox_dir):
@@ -767,7 +779,8 @@ def test_a_server_asking_for_longer_than_the_agent_waits_is_left_for_a_later_pus
         answer = upload.send_and_keep(server.url, TOKEN, example(), outbox, backoff=(0.01,))
     assert (answer.outcome, server.posts, waits) == (upload.UNREACHABLE, 1, [])
     assert answer.describe() == (
-        "server not reachable (HTTP 503): later; the server asks to be sent it again in 300 s,"
+        f"server {server.url} not reachable (HTTP 503): later; the server asks to be sent it"
+        " again in 300 s,"
         " longer than the agent waits (60 s at most)"
     )
     assert outbox.uuids() == [example()["uuid"]]
@@ -883,7 +896,8 @@ def test_a_throttled_token_leaves_the_outbox_before_a_run_at_once(outbox_dir, mo
 
     assert (len(results), server.posts, waits) == (1, 1, [])
     assert results[0][1].describe() == (
-        "server not reachable (HTTP 429): later; the server asks to be sent it again in 42 s,"
+        f"server {server.url} not reachable (HTTP 429): later; the server asks to be sent it"
+        " again in 42 s,"
         " longer than the agent waits before a run (10 s in all)"
     )
     assert len(outbox.uuids()) == 2  # neither marked: both go with the next push
@@ -932,7 +946,7 @@ def test_a_server_that_accepts_and_never_answers_ends_the_push_before_a_run_in_i
     assert server.accepted == 1  # no attempt after the first one used the patience up
     assert [answer.outcome for _, answer in results] == [upload.UNREACHABLE]
     assert results[0][1].describe() == (
-        "server not reachable (no answer): timed out; no answer within the 1 s"
+        f"server {server.url} not reachable (no answer): timed out; no answer within the 1 s"
         " the agent waits before a run (in all)"
     )
     assert len(outbox.uuids()) == 2  # neither marked: both go with the next push
@@ -948,8 +962,8 @@ def test_a_patience_already_spent_sends_nothing_and_says_so(outbox_dir):
 
     assert server.posts == 0
     assert results[0][1].describe() == (
-        "server not reachable (no answer): not sent: the 0 s the agent waits before a run"
-        " (in all) are spent"
+        f"server {server.url} not reachable (no answer): not sent: the 0 s the agent waits"
+        " before a run (in all) are spent"
     )
     assert outbox.uuids() == [example()["uuid"]]
 
