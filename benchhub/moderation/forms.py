@@ -21,8 +21,15 @@ class QueueFilterForm(forms.Form):
     page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
 
 
+# Likewise: "Approve", "Reject" stood beside "request a re-run", "dismiss the reports".
+ACTION_CHOICES = [
+    ("", "any"),
+    *((value, str(label).lower()) for value, label in AuditEntry.Action.choices),
+]
+
+
 class AuditFilterForm(forms.Form):
-    action = forms.ChoiceField(choices=[("", "any"), *AuditEntry.Action.choices], required=False)
+    action = forms.ChoiceField(choices=ACTION_CHOICES, required=False)
     actor = forms.CharField(
         required=False, max_length=150, help_text="a username, or BenchHub for automatic changes"
     )

@@ -276,6 +276,16 @@ def test_another_submitter_cannot_act_on_my_submission(alice, bob):
     assert Submission.objects.get(pk=submission.pk).status == "pending"
 
 
+def test_the_audit_logs_actions_read_in_one_case(maud):
+    page = web(maud).get("/moderation/audit/").content.decode()
+
+    select = page[page.index('name="action"') :]
+    labels = re.findall(r"<option[^>]*>([^<]*)</option>", select[: select.index("</select>")])
+    assert labels[:4] == ["any", "approve", "reject", "flag"]
+    assert "request a re-run" in labels and "dismiss the reports" in labels
+    assert labels == [label.lower() for label in labels]
+
+
 def test_the_audit_log_filters_by_action(maud, alice):
     from benchhub.moderation.services import submission_moderate
 
