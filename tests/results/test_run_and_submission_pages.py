@@ -414,3 +414,22 @@ def test_the_run_page_shows_the_run_noise_flags(client, bob):
     noise = noise[: noise.index("</p>")]
     assert '<span class="flag">noisy</span>' in noise
     assert "its repetitions vary by 50.0%" in noise
+
+
+def test_an_unrepeated_run_says_what_unrepeated_means_apart_from_its_spread(client, bob):
+    # Two repetitions read "unrepeated: its repetitions vary by 2.0%", as if
+    # the spread were why a run repeated twice counted as unrepeated.
+    document = example_document()
+    document["runs"][0]["repetitions"] = 2
+    for measurement in document["runs"][0]["measurements"]:
+        measurement["samples"] = [measurement["value"], measurement["value"] * 1.02]
+    run = run_of(store(bob, document))
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+
+    noise = page[page.index('id="run-noise"') :]
+    noise = noise[: noise.index("</p>")]
+    assert (
+        '<span class="flag">unrepeated</span> (fewer than 3 repetitions); its repetitions vary by'
+        in noise
+    )
