@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .importers import TOOLS as IMPORT_TOOLS
 from .placement import PLACEMENTS
 
 AGENT_LOAD_ENGINES = ("benchhub-agent", "agent", "")
@@ -91,11 +92,21 @@ def _source_engine(published: dict[str, Any]) -> str:
 
 def _load_engine_is_the_agent(published: dict[str, Any]) -> None:
     load_engine = str(_client(published).get("load_engine") or "")
-    if load_engine not in AGENT_LOAD_ENGINES:
-        raise CannotReplay(
-            f"that run's load came from {load_engine!r}, which this benchmark cannot drive "
-            "here: run that tool yourself and 'benchhub-agent import' its output"
+    if load_engine in AGENT_LOAD_ENGINES:
+        return
+    if load_engine in IMPORT_TOOLS:
+        then = "run that tool yourself and 'benchhub-agent import' its output"
+    else:
+        # The seed articles' tools (MySQL's sql-bench, an author's own Java
+        # program): 'import' reads none of them, and said so only when tried.
+        then = (
+            "only that tool repeats it, and 'benchhub-agent import' does not read its output "
+            f"(it reads {', '.join(IMPORT_TOOLS)})"
         )
+    raise CannotReplay(
+        f"that run's load came from {load_engine!r}, which this benchmark cannot drive here: "
+        + then
+    )
 
 
 def _placement(published: dict[str, Any], found: Replay, *, supported: bool) -> None:

@@ -241,6 +241,24 @@ def test_another_load_engine_is_refused_not_replaced():
         replay(run, "postgresql", set())
 
 
+@pytest.mark.parametrize(
+    ("load_engine", "then"),
+    [
+        ("sysbench", "run that tool yourself and 'benchhub-agent import' its output"),
+        # seed 002's and 004's tools: 'import' reads neither
+        ("sql-bench", "only that tool repeats it, and 'benchhub-agent import' does not read"),
+        ("the author's own Java load-test tool", "'benchhub-agent import' does not read"),
+    ],
+)
+def test_a_run_of_another_tool_points_to_import_only_where_import_reads_it(load_engine, then):
+    run = published_run("select-update", {"rows": 100}, client={"load_engine": load_engine})
+
+    with pytest.raises(CannotReplay) as refused:
+        replay(run, "postgresql", set())
+
+    assert then in str(refused.value)
+
+
 def test_a_placement_a_benchmark_cannot_pin_is_refused():
     run = published_run("external-sort", {"rows": 10}, client={"cpu_placement": "same_core"})
     with pytest.raises(CannotReplay, match="pinned its load"):
