@@ -71,6 +71,19 @@ def test_a_page_not_found_is_a_benchhub_page_that_says_why(db):
     assert "Nothing at <code>/no-such-page/</code>" in nowhere
 
 
+def test_only_a_result_not_found_speaks_of_moderators(db):
+    """Every 404, /accounts/password/reset/x/ too, said that a result waits for
+    a moderator and offered to sign in 'if it is yours'."""
+    client = Client()
+
+    run = client.get("/runs/99999/").content.decode()
+    nowhere = client.get("/accounts/nothing-here/").content.decode()
+
+    assert "waits for a moderator" in run
+    assert "waits for a moderator" not in nowhere
+    assert "Nothing at <code>/accounts/nothing-here/</code>" in nowhere
+
+
 def test_a_page_for_moderators_only_says_so_on_a_benchhub_page(db):
     from django.contrib.auth.models import User
 
