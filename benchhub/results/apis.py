@@ -244,6 +244,15 @@ class MeasurementCsvApi(generics.GenericAPIView):
         return selectors.measurement_list(user=self.request.user)
 
     def get(self, request: Request):
+        # Every row, not a page: ?page_size=100 answered all of them, and a
+        # script that asked for a sample got the whole table without a word.
+        paging = [name for name in ("page_size", "cursor") if name in request.query_params]
+        if paging:
+            message = "export.csv is not paginated: it answers every row the query matches"
+            raise ApiError(
+                f"{paging[0]}: {message}; leave it out, or page /api/v1/measurements/",
+                details=[{"path": f"$.{name}", "message": message} for name in paging],
+            )
         return measurements_csv_response(self.filter_queryset(self.get_queryset()))
 
 

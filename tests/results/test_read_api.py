@@ -161,6 +161,19 @@ def test_a_filter_given_twice_is_a_400_not_its_last_value(anonymous_api, publish
     assert anonymous_api.get(f"{path}?run_param.rows=100&run_param.rows=100").status_code == 200
 
 
+@pytest.mark.parametrize("query", [{"page_size": "5"}, {"cursor": "cD00NzU="}])
+def test_the_csv_export_refuses_paging_by_name_rather_than_answer_every_row(
+    anonymous_api, published, query
+):
+    response = anonymous_api.get("/api/v1/measurements/export.csv", query)
+
+    assert response.status_code == 400
+    name = next(iter(query))
+    assert response.json()["error"]["details"][0]["path"] == f"$.{name}"
+    assert "not paginated" in response.json()["error"]["message"]
+    assert anonymous_api.get("/api/v1/measurements/export.csv").status_code == 200
+
+
 @pytest.mark.parametrize("path", ["/api/v1/measurements/", "/api/v1/measurements/export.csv"])
 def test_a_run_id_that_is_not_a_whole_number_is_a_400_not_another_run(
     anonymous_api, published, path
