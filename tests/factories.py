@@ -21,6 +21,15 @@ def example_document(**environment: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+def without(section: str, field: str, **values: Any) -> dict[str, Any]:
+    """The example's environment ``section`` without ``field`` (stored
+    empty), or with it set to ``values[field]``: keyword arguments of
+    ``example_document`` and the documents built on it."""
+    content = dict(_EXAMPLE_DOCUMENT["environment"][section])
+    content.pop(field)
+    return {section: content | values}
+
+
 def small_document(**environment: dict[str, Any]) -> dict[str, Any]:
     """One run with two measurements: quick to store in bulk."""
     document = example_document(**environment)

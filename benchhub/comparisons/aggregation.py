@@ -32,7 +32,7 @@ from benchhub.comparisons.verdicts import (
     verdict,
 )
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
-from benchhub.results.normalization.storage import NO_OPTIONS
+from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 
 # (series value, x value, value, approximate, run id, measurement id, run noise flags)
 Row = tuple[Any, Any, float, bool, int, int, str]
@@ -187,13 +187,6 @@ def _label(value: Any) -> str:
     return str(value)
 
 
-# How the pages, the chart and the messages show an empty value of any axis
-# (no filesystem given, no mount options, a parameter's empty text): the
-# spelling the mount options filter reads as the empty set, and which
-# ``reference=`` reads as the empty value of whatever the series are.
-EMPTY_SHOWN = NO_OPTIONS
-
-
 def label_shown(value: Any) -> str:
     """A series label or x value as people read it: the empty one as EMPTY_SHOWN."""
     return EMPTY_SHOWN if value is None or value == "" else str(value)
@@ -218,7 +211,7 @@ def reference_label(axis: Axis, reference: str) -> str:
     """The reference as a series label: normalized like the filters
     (reference=UFS2 finds "ufs"), parameters' numbers as numbers ("20.0" → "20"),
     and the pages' "(none)" (EMPTY_SHOWN) the empty value of any axis."""
-    if reference.lower() == EMPTY_SHOWN:
+    if means_empty(reference):
         return ""
     if axis.name in NORMALIZERS:
         reference = NORMALIZERS[axis.name](reference)

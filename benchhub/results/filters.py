@@ -24,7 +24,10 @@ from typing import Any
 import django_filters
 from benchhub_agent.schema import benchmark_catalog, submission_schema
 from django import forms
+from django.db import models
 from django.db.models import Q, QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ValidationError
 
 from benchhub.results.models import Measurement, Run, Submission
@@ -36,6 +39,7 @@ from benchhub.results.normalization import (
     normalize_io_scheduler,
     normalize_mount_options,
 )
+from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 
 # Query parameters that are not filters: pagination and output format.
 NON_FILTER_PARAMETERS = {"cursor", "page_size", "format"}
@@ -206,6 +210,29 @@ def alias_q(name: str, path: str, lookup: str, value: str) -> Q:
     return condition
 
 
+class _EmptyShownField:
+    """A form field that lets EMPTY_SHOWN through to the filter's method,
+    which says what it means there (``_filter``), before the field's own
+    check ("Enter a whole number.", "Enter a valid UUID.") could."""
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and means_empty(value):
+            return EMPTY_SHOWN
+        return super().to_python(value)  # type: ignore[misc]
+
+    def run_validators(self, value: Any) -> None:
+        if value != EMPTY_SHOWN:  # a bound such as 1e50 compares numbers only
+            super().run_validators(value)  # type: ignore[misc]
+
+
+class _WholeNumberField(_EmptyShownField, forms.IntegerField):
+    pass
+
+
+class _UUIDField(_EmptyShownField, forms.UUIDField):
+    pass
+
+
 class WholeNumberFilter(django_filters.NumberFilter):
     """A count (cores, threads, bytes): "8.5" is refused. NumberFilter reads
     a decimal, which Django's integer lookup cut to 8 and answered with the
@@ -237,30 +264,65 @@ class FlagFilter(django_filters.BooleanFilter):
     field_class = FlagField
 
 
+@functools.cache
+def can_be_empty(name: str) -> bool:
+    """Whether filter ``name`` (of RUN_FIELDS) has an empty value: a text
+    column that may be blank (no filesystem given, no architecture outside
+    Firebird). A missing count (cores, threads) is not one: a comparison
+    leaves such runs out, so no "(none)" series or facet shows it."""
+    model: Any = Run
+    *relations, column = RUN_FIELDS[name][0].split("__")
+    for relation in relations:
+        model = model._meta.get_field(relation).related_model
+    field = model._meta.get_field(column)
+    return isinstance(field, (models.CharField, models.TextField)) and field.blank
+
+
+def _empty_q(name: str, path: str) -> Q:
+    """``name``=(none): the runs whose value is empty, matched as the equality
+    it is (not UPPER(column) = UPPER(''), nor a substring or prefix of "",
+    which every value has); a 400 where the value is never empty."""
+    if not can_be_empty(name):
+        raise ValidationError(
+            {
+                name: f"{EMPTY_SHOWN}, as the pages show an empty value, names no run here: "
+                f"{name} is never empty (a run that gave none is left out of a comparison "
+                f"by {name}); give one of its values"
+            }
+        )
+    return Q(**{path: ""})
+
+
 def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
-    cls = WholeNumberFilter if name in INTEGER_FIELDS else django_filters.CharFilter
+    cls: type[django_filters.Filter] = django_filters.CharFilter
+    field_class: type[forms.Field] = forms.CharField
+    schema_type = OpenApiTypes.STR
+    if name in INTEGER_FIELDS:
+        cls, field_class, schema_type = WholeNumberFilter, _WholeNumberField, OpenApiTypes.INT
     if name == "submission":
-        cls = django_filters.UUIDFilter  # not-a-uuid is a 400, not a database error
+        # not-a-uuid is a 400, not a database error
+        cls, field_class, schema_type = django_filters.UUIDFilter, _UUIDField, OpenApiTypes.UUID
     normalize = NORMALIZERS.get(name)
-    if name in ALIASED_FILTERS:
-        normalize_first = normalize or (lambda value: value)
-
-        def aliased(queryset: QuerySet, field: str, value: str) -> QuerySet:
-            return queryset.filter(alias_q(name, path, lookup, normalize_first(value)))
-
-        return cls(method=aliased)
     if normalize is None and known_values(name) is not None:
 
         def normalize(value: str) -> str:
             return closed_value(name, value)
 
-    if normalize is None:
-        return cls(field_name=path, lookup_expr=lookup)
+    normalize = normalize or (lambda value: value)
 
-    def method(queryset: QuerySet, field: str, value: str) -> QuerySet:
-        return queryset.filter(**{f"{path}__{lookup}": normalize(value)})
+    @extend_schema_field(schema_type)  # the value's type, which "(none)" made Any
+    def method(queryset: QuerySet, field: str, value: Any) -> QuerySet:
+        # The one rule for every filter: "(none)" is the empty value.
+        if isinstance(value, str) and means_empty(value):
+            return queryset.filter(_empty_q(name, path))
+        value = normalize(value)
+        if name in ALIASED_FILTERS:
+            return queryset.filter(alias_q(name, path, lookup, value))
+        return queryset.filter(**{f"{path}__{lookup}": value})
 
-    return cls(method=method)
+    filter_ = cls(method=method)
+    filter_.field_class = field_class
+    return filter_
 
 
 def parameter_number(raw: str) -> int | float | None:
@@ -402,6 +464,8 @@ class ParameterFilterSet(django_filters.FilterSet):
                 raise ValidationError({key: "runs have no point parameters; use run_param."})
             field = f"parameters__{name}" if scope == "param" else f"{p}parameters__{name}"
             field += "__exact"
+            if means_empty(value):  # the empty text, as a "(none)" series shows it
+                return queryset.filter(**{field: ""})
             return queryset.filter(_json_value_q(field, value))
         if key == "mount_option":
             # One option out of the stored comma-joined set.

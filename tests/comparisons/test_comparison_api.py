@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import example_document, sweep_document
+from tests.factories import sweep_document, without
 
 URL = "/api/v1/comparisons/"
 THROUGHPUT = {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"}
@@ -214,14 +214,6 @@ def test_a_filter_no_stored_number_can_match_is_an_empty_comparison(
         body = response.json()
         assert (body["x_values"], body["series"]) == ([], [])
         assert body["notes"] == ["No measurement you may see matches this comparison."]
-
-
-def without(section: str, field: str, **values) -> dict:
-    """The example's environment ``section`` without ``field`` (stored
-    empty), or with it set to ``values[field]``."""
-    content = dict(example_document()["environment"][section])
-    content.pop(field)
-    return {section: content | values}
 
 
 @pytest.mark.parametrize(

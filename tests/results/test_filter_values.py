@@ -5,11 +5,14 @@ an empty list, and the page suggests the nearest known values."""
 
 from __future__ import annotations
 
+import json
+from urllib.parse import urlencode
+
 import pytest
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import small_document
+from tests.factories import small_document, without
 
 EPYC = {"cpu": "AMD EPYC 7763 64-Core Processor", "cores": 64}
 
@@ -209,3 +212,169 @@ def test_the_dimension_page_of_an_alias_spelling_leads_to_the_canonical_one(clie
     assert cpu.status_code == 301
     assert cpu.url == "/cpus/Xeon%20E5-2680%20v4/"
     assert client.get(cpu.url).status_code == 200
+
+
+EMPTY_ABLE = [
+    ("filesystem", "storage", "filesystem", "xfs"),
+    ("mount_options", "storage", "mount_options", "noatime"),
+    ("io_scheduler", "storage", "io_scheduler", "kyber"),
+    ("raid", "storage", "raid", "raid1"),
+    ("device_model", "storage", "device_model", "WD Red"),  # matched by substring
+    ("os_version", "os", "version", "13"),
+    ("kernel", "os", "kernel", "6.12"),  # matched by prefix
+    ("config_profile", "database", "config_profile", "my-huge.cnf"),
+    ("driver", "client", "driver", "asyncpg"),
+    ("load_engine", "client", "load_engine", "pgbench"),
+    ("virtualization", "hardware", "virtualization", "kvm"),
+    ("cpu_model", "hardware", "cpu", "AMD EPYC 7763"),  # matched by substring
+    ("cpu_vendor", "hardware", "cpu", "AMD EPYC 7763"),
+]
+
+
+@pytest.mark.parametrize(("name", "section", "field", "other"), EMPTY_ABLE)
+@pytest.mark.parametrize("spelt", ["(none)", "(NONE)"])
+def test_none_as_the_pages_show_an_empty_value_filters_on_it_everywhere(
+    anonymous_api, client, bob, name, section, field, other, spelt
+):
+    """Only mount_options=(none) found the runs that gave none: a series or
+    a facet the pages label "(none)" could not be fixed as a filter, which
+    matched nothing (or, by substring or prefix, everything)."""
+    for environment in (without(section, field), without(section, field, **{field: other})):
+        document = small_document(**environment)
+        document["runs"][0]["note"] = "empty" if field not in environment[section] else ""
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    query = {name: spelt}
+
+    runs = anonymous_api.get("/api/v1/runs/", query).json()["results"]
+    assert [run["note"] for run in runs] == ["empty"]
+    assert count(anonymous_api, f"/api/v1/measurements/?{urlencode(query)}") == 2
+    csv = anonymous_api.get("/api/v1/measurements/export.csv", query)
+    assert csv.status_code == 200
+    assert len(b"".join(csv.streaming_content).decode().splitlines()) == 1 + 2
+    comparison = anonymous_api.get(
+        "/api/v1/comparisons/",
+        {"benchmark": "select-update", "metric": "throughput", "x": "param.clients", **query},
+    ).json()
+    assert [point["n"] for point in comparison["series"][0]["points"]] == [1, 1]
+    page = client.get("/results/", query)
+    assert page.status_code == 200
+    assert '<h2 id="results-count" tabindex="-1">1 run<' in page.content.decode()
+
+
+def test_none_finds_the_empty_text_of_a_parameter(anonymous_api, bob):
+    for mode in ("", "fast"):
+        document = small_document()
+        document["runs"][0]["parameters"]["locking"] = mode
+        for measurement in document["runs"][0]["measurements"]:
+            measurement["parameters"]["mode"] = mode
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+    assert count(anonymous_api, "/api/v1/measurements/?param.mode=(none)") == 2
+    assert count(anonymous_api, "/api/v1/runs/?run_param.locking=(none)") == 1
+    assert count(anonymous_api, "/api/v1/measurements/?param.mode=fast") == 2
+
+
+@pytest.mark.parametrize("name", ["cores", "threads", "engine", "protocol", "submission"])
+def test_none_where_a_value_is_never_empty_is_a_400_saying_so(anonymous_api, results, name):
+    """Not "Enter a whole number." nor "unknown engine '(none)'": the value
+    is the pages' empty one, which these never have (a run without cores is
+    left out of a comparison by cores, and reference=(none) is a 400 there)."""
+    expected = (
+        f"(none), as the pages show an empty value, names no run here: {name} is never "
+        f"empty (a run that gave none is left out of a comparison by {name}); give one "
+        "of its values"
+    )
+    for url in ("/api/v1/runs/", "/api/v1/measurements/", "/api/v1/measurements/export.csv"):
+        response = anonymous_api.get(url, {name: "(none)"})
+        assert response.status_code == 400, (url, response.content)
+        assert response.json()["error"]["message"] == f"{name}: {expected}", url
+    comparison = anonymous_api.get(
+        "/api/v1/comparisons/",
+        {
+            "benchmark": "select-update",
+            "metric": "throughput",
+            "x": "param.clients",
+            name: "(none)",
+        },
+    )
+    assert comparison.status_code == 400
+    assert comparison.json()["error"]["message"] == f"{name}: {expected}"
+
+
+def test_none_is_the_empty_architecture_not_an_unknown_one(anonymous_api, results):
+    # architecture is a closed vocabulary, and empty outside Firebird.
+    assert count(anonymous_api, "/api/v1/runs/?architecture=(none)") == 3
+    assert count(anonymous_api, "/api/v1/runs/?architecture=superserver") == 0
+
+
+def none_answers(user) -> dict:
+    """Runs with an empty filesystem, kernel, CPU and text parameters beside
+    runs with them, and what "(none)" filters find among them: run and
+    measurement counts, and comparisons' series and counts."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from benchhub.comparisons.apis import comparison_as_data
+    from benchhub.comparisons.query import comparison_query_parse
+    from benchhub.comparisons.selectors import comparison_build
+    from benchhub.results.filters import MeasurementFilter, RunFilter
+    from benchhub.results.models import Measurement, Run
+
+    for empty in (True, False, False):
+        storage = without("storage", "filesystem", **({} if empty else {"filesystem": "xfs"}))
+        os_ = without("os", "kernel", **({} if empty else {"kernel": "6.12"}))
+        hardware = without("hardware", "cpu", **({} if empty else {"cpu": "AMD EPYC 7763"}))
+        document = small_document(storage=storage["storage"], os=os_["os"], **hardware)
+        document["runs"][0]["parameters"]["locking"] = "" if empty else "for_update"
+        for measurement in document["runs"][0]["measurements"]:
+            measurement["parameters"]["mode"] = "" if empty else "fast"
+        submission_create(submitter=user, document=document, status=Submission.Status.APPROVED)
+    answers: dict = {}
+    for query in ("filesystem", "kernel", "cpu_model", "cpu_vendor", "run_param.locking"):
+        found = RunFilter(data={query: "(none)"}, queryset=Run.objects.all()).qs
+        answers[query] = found.count()
+    found = MeasurementFilter(data={"param.mode": "(NONE)"}, queryset=Measurement.objects.all())
+    answers["param.mode"] = found.qs.count()
+    for given in (
+        {"series": "filesystem", "kernel": "(none)"},
+        {"series": "param.mode", "reference": "(none)", "cpu_model": "(none)"},
+        {"series": "kernel", "reference": "(none)", "run_param.locking": "(none)"},
+    ):
+        params = {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"}
+        query = comparison_query_parse({k: [v] for k, v in (params | given).items()})
+        body = comparison_as_data(comparison_build(user=AnonymousUser(), query=query))
+        answers[str(given)] = [
+            (series["label"], [(point["x"], point["n"]) for point in series["points"]])
+            for series in body["series"]
+        ]
+    return answers
+
+
+EMBEDDED_NONE_ANSWERS = """
+import json
+import django
+django.setup()
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from tests.results.test_filter_values import none_answers
+
+call_command("migrate", verbosity=0)
+print(json.dumps(none_answers(get_user_model().objects.create_user(username="embedded"))))
+"""
+
+
+def test_none_filters_give_the_same_answers_on_the_embedded_default(bob, tmp_path):
+    """PostgreSQL aggregates a comparison in the database, SQLite in Python,
+    and each reads JSON its own way: "(none)" finds the same runs on both."""
+    from tests.baselines.test_embedded_sqlite import run_embedded
+
+    on_postgresql = json.loads(json.dumps(none_answers(bob)))
+
+    done = run_embedded(tmp_path, EMBEDDED_NONE_ANSWERS)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == on_postgresql
+    assert on_postgresql["filesystem"] == on_postgresql["run_param.locking"] == 1
+    assert on_postgresql["param.mode"] == 2
+    assert on_postgresql[str({"series": "filesystem", "kernel": "(none)"})] == [
+        ["", [[1, 1], [20, 1]]]
+    ]

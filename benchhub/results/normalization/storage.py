@@ -2,6 +2,8 @@
 
 import re
 
+from benchhub.results.normalization.empty import EMPTY_SHOWN
+
 _FILESYSTEM_ALIASES = {
     "ufs2": "ufs",
     "ffs": "ufs",
@@ -33,7 +35,7 @@ def normalize_filesystem(raw: str | None) -> str:
     return _FILESYSTEM_ALIASES.get(text, text)
 
 
-NO_OPTIONS = "(none)"
+NO_OPTIONS = EMPTY_SHOWN
 
 
 def normalize_mount_options(raw: str | list[str] | None) -> str:
