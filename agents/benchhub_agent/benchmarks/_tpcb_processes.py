@@ -209,7 +209,12 @@ def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:
             pass
         crashed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
         if crashed or all(w.exitcode is not None for w in workers):
-            # A worker flushes its report before it exits, so the queue would not be empty.
+            # A worker flushes its report before it exits: one that exited
+            # since the wait above left it in the queue, read now.
+            try:
+                return results.get(timeout=1.0)
+            except queue.Empty:
+                pass
             raise RuntimeError(f"tpcb: client processes exited without reporting {crashed}")
         if time.monotonic() > deadline:
             raise RuntimeError("tpcb: the client processes did not finish in time")

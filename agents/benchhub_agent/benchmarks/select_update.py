@@ -416,18 +416,33 @@ def _collect(
         try:
             kind, payload = results.get(timeout=0.1)
         except queue.Empty:
-            if not any(w.is_alive() for w in workers):
-                raise RuntimeError("select-update: worker processes died") from None
-            now = int((time.perf_counter() - start.value) * 10) if timed else sum(counters)
-            if now > shown:
-                progress.advance(now - shown)
-                shown = now
-            continue
+            if any(w.is_alive() for w in workers):
+                now = int((time.perf_counter() - start.value) * 10) if timed else sum(counters)
+                if now > shown:
+                    progress.advance(now - shown)
+                    shown = now
+                continue
+            kind, payload = _left_by_the_dead(results, workers)
         if kind == "error":
             raise RuntimeError(f"select-update: {payload}")
         tallies.extend(payload)
         finished += 1
     return tallies
+
+
+def _left_by_the_dead(results: Any, workers: list[Any]) -> tuple[str, Any]:
+    """Every worker has exited: what one of them left in the queue. A
+    worker's report is in the pipe before it exits, so reports that arrived
+    between the wait that found none and the look at the workers are read
+    now (on a busy machine, that was "worker processes died" after a run
+    that had finished); none there, and a worker did die."""
+    try:
+        return results.get(timeout=1.0)
+    except queue.Empty:
+        codes = ", ".join(str(w.exitcode) for w in workers)
+        raise RuntimeError(
+            f"select-update: worker processes exited without reporting (exit codes {codes})"
+        ) from None
 
 
 # --- the benchmark ----------------------------------------------------------
