@@ -13,7 +13,7 @@ from django.db.models import Count, Exists, F, Max, Min, OuterRef, Prefetch, Q, 
 
 from benchhub.accounts.roles import is_moderator
 from benchhub.lib.aggregates import Median
-from benchhub.results.filters import PARAM_NAME, RUN_FIELDS
+from benchhub.results.filters import PARAM_NAME, RUN_FIELDS, can_be_empty
 from benchhub.results.models import (
     Benchmark,
     Client,
@@ -26,6 +26,7 @@ from benchhub.results.models import (
     Storage,
     Submission,
 )
+from benchhub.results.normalization.empty import EMPTY_SHOWN
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -394,14 +395,13 @@ def run_facets(runs: QuerySet[Run], *, with_parameters: bool) -> tuple[list[Face
             row = rows[relation].get(pk, {})
             counts[index][tuple(row.get(name) for name in names)] += n
     facets = [
-        Facet(names, label, _ranked(counts[index]))
+        Facet(names, label, _ranked(names, counts[index]))
         for index, (names, label, _) in enumerate(FACETS)
     ]
-    facets.extend(
-        Facet((f"run_param.{key}",), f"{key} (run parameter)", _ranked(values))
-        for key, values in sorted(parameters.items())
-        if PARAM_NAME.match(key)
-    )
+    for key, values in sorted(parameters.items()):
+        if PARAM_NAME.match(key):
+            name = f"run_param.{key}"
+            facets.append(Facet((name,), f"{key} (run parameter)", _ranked((name,), values)))
     return facets, sum(group[-1] for group in groups)
 
 
@@ -411,11 +411,24 @@ def _parameter_text(value: Any) -> str:
     return str(value)
 
 
-def _ranked(counts: dict[tuple, int]) -> list[FacetValue]:
-    """Most runs first; the unknown ("" or None) is not a value to filter on."""
-    known = [(values, n) for values, n in counts.items() if values[-1] not in ("", None)]
-    known.sort(key=lambda item: (-item[1], str(item[0]).casefold()))
-    return [FacetValue(values, n) for values, n in known]
+def _ranked(names: tuple[str, ...], counts: dict[tuple, int]) -> list[FacetValue]:
+    """Most runs first. An empty value is shown, and filtered on, as
+    "(none)" (EMPTY_SHOWN), as a comparison's series of it is; a missing
+    count (cores: None) is no value to filter on, and is left out."""
+    shown: dict[tuple, int] = defaultdict(int)
+    for values, n in counts.items():
+        if any(
+            value in ("", None) and not _can_be_empty(name)
+            for name, value in zip(names, values, strict=True)
+        ):
+            continue
+        shown[tuple(EMPTY_SHOWN if value in ("", None) else value for value in values)] += n
+    ranked = sorted(shown.items(), key=lambda item: (-item[1], str(item[0]).casefold()))
+    return [FacetValue(values, n) for values, n in ranked]
+
+
+def _can_be_empty(name: str) -> bool:
+    return name.startswith("run_param.") or can_be_empty(name)
 
 
 # --- dimension and benchmark pages ---------------------------------------------

@@ -3,12 +3,13 @@ pages; htmx swaps the result region and pushes the canonical URL."""
 
 from __future__ import annotations
 
+import html
 import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from benchhub.results.models import Submission
+from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
 from tests.factories import small_document
 
@@ -220,3 +221,43 @@ def test_a_machine_of_one_core_reads_1_core(client, bob):
     assert ", 1 core</td>" in page
     assert "1 cores" not in page
     assert "? cores" in page  # unknown stays unknown
+
+
+def facet_link(page: str, name: str, label: str) -> str:
+    """The URL a facet value links to."""
+    block = page[page.index(f'id="facet-{name}"') :]
+    block = block[: block.index("</details>")]
+    found = re.search(
+        rf'<a href="([^"]*)"[^>]*>\s*<span class="facet-value">{re.escape(label)}</span>', block
+    )
+    assert found, (name, label)
+    return html.unescape(found.group(1))
+
+
+def test_an_empty_value_is_a_facet_value_none_that_filters_on_it(client, bob):
+    """The facets skipped runs that gave no filesystem, mount options or
+    version, or an empty run parameter: the pages' "(none)" had no count
+    and no link, though a comparison shows it as a series."""
+    without_filesystem = dict(small_document()["environment"]["storage"], filesystem="")
+    store(bob, storage=without_filesystem)
+    store(bob, storage=without_filesystem, hardware={"cpu": "AMD EPYC"})  # no cores
+    store(bob)
+    first = Run.objects.order_by("id").first()
+    first.parameters["locking"] = ""
+    first.save()
+
+    page = client.get(PAGE, {"benchmark": "select-update"}).content.decode()
+
+    assert facet(page, "filesystem") == {"(none)": 2, "ext4": 1}
+    assert facet(page, "cores") == {"8": 2}  # a missing count is no value to filter on
+    assert facet(page, "run_paramlocking") == {"for_update": 2, "(none)": 1}
+    link = facet_link(page, "filesystem", "(none)")
+    assert parse_qs(urlsplit(link).query)["filesystem"] == ["(none)"]
+    narrowed = client.get(link).content.decode()
+    assert run_count(narrowed) == 2
+    assert facet(narrowed, "filesystem") == {"(none)": 2}
+    assert re.search(
+        r'class="chosen" aria-current="true">\s*<span class="facet-value">\(none\)', narrowed
+    )
+    only = client.get(facet_link(page, "run_paramlocking", "(none)")).content.decode()
+    assert run_count(only) == 1
