@@ -105,6 +105,17 @@ def _with_runs(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
     )
 
 
+def queue_q(states: list[str] | None = None) -> Q:
+    """Which submissions the queue shows: those of ``states``, or, without
+    them, what waits for a decision (the default states and, whatever their
+    status, those with open reports). The queue page and the submissions
+    list of the API (``status=`` for a moderator) share it."""
+    if states:
+        return Q(status__in=states)
+    reported = Exists(Report.objects.filter(submission=OuterRef("pk"), handled_at__isnull=True))
+    return Q(status__in=QUEUE_DEFAULT_STATES) | reported
+
+
 def moderation_queue(
     *,
     states: list[str] | None = None,
@@ -117,11 +128,7 @@ def moderation_queue(
     next page. Unless ``states`` says otherwise, what waits for a decision:
     the default states and, whatever their status, those with open reports.
     A fixed number of queries whatever the page holds."""
-    if states:
-        submissions = Submission.objects.filter(status__in=states)
-    else:
-        reported = Exists(Report.objects.filter(submission=OuterRef("pk"), handled_at__isnull=True))
-        submissions = Submission.objects.filter(Q(status__in=QUEUE_DEFAULT_STATES) | reported)
+    submissions = Submission.objects.filter(queue_q(states))
     if benchmark:
         submissions = submissions.filter(
             Exists(Run.objects.filter(submission=OuterRef("pk"), benchmark__name=benchmark))

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -80,10 +81,37 @@ class SubmissionCollectionApi(generics.ListAPIView):
     def get_permissions(self):
         return [IsAuthenticated()] if self.request.method == "POST" else []
 
-    def get_queryset(self):
-        return selectors.submission_list(user=self.request.user)
+    # refuse_unknown_parameters (benchhub.lib.ordering) knows it by this
+    filterset_fields = ["status"]
 
-    @extend_schema(operation_id="submissions_list")
+    def get_queryset(self):
+        return selectors.submission_list(user=self.request.user, status=self._status())
+
+    def _status(self) -> str:
+        given = self.request.query_params.getlist("status")
+        if len(given) > 1:
+            raise ValidationError({"status": "given more than once; this filter takes one value"})
+        status = given[0].strip().lower() if given else ""
+        if status and status not in selectors.SUBMISSION_LIST_STATUSES:
+            known = ", ".join(selectors.SUBMISSION_LIST_STATUSES)
+            raise ValidationError({"status": f"unknown status {given[0]!r}; known values: {known}"})
+        return status
+
+    @extend_schema(
+        operation_id="submissions_list",
+        parameters=[
+            OpenApiParameter(
+                "status",
+                str,
+                enum=list(selectors.SUBMISSION_LIST_STATUSES),
+                description=(
+                    "a moderator: every submission with this status, as the moderation queue "
+                    "shows it (`waiting`: pending, flagged, or with open reports); anybody "
+                    "else: those they may see with this status (`waiting`: pending or flagged)"
+                ),
+            )
+        ],
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 

@@ -78,9 +78,31 @@ DOCUMENT = "document"
 MEASUREMENT_SUBMISSION_FIELDS = ("id", "uuid", "status", "source", "submitter")
 
 
-def submission_list(*, user: User) -> QuerySet[Submission]:
+# ``status=`` on the submissions list: a status, or the moderation queue's
+# grouping of what waits for a decision.
+WAITING = "waiting"
+SUBMISSION_LIST_STATUSES = (WAITING, *(choice.value for choice in Submission.Status))
+
+
+def submission_list(*, user: User, status: str = "") -> QuerySet[Submission]:
+    """The submissions ``user`` may see, newest first. With ``status``, a
+    moderator's are the moderation queue's of that status (or, for
+    "waiting", the queue's default: pending, flagged and those with open
+    reports), everybody's, so that a script finds its work; anybody else's
+    are those of their own visible ones with that status ("waiting":
+    pending or flagged; readers' reports are the moderators' business)."""
+    if status:
+        from benchhub.moderation.selectors import QUEUE_DEFAULT_STATES, queue_q
+
+        states = list(QUEUE_DEFAULT_STATES) if status == WAITING else [status]
+        if is_moderator(user):
+            visible = queue_q(None if status == WAITING else states)
+        else:
+            visible = _visible(user) & Q(status__in=states)
+    else:
+        visible = _visible(user)
     return (
-        Submission.objects.filter(_visible(user))
+        Submission.objects.filter(visible)
         .select_related("submitter")
         .defer(DOCUMENT)
         .order_by("-created_at", "-id")
