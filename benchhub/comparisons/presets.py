@@ -34,7 +34,10 @@ PRESETS = [
         (
             ("benchmark", "backup"),
             ("metric", "seconds"),
-            ("x", "protocol"),
+            # The measurement's protocol, not the run's: the agent times every
+            # protocol in one run (its environment says "unknown"), the article
+            # one a run, and both name it on each measurement.
+            ("x", "param.protocol"),
             ("series", "cpu_placement"),
         ),
     ),
