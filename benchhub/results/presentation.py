@@ -106,11 +106,13 @@ def environment_rows(run: Run, *, linked: bool = True) -> list[EnvironmentRow]:
         EnvironmentRow("Database", "major version", server.version_major),
         EnvironmentRow("Database", "architecture", server.architecture),
         EnvironmentRow("Database", "configuration profile", server.config_profile),
-        EnvironmentRow("Client", "protocol", client.protocol.replace("_", " ")),
+        # as stored: the value the results list, /compare/ and the filters
+        # (protocol=tcp_loopback) spell, not a second spelling of it
+        EnvironmentRow("Client", "protocol", client.protocol),
         EnvironmentRow(
             "Client", "driver", " ".join(filter(None, [client.driver, client.driver_version]))
         ),
-        EnvironmentRow("Client", "CPU placement", client.cpu_placement.replace("_", " ")),
+        EnvironmentRow("Client", "CPU placement", client.cpu_placement),
         EnvironmentRow("Client", "load engine", client.load_engine),
     ]
     return [row for row in rows if row.value or row.raw]
