@@ -1,5 +1,6 @@
 import datetime as dt
 import functools
+import re
 from typing import Any
 
 from django.conf import settings
@@ -38,11 +39,15 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).decode("latin-1")
-        if not header:
+        if not header.strip():
             return None
         keyword, _, secret = header.partition(" ")
         if keyword.lower() not in self.keywords:
-            return None
+            # Passed over, a GET with Basic credentials was answered as
+            # anonymous (only a POST, refused, said why): a client that
+            # sent credentials is told on every method that they count for
+            # nothing, and which ones do.
+            raise exceptions.NotAuthenticated(_foreign_scheme_message(header))
         secret = secret.strip()
         address = client_address(request)
         if auth_failures_exceeded(address=address):
@@ -66,6 +71,21 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return "Token"
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,19}")
+
+
+def _foreign_scheme_message(header: str) -> str:
+    """Why an Authorization header of another scheme (Basic, Digest), or a
+    token pasted without one, authenticates nobody. A word that may be the
+    token itself is not repeated."""
+    first, _, rest = header.strip().partition(" ")
+    if rest and _SCHEME.fullmatch(first) and not first.lower().startswith("bh_"):
+        why = f"the Authorization header's scheme is {first!r}"
+    else:
+        why = "the Authorization header has no scheme"
+    return f"Not signed in: {why}; send 'Authorization: Token <your API token>' (or Bearer)"
 
 
 def _token_with_user(digest: str) -> tuple[ApiToken | None, list[str]]:

@@ -190,29 +190,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     else:
         code = next((c for cls, c in _CODES.items() if isinstance(exc, cls)), "error")
         message = str(exc.detail)
-        if isinstance(exc, exceptions.NotAuthenticated):
-            message = _unrecognised_authorization(context["request"]) or message
         response.data = error_body(code, message)
     return response
-
-
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,19}")
-
-
-def _unrecognised_authorization(request: HttpRequest) -> str | None:
-    """Why an Authorization header the token authentication passed over
-    (another scheme, or a token pasted without one) authenticated nobody:
-    "credentials were not provided" told such a client it had sent none.
-    A word that may be the token itself is not repeated."""
-    header = request.META.get("HTTP_AUTHORIZATION", "").strip()
-    if not header:
-        return None
-    first, _, rest = header.partition(" ")
-    if rest and _SCHEME.fullmatch(first) and not first.lower().startswith("bh_"):
-        why = f"the Authorization header's scheme is {first!r}"
-    else:
-        why = "the Authorization header has no scheme"
-    return f"Not signed in: {why}; send 'Authorization: Token <your API token>' (or Bearer)"
 
 
 def _logged_server_error(request: HttpRequest, exc: BaseException | None) -> dict:

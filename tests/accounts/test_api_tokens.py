@@ -75,15 +75,19 @@ def test_a_malformed_header_says_what_is_expected(db):
         ("bh_a-token pasted", "the Authorization header has no scheme"),
     ],
 )
-def test_an_authorization_header_of_another_scheme_says_what_is_expected(db, header, said):
+@pytest.mark.parametrize("method", ["get", "post", "options"])
+def test_an_authorization_header_of_another_scheme_says_what_is_expected(db, header, said, method):
     """It was 'Authentication credentials were not provided.', to a client
-    that had sent some; a token pasted alone is not repeated in the answer."""
+    that had sent some, and a GET (which needs no token) was answered as
+    anonymous, the credentials ignored without a word; a token pasted alone
+    is not repeated in the answer."""
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=header)
 
-    response = client.post("/api/v1/submissions/", {}, format="json")
+    response = getattr(client, method)("/api/v1/submissions/", {}, format="json")
 
     assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
     error = response.json()["error"]
     assert error["code"] == "not_authenticated"
     assert said in error["message"]
