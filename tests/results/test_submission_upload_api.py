@@ -548,3 +548,40 @@ def test_an_upload_of_a_catalog_entry_missing_from_the_database_is_a_503_naming_
 
     catalog_sync()  # what migrate runs
     assert post(alice_api, document).status_code == 201
+
+
+def test_a_value_spelt_none_is_refused_naming_each_place(alice_api):
+    """ "(none)" is how the pages show an empty value, and a filter or a
+    reference reads it as that value: a filesystem, a kernel or a parameter
+    stored as the text "(none)" would be shown as the empty one and found
+    with it. Mount options keep their old reading: "(none)" is no option."""
+    document = example_document()
+    document["environment"]["storage"]["filesystem"] = "(none)"
+    document["environment"]["storage"]["mount_options"] = "(none)"
+    document["runs"][0]["environment"] = {"os": {"family": "linux", "kernel": " (NONE) "}}
+    document["runs"][0]["parameters"]["locking"] = "(none)"
+    document["runs"][0]["measurements"][1]["parameters"]["clients"] = "(none)"
+
+    response = post(alice_api, document)
+
+    assert response.status_code == 400, response.content
+    details = response.json()["error"]["details"]
+    assert [d["path"] for d in details] == [
+        "$.environment.storage.filesystem",
+        "$.runs[0].environment.os.kernel",
+        "$.runs[0].parameters.locking",
+        "$.runs[0].measurements[1].parameters.clients",
+    ]
+    assert details[0]["message"] == (
+        '"(none)" is how BenchHub shows an empty value, so it cannot be a value: '
+        'leave the field out, or give "" for none'
+    )
+    assert Submission.objects.count() == 0
+
+    document["environment"]["storage"]["filesystem"] = ""
+    document["runs"][0]["environment"]["os"]["kernel"] = "6.12"
+    document["runs"][0]["parameters"]["locking"] = ""
+    document["runs"][0]["measurements"][1]["parameters"]["clients"] = 3
+    stored = post(alice_api, document)
+    assert stored.status_code == 201, stored.content
+    assert Run.objects.get().storage.mount_options == ""
