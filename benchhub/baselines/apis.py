@@ -19,7 +19,7 @@ from benchhub.baselines.models import Baseline
 from benchhub.lib.api import ApiError
 from benchhub.results.filters import parameter_query_value
 
-_FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+_FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 
 class BaselineOutput(serializers.ModelSerializer):
@@ -48,15 +48,46 @@ class BaselineOutput(serializers.ModelSerializer):
         )
 
 
+_FINGERPRINT_LOOKS = (
+    "64 hex digits (0-9, a-f), a run's comparability key: the 'fingerprint' of /api/v1/runs/<id>/"
+)
+
+
 def _fingerprint(request: Request) -> str:
-    value = request.query_params.get("fingerprint", "")
-    if not _FINGERPRINT.match(value):
-        raise ApiError(
-            "fingerprint: required, the 64 hex digits of a run's comparability key "
-            "(the 'fingerprint' of /api/v1/runs/<id>/)",
-            details=[{"path": "$.fingerprint", "message": "required: 64 hex digits"}],
+    """The key, in lower case as the filters take it. A value that is there
+    but not a key is called malformed, not missing: "required" sent a client
+    that had given one looking for a parameter it had not left out."""
+    given = request.query_params.get("fingerprint", "")
+    value = given.strip().lower()
+    if _FINGERPRINT.fullmatch(value):
+        return value
+    raise _parameter_error("fingerprint", given, f"a fingerprint is {_FINGERPRINT_LOOKS}")
+
+
+def _value(request: Request) -> float:
+    """The value to rank: a finite number; malformed, not missing, when
+    there but not one, as for the fingerprint."""
+    given = request.query_params.get("value", "")
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value):
+        return value
+    raise _parameter_error("value", given, "a value is a finite number, e.g. 1250 or 1.25e3")
+
+
+def _parameter_error(name: str, given: str, looks: str) -> ApiError:
+    if not given.strip():
+        return ApiError(
+            f"{name}: required; {looks}",
+            details=[{"path": f"$.{name}", "message": f"required; {looks}"}],
         )
-    return value
+    shown = given if len(given) <= 80 else f"{given[:80]}…"
+    return ApiError(
+        f"{name}: malformed, {shown!r} ({len(given)} characters) is not one; {looks}",
+        details=[{"path": f"$.{name}", "message": f"malformed; {looks}"}],
+    )
 
 
 def _refuse_unknown_parameters(request: Request, known: set[str], *, points: bool) -> None:
@@ -155,15 +186,7 @@ class BaselineRankApi(APIView):
         _refuse_null_characters(request)
         fingerprint = _fingerprint(request)
         metric = request.query_params.get("metric", "")
-        try:
-            value = float(request.query_params.get("value", ""))
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            raise ApiError(
-                "value: required, a finite number",
-                details=[{"path": "$.value", "message": "required: a finite number"}],
-            )
+        value = _value(request)
         point = _point(request)
         baseline = selectors.baseline_get(fingerprint=fingerprint, metric=metric, parameters=point)
         if baseline is None:

@@ -126,6 +126,40 @@ def test_rank_api_errors_name_the_parameter(anonymous_api, db):
     assert "No baseline yet" in unknown.json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("path", "rest"),
+    [("/api/v1/baselines/", {}), ("/api/v1/baselines/rank/", {"metric": "tps", "value": "1"})],
+)
+def test_a_malformed_fingerprint_is_called_malformed_not_missing(anonymous_api, db, path, rest):
+    """fingerprint=abc was answered "required", to a client that had sent one."""
+    response = anonymous_api.get(path, {"fingerprint": "abc", **rest})
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"].startswith("fingerprint: malformed, 'abc' (3 characters) is not one")
+    assert "64 hex digits" in error["message"]
+    assert "required" not in error["message"]
+    assert error["details"] == [
+        {"path": "$.fingerprint", "message": error["details"][0]["message"]}
+    ]
+
+
+def test_a_malformed_value_is_called_malformed_not_missing(anonymous_api, db):
+    query = {"fingerprint": "0" * 64, "metric": "tps"}
+
+    malformed = anonymous_api.get("/api/v1/baselines/rank/", {**query, "value": "fast"})
+    missing = anonymous_api.get("/api/v1/baselines/rank/", query)
+
+    assert "value: malformed, 'fast'" in malformed.json()["error"]["message"]
+    assert missing.json()["error"]["message"].startswith("value: required")
+
+
+def test_an_upper_case_fingerprint_is_the_same_key(anonymous_api, db):
+    response = anonymous_api.get("/api/v1/baselines/", {"fingerprint": "AB" * 32})
+
+    assert response.status_code == 200
+
+
 def test_a_parameter_the_baseline_endpoints_do_not_take_is_named_not_ignored(anonymous_api, db):
     """The list answered every metric whatever metric= asked; the rank took
     clients=20 (no param.) for no parameters at all."""
