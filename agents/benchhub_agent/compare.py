@@ -12,6 +12,7 @@ it is made of, and your percentile among them.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from decimal import Decimal
 from typing import Any
@@ -125,9 +126,15 @@ def _rank(server: str, fingerprint: str, m: Measurement, token: str | None) -> s
 
 
 def _number(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:.1f}"
-    return str(value)
+    """A value as the table prints it: 3 decimals (1 from 1000 up), and
+    below 1 three significant digits, which 3 decimals would cut away
+    (0.00012 printed "0", 0.0012 "0.001"); a very small one in powers of
+    ten ("1e-9")."""
+    if not isinstance(value, float):
+        return str(value)
+    if value and abs(value) < 1:
+        return re.sub(r"e-0*", "e-", f"{value:.3g}")  # 1e-09 → 1e-9
+    return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:.1f}"
 
 
 def _baseline_number(value: Any) -> str:

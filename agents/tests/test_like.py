@@ -330,3 +330,21 @@ def test_the_baseline_median_is_printed_at_the_digits_the_server_holds():
         rows = comparison_rows(server.url, "f" * 64, mine, [])
 
     assert [row[5] for row in rows] == ["~2650 (4)", "~0.0001234 (2)", "~1500 (1)"]
+
+
+def test_small_values_are_printed_with_their_significant_digits():
+    """Three decimals printed 0.00012 s as "0", and 1e-9 as "0" too: the
+    published value and this run's looked equal, whatever they were."""
+    values = [0.00012, 1e-9, -0.00012, -1e-9, 0.0012345, 0.5, 2650.5]
+    mine = [Measurement("seconds", v, "s", {"clients": c}, [v]) for c, v in enumerate(values)]
+    theirs = [
+        {"metric": "seconds", "parameters": {"clients": c}, "value": v * 2}
+        for c, v in enumerate(values)
+    ]
+
+    rows = comparison_rows("http://unused", None, mine, theirs, benchmark="select-update")
+
+    assert [row[2] for row in rows] == [
+        "0.00012", "1e-9", "-0.00012", "-1e-9", "0.00123", "0.5", "2650.5",
+    ]  # fmt: skip
+    assert [row[1] for row in rows][:4] == ["0.00024", "2e-9", "-0.00024", "-2e-9"]
