@@ -60,6 +60,31 @@ class StrictInput(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class TextField(serializers.CharField):
+    """Free text that must come as a JSON string: DRF's CharField takes a
+    number and stores its str(), so {"reason": 5} was stored as the reason
+    "5", which no one wrote."""
+
+    default_error_messages = {
+        "invalid": "must be a JSON string, not {kind}",
+    }
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", kind=_json_kind(data))
+        return super().to_internal_value(data)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
 class ModerationOutput(serializers.ModelSerializer):
     class Meta:
         model = Submission
@@ -98,9 +123,7 @@ class SubmissionModerationApi(APIView):
 
     class ModerationInputSerializer(StrictInput):
         action = serializers.ChoiceField(choices=API_ACTIONS)
-        reason = serializers.CharField(
-            required=False, allow_blank=True, max_length=2000, default=""
-        )
+        reason = TextField(required=False, allow_blank=True, max_length=2000, default="")
 
     @extend_schema(
         operation_id="submissions_moderate",
@@ -132,7 +155,7 @@ class SubmissionReportApi(APIView):
     permission_classes = [IsAuthenticated]
 
     class ReportInputSerializer(StrictInput):
-        reason = serializers.CharField(max_length=2000)
+        reason = TextField(max_length=2000)
 
     @extend_schema(
         operation_id="submissions_report",

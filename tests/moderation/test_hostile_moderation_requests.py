@@ -40,6 +40,33 @@ def test_a_hostile_moderation_body_is_a_4xx_and_changes_nothing(
 
 
 @pytest.mark.parametrize(
+    ("endpoint", "action"), [("moderation", "reject"), ("moderation", "hide"), ("reports", None)]
+)
+@pytest.mark.parametrize(
+    ("reason", "kind"), [(5, "the number 5"), (2.5, "the number 2.5"), (True, "a boolean")]
+)
+def test_a_reason_that_is_not_a_string_is_a_400_naming_it(
+    maud_api, bob_api, alice, endpoint, action, reason, kind
+):
+    """{"reason": 5} was stored as the reason "5", which nobody wrote."""
+    submission = upload(alice)
+    client, body = (maud_api, {"action": action}) if action else (bob_api, {})
+
+    answer = client.post(
+        f"/api/v1/submissions/{submission.uuid}/{endpoint}/",
+        {**body, "reason": reason},
+        format="json",
+    )
+
+    assert answer.status_code == 400, answer.content
+    error = answer.json()["error"]
+    assert error["details"] == [
+        {"path": "$.reason", "message": f"must be a JSON string, not {kind}"}
+    ]
+    assert not AuditEntry.objects.exists()
+
+
+@pytest.mark.parametrize(
     "path",
     [
         "/api/v1/submissions/not-a-uuid/moderation/",
