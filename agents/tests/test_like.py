@@ -348,3 +348,17 @@ def test_small_values_are_printed_with_their_significant_digits():
         "0.00012", "1e-9", "-0.00012", "-1e-9", "0.00123", "0.5", "2650.5",
     ]  # fmt: skip
     assert [row[1] for row in rows][:4] == ["0.00024", "2e-9", "-0.00024", "-2e-9"]
+
+
+def test_the_catalog_names_the_version_and_engines_of_every_benchmark_the_agent_runs() -> None:
+    """The server reads these to offer ``run --like`` only for a run this agent repeats."""
+    from benchhub_agent.benchmarks import discover_benchmarks
+    from benchhub_agent.schema import benchmark_catalog
+
+    runs = {name: found.module for name, found in discover_benchmarks().items()}
+    catalog = {entry["name"]: entry.get("agent") for entry in benchmark_catalog()["benchmarks"]}
+
+    assert {name for name, agent in catalog.items() if agent} == set(runs)
+    for name, module in runs.items():
+        assert catalog[name]["version"] == module.VERSION, name
+        assert set(catalog[name]["engines"]) == module.ENGINES, name

@@ -184,6 +184,21 @@ def run_get(*, user: User, pk: int) -> Run | None:
     )
 
 
+def run_origin(*, pk: int) -> Run:
+    """A run with who measured it (its submission's source and tool) and on
+    which engine: what tells whether the agent can repeat it."""
+    return (
+        Run.objects.select_related("submission", "server")
+        .only(
+            "benchmark_version",
+            "server__engine",
+            "submission__source",
+            "submission__tool",
+        )
+        .get(pk=pk)
+    )
+
+
 def measurement_list(*, user: User) -> QuerySet[Measurement]:
     unprinted = [
         f"run__submission__{field.name}"

@@ -76,7 +76,14 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "api_url": api_url,
             "csv_url": reverse("api:measurement-csv") + f"?run={run.pk}",
-            "reproduce": presentation.reproduce_command(api_url, run.server.engine),
+            "reproduce": presentation.reproduction(
+                api_url,
+                benchmark=run.benchmark.name,
+                version=run.benchmark_version,
+                engine=run.server.engine,
+                source=run.submission.source,
+                tool=run.submission.tool,
+            ),
             "parameters": presentation.parameters_text(run.parameters),
             "own_report": own_report_get(user=request.user, submission=run.submission),
             # Signing out here leads home, not to a page then gone (base.html).
@@ -354,9 +361,17 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
             benchmark_name, metric, point, "version_major", {}
         ),
     )
-    run_url = request.build_absolute_uri(reverse("api:run-detail", args=[latest])) if latest else ""
-    # The engine of the latest run is not read here; the DSN forms are above it.
-    like_command = presentation.reproduce_command(run_url, engine="") if latest else ""
+    like = None
+    if latest is not None:
+        origin = selectors.run_origin(pk=latest)
+        like = presentation.reproduction(
+            request.build_absolute_uri(reverse("api:run-detail", args=[latest])),
+            benchmark=benchmark.name,
+            version=origin.benchmark_version,
+            engine=origin.server.engine,
+            source=origin.submission.source,
+            tool=origin.submission.tool,
+        )
     return render(
         request,
         "results/benchmark.html",
@@ -369,7 +384,10 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
             "parameters": selectors.run_parameter_counts(runs)[:12] if latest else [],
             "citations": selectors.curated_citations(user=request.user, benchmark=benchmark),
             "latest": latest,
-            "like_command": like_command,
+            # Only a command the agent accepts: none for a benchmark it does not
+            # run, no --like for a latest run it did not measure.
+            "agent_runs_it": presentation.agent_benchmark(benchmark.name) is not None,
+            "like_command": like.command if like and like.exact else "",
             "browser_url": reverse("results:browser") + "?" + urlencode({"benchmark": name}),
             "server_url": request.build_absolute_uri("/").rstrip("/"),
         },

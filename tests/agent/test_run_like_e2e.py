@@ -8,13 +8,18 @@ with that run and with the community baseline the server computed.
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import shlex
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
 from benchhub.accounts.services import api_token_create
 from benchhub.baselines.services import baselines_refresh
+from benchhub.imports.services import articles_load
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
 from tests.agent.databases import measured_database
@@ -27,20 +32,24 @@ def bench_dsn(django_db_setup) -> Iterator[str]:
         yield dsn
 
 
+def measured_and_published(submitter, outbox, *argv: str) -> Submission:
+    """The agent's dry run of ``argv``, once, stored approved as ``submitter``'s."""
+    measured = agent(*argv, "--repeat", "1", "--dry-run", outbox=outbox)
+    assert measured.returncode == 0, measured.stderr
+    return submission_create(
+        submitter=submitter, document=json.loads(measured.stdout), status=Submission.Status.APPROVED
+    ).submission
+
+
 @pytest.mark.django_db(transaction=True)
 def test_run_like_repeats_a_published_run_and_ranks_it(
     live_server, bob, alice, bench_dsn, tmp_path
 ):
     outbox = tmp_path / "outbox"
-    measured = agent(
-        "run", "select-update", "--dsn", bench_dsn, "--clients", "1,2",
-        "--transactions", "100", "--repeat", "1", "--dry-run",
-        outbox=outbox,
+    published = measured_and_published(
+        bob, outbox,
+        "run", "select-update", "--dsn", bench_dsn, "--clients", "1,2", "--transactions", "100",
     )  # fmt: skip
-    assert measured.returncode == 0, measured.stderr
-    published = submission_create(
-        submitter=bob, document=json.loads(measured.stdout), status=Submission.Status.APPROVED
-    ).submission
     run = published.runs.get()
     baselines_refresh()
     _, token = api_token_create(user=alice, name="agent")
@@ -66,3 +75,49 @@ def test_run_like_repeats_a_published_run_and_ranks_it(
         assert "% of 1" in line  # your percentile among them
         # One run of one repetition on each side: no verdict can be drawn from that.
         assert "insufficient data" in line
+
+
+def offered_command(live_server, run: Run) -> list[str]:
+    """The command the run page offers to copy, as the agent's argv."""
+    page_url = f"{live_server.url}/runs/{run.pk}/"  # http, the live server's own
+    with urllib.request.urlopen(page_url) as response:  # noqa: S310
+        page = response.read().decode()
+    found = re.search(r'<code id="reproduce-command">([^<]*)</code>', page)
+    assert found, page[page.index('id="reproduce-title"') :][:600]
+    program, *argv = shlex.split(html.unescape(found.group(1)))
+    assert program == "benchhub-agent"
+    return argv
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_run_like_a_run_page_offers_is_accepted_by_the_agent(
+    live_server, bob, bench_dsn, tmp_path
+):
+    """An agent backup records pg_dump as its load engine: what the page goes by is
+    that the agent measured it, and the agent agrees when handed the command."""
+    outbox = tmp_path / "outbox"
+    published = measured_and_published(
+        bob, outbox, "run", "backup", "--dsn", bench_dsn, "--rows", "200"
+    )
+
+    argv = offered_command(live_server, published.runs.get())
+    assert argv[:2] == ["run", "--like"]
+    argv[argv.index("--dsn") + 1] = bench_dsn  # the page's example DSN, made this test's
+    repeated = agent(*argv, "--dry-run", outbox=outbox)
+
+    assert repeated.returncode == 0, repeated.stderr
+    assert json.loads(repeated.stdout)["runs"][0]["benchmark"] == "backup"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_what_a_seed_run_page_offers_instead_is_a_command_the_agent_knows(live_server, tmp_path):
+    articles_load()
+    for run in Run.objects.filter(submission__source=Submission.Source.CURATED).distinct(
+        "benchmark"
+    ):
+        if run.benchmark.name in ("tpcc", "tpc-average"):
+            continue  # nothing offered: the agent has neither
+        argv = offered_command(live_server, run)
+        assert "--like" not in argv, run
+        shown = agent(*argv, "--help", outbox=tmp_path / "outbox")
+        assert shown.returncode == 0, (argv, shown.stderr)

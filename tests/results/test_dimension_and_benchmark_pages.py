@@ -134,7 +134,8 @@ def test_the_benchmark_page_says_what_it_measures_where_from_its_spread_and_how_
     assert cells["postgresql 16"] == ["500", "2500"]
     assert "pip install './agents[postgresql,mysql]'" in page
     assert re.search(
-        r"benchhub-agent run --like http://testserver/api/v1/runs/\d+/ --dsn YOUR_DATABASE_URL",
+        r"benchhub-agent run --like http://testserver/api/v1/runs/\d+/"
+        r" --dsn postgresql://postgres@127\.0\.0\.1:5432/bench",
         page,
     )
     assert client.get("/benchmarks/no-such-thing/").status_code == 404
@@ -181,8 +182,9 @@ def test_dimension_and_benchmark_pages_read_a_fixed_number_of_queries(
     with django_assert_num_queries(12):
         assert client.get("/filesystems/ext4/").status_code == 200
     # the benchmark and its metrics, the latest runs' ids, the metrics
-    # present and their names, the spread, the parameter sets, the citations
-    with django_assert_num_queries(8):
+    # present and their names, the spread, the parameter sets, the citations,
+    # who measured the latest run (whether the agent can repeat it)
+    with django_assert_num_queries(9):
         assert client.get("/benchmarks/select-update/").status_code == 200
 
 

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 
 from benchhub.accounts.roles import role_grant
 from benchhub.baselines.services import baselines_refresh
+from benchhub.imports.services import articles_load
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
@@ -435,3 +436,69 @@ def test_an_unrepeated_run_says_what_unrepeated_means_apart_from_its_spread(clie
         '<span class="flag">unrepeated</span> (fewer than 3 repetitions); its repetitions vary by'
         in noise
     )
+
+
+def reproduce_section(page: str) -> str:
+    return page[page.index('id="reproduce-title"') :].split("</section>")[0]
+
+
+def seed_run(benchmark: str, engine: str = "firebird") -> Run:
+    return Run.objects.filter(
+        benchmark__name=benchmark,
+        submission__source=Submission.Source.CURATED,
+        server__engine=engine,
+    ).first()
+
+
+def test_only_a_run_the_agent_measured_is_offered_run_like(client, bob):
+    measured = run_of(store(bob, example_document()))
+    imported = example_document()
+    imported["source"] = {"kind": "import", "tool": "pgbench"}
+    older = example_document()
+    older["runs"][0]["benchmark_version"] = "0"
+
+    offered = reproduce_section(client.get(f"/runs/{measured.pk}/").content.decode())
+    assert "benchhub-agent run --like" in offered
+    for document, why in [
+        (imported, "come from pgbench, imported, not from the agent"),
+        (older, "It ran version 0 of the agent&#x27;s select-update"),
+    ]:
+        run = run_of(store(bob, document))
+        section = reproduce_section(client.get(f"/runs/{run.pk}/").content.decode())
+        assert "benchhub-agent run --like" not in section
+        assert why in section
+        assert "benchhub-agent run select-update --dsn postgresql://" in section
+
+
+def test_a_seed_run_says_why_the_agent_cannot_repeat_it_and_offers_what_it_can(client, db):
+    articles_load()
+    sql_bench, tpcb, tpcc = seed_run("sql-bench", "mysql"), seed_run("tpcb"), seed_run("tpcc")
+
+    sections = {
+        run.benchmark.name: reproduce_section(client.get(f"/runs/{run.pk}/").content.decode())
+        for run in (sql_bench, tpcb, tpcc)
+    }
+
+    for section in sections.values():
+        assert "benchhub-agent run --like" not in section
+    assert "from a published article, not from the agent" in sections["sql-bench"]
+    assert (
+        "benchhub-agent run sql-bench --dsn mysql://root@127.0.0.1:3306/bench"
+        in (sections["sql-bench"])
+    )
+    # The agent's tpcb does not drive Firebird: its own, on an engine it does.
+    assert "not on Firebird" in sections["tpcb"]
+    assert "benchhub-agent run tpcb --dsn postgresql://" in sections["tpcb"]
+    assert "The agent has no tpcc benchmark" in sections["tpcc"]
+    assert "benchhub-agent" not in sections["tpcc"].split("</h2>", 1)[1]
+
+
+def test_a_benchmark_the_agent_does_not_run_offers_no_agent_command(client, db):
+    articles_load()
+
+    tpcc = client.get("/benchmarks/tpcc/").content.decode()
+    tpcb = client.get("/benchmarks/tpcb/").content.decode()
+
+    assert "benchhub-agent run" not in tpcc and 'id="no-agent-benchmark"' in tpcc
+    # tpcb's only runs are seed 003's: how to run it, but no --like of an article
+    assert "benchhub-agent run tpcb --help" in tpcb and "run --like" not in tpcb
