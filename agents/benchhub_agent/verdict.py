@@ -171,6 +171,11 @@ def _verdict(
         # a ratio to zero, or beyond a double, says nothing
         return _insufficient(minimum_effect)
     if not resampled or (len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U):
+        if 2 / math.comb(len(x) + len(y), len(x)) >= ALPHA:
+            # Even the runs of one side all above the other's would not be
+            # a difference at 5 % (2 against 2 to 7, 3 against 3 or 4): no
+            # test can tell, and "within noise" would say it looked.
+            return _insufficient(minimum_effect, ratio)
         test = mann_whitney_u(x, y)
         low, high = _u_interval(x, y, exact=test.exact)
         return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
@@ -483,6 +488,9 @@ def geometric_mean_verdict(
     if logs is None:
         return _insufficient(minimum_effect)
     ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
+    if 2 / (1 << len(logs)) >= ALPHA:
+        # up to 5 operations: not even all agreeing would be a difference at 5 %
+        return _insufficient(minimum_effect, ratio)
     if len(logs) <= EXACT_SIGN_FLIPS:
         low, high = _sign_flip_interval(logs)
         return _judged(ratio, direction, SIGN_FLIP, _sign_flip_p(logs), low, high, minimum_effect)

@@ -259,7 +259,10 @@ def test_two_operations_are_enough_for_a_summary_with_its_totals_ratio():
 
 
 def test_the_scores_judge_with_the_querys_minimum_effect():
-    medians = {"ufs": {"insert": 10.0, "select": 30.0}, "zfs": {"insert": 12.0, "select": 36.0}}
+    # six operations, each 1.2 times: enough for the sign-flip test (p = 2/64)
+    ufs = {op: 10.0 * (i + 1) for i, op in enumerate(["a", "b", "c", "d", "e", "f"])}
+    medians = {"ufs": ufs, "zfs": {op: v * 1.2 for op, v in ufs.items()}}
+    assert scored(medians)[0].geometric_mean.verdict.verdict == "worse"
     (row,) = scored(medians, minimum_effect=0.3)
     assert row.totals.verdict.minimum_effect == row.geometric_mean.verdict.minimum_effect == 0.3
     assert row.totals.verdict.verdict == row.geometric_mean.verdict.verdict == "within noise"

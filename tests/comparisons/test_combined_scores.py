@@ -77,11 +77,12 @@ def test_the_geometric_mean_of_ratios_has_its_own_verdict(anonymous_api, ufs_and
         product *= points["zfs"][op] / points["ufs"][op]
     assert mean["ratio"] == pytest.approx(product**0.25, rel=1e-9)
     # Four operations, all slower: 2 of the 16 sign patterns are as far from
-    # a ratio of 1, so p = 0.125. Operations are the units here, and four
-    # cannot make a difference at 5 %, nor bound a 95 % interval.
-    assert mean["verdict"]["test"] == "sign-flip"
-    assert mean["verdict"]["p_value"] == 2 / 16
-    assert mean["verdict"]["verdict"] == "within noise"
+    # a ratio of 1, p = 0.125 at best. Operations are the units here, and
+    # four cannot make a difference at 5 %, nor bound a 95 % interval: no
+    # test can tell.
+    assert mean["verdict"]["test"] is None
+    assert mean["verdict"]["p_value"] is None
+    assert mean["verdict"]["verdict"] == "insufficient data"
     assert (mean["ratio_low"], mean["ratio_high"]) == (None, None)
 
 
@@ -91,7 +92,7 @@ def test_the_summary_is_in_the_csv_and_on_the_page(anonymous_api, client, ufs_an
     summary = [r for r in rows if r["x"].startswith("(")]
     assert [(r["series"], r["x"], r["verdict"]) for r in summary] == [
         ("zfs", "(TOTALS over common operations)", "worse"),
-        ("zfs", "(geometric mean of ratios)", "within noise"),
+        ("zfs", "(geometric mean of ratios)", "insufficient data"),
     ]
     assert int(summary[0]["n"]) == 4
 

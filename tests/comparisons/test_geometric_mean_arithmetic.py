@@ -22,6 +22,7 @@ from benchhub.comparisons.verdicts import (
     Verdict,
     _bootstrap_means,
     _packed_bootstrap_means,
+    _sign_flip_p,
     geometric_mean_insufficient,
     geometric_mean_verdict,
 )
@@ -164,20 +165,38 @@ def flipped_p(ratios: list[float]) -> float:
      1.05, 1.25], [2.0, 0.7, 1.45, 0.95, 1.6, 0.85, 1.3, 0.9, 1.1, 5.0]],
 )  # fmt: skip
 def test_up_to_ten_operations_the_p_value_is_the_exact_sign_flip_tests(ratios):
+    assert _sign_flip_p([math.log(r) for r in ratios]) == pytest.approx(
+        flipped_p(ratios), abs=1e-12
+    )
     result = geometric_mean_verdict(ratios, direction="higher")
-    assert result.test == "sign-flip"
-    assert result.p_value == pytest.approx(flipped_p(ratios), abs=1e-12)
+    if len(ratios) < 6:  # see test_up_to_five_operations_are_insufficient_data
+        assert (result.test, result.p_value) == (None, None)
+    else:
+        assert result.test == "sign-flip"
+        assert result.p_value == pytest.approx(flipped_p(ratios), abs=1e-12)
 
 
 def test_three_operations_that_agree_are_no_difference_yet():
     """Every operation 1.5 to 3 times the reference: of the 8 sign patterns,
     2 are as far from 0 (all +, all -), p = 0.25. The bootstrap of three
-    units said p = 1/2001, "better"."""
+    units said p = 1/2001, "better"; then "within noise" at p = 0.25 said it
+    had looked. No test of three units can tell: insufficient data, with
+    the geometric mean still given."""
     result = geometric_mean_verdict([1.5, 3.0, 2.0], direction="higher")
     assert result.ratio == pytest.approx(9 ** (1 / 3), rel=1e-12)
-    assert (result.verdict, result.p_value) == ("within noise", 0.25)
-    # below six operations no sign-flip test reaches 5 %: no interval either
+    assert (result.verdict, result.test, result.p_value) == ("insufficient data", None, None)
     assert (result.ratio_low, result.ratio_high) == (None, None)
+
+
+@pytest.mark.parametrize("operations", [2, 3, 4, 5, 6])
+def test_up_to_five_operations_are_insufficient_data(operations):
+    """All agreeing is the sign-flip test's smallest p, 2 / 2^n: 0.0625 for
+    five operations, 0.03125 for six."""
+    result = geometric_mean_verdict([2.0 + i / 10 for i in range(operations)], direction="higher")
+    if operations < 6:
+        assert result.verdict == "insufficient data"
+    else:
+        assert (result.verdict, result.p_value) == ("better", 2 / 64)
 
 
 @pytest.mark.parametrize(
@@ -240,8 +259,9 @@ def test_six_to_ten_operations_the_interval_holds_the_true_ratio_95_times_in_100
 
 
 def test_a_score_of_exactly_one_has_p_one():
-    # ln 0.5 + ln 2 = 0: half the patterns are as far from 0 as 0 is: all.
-    result = geometric_mean_verdict([0.5, 2.0], direction="higher", minimum_effect=0.0)
+    # ln 0.5 + ln 2 + ln 0.25 + ln 4 + ln 1 + ln 1 = 0: every pattern is as far from 0 as 0 is.
+    ratios = [0.5, 2.0, 0.25, 4.0, 1.0, 1.0]
+    result = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.0)
     assert (result.ratio, result.p_value, result.verdict) == (1.0, 1.0, "within noise")
 
 
@@ -287,10 +307,10 @@ def test_an_insufficient_geometric_mean_keeps_the_ratio_the_verdict_would_give(r
     )
 
 
-def test_two_operations_are_judged_and_never_a_difference():
+def test_two_operations_are_never_a_difference():
     result = geometric_mean_verdict([2.0, 8.0], direction="higher")
     assert result.ratio == pytest.approx(4.0, rel=1e-12)
-    assert (result.test, result.p_value, result.verdict) == ("sign-flip", 0.5, "within noise")
+    assert (result.test, result.p_value, result.verdict) == (None, None, "insufficient data")
 
 
 def random_logs(rng: random.Random, n: int) -> list[float]:

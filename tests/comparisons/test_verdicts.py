@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import random
 
 import pytest
@@ -121,13 +122,33 @@ def test_a_single_unrepeated_value_is_never_a_winner():
 def test_two_unrepeated_runs_a_side_are_no_winner_however_far_apart():
     """Their bootstrap resampled the runs' own values, two a side: every
     resample on one side of 1, "better" at p = 0.0005. The exact U test on
-    the four values cannot go below 1/3."""
+    the four values cannot go below 1/3: no test can tell, which is
+    insufficient data (it said "within noise", as if it had looked), the
+    ratio still given."""
     result = values_verdict([200.0, 210.0], [100.0, 101.0], direction="higher")
 
-    assert (result.verdict, result.test) == ("within noise", MANN_WHITNEY)
-    assert result.p_value == pytest.approx(1 / 3)
+    assert (result.verdict, result.test, result.p_value) == ("insufficient data", None, None)
     assert result.ratio == pytest.approx(205 / 100.5)
     assert verdict(runs(200, 210), runs(100, 101), direction="higher") == result
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "judged"),
+    [(2, 7, False), (2, 8, True), (3, 4, False), (3, 5, True), (4, 4, True)],
+)
+def test_unrepeated_runs_are_judged_from_the_first_counts_a_u_test_can_tell(m, n, judged):
+    """The smallest two-sided p of the exact U test is 2 / C(m + n, m):
+    2/36 = 0.056 for 2 against 7, 2/45 = 0.044 for 2 against 8, 2/35 for
+    3 against 4, 2/56 for 3 against 5, 2/70 for 4 against 4."""
+    far_apart = values_verdict(
+        [100.0 * (i + 1) for i in range(m)], [10_000.0 + i for i in range(n)], direction="higher"
+    )
+    assert far_apart.ratio < 0.05
+    if judged:
+        assert (far_apart.verdict, far_apart.test) == ("worse", MANN_WHITNEY)
+        assert far_apart.p_value == pytest.approx(2 / math.comb(m + n, m))
+    else:
+        assert (far_apart.verdict, far_apart.test) == ("insufficient data", None)
 
 
 def test_few_runs_with_repetitions_are_judged_by_a_seeded_bootstrap():

@@ -87,8 +87,9 @@ def verdict_detail(verdict: Verdict) -> str:
         # same class): each of them, rather than the first alone, which a
         # cell of four runs a side against a reference of 0 was told.
         return (
-            "no verdict: a side is a single unrepeated value or a single run, the reference "
-            "is 0, or (combined scores) there are fewer than two operations to combine"
+            "no verdict: a side is a single unrepeated value or a single run, too few runs "
+            "(2 against up to 7, 3 against 3 or 4) or operations (up to 5) for any test to "
+            "tell at 5 %, or the reference is 0"
         )
     ratio, low, high = _ratios(verdict)
     text = f"{verdict.test}, p = {verdict.p_value:.3g}; ratio {ratio:.4g}"
