@@ -77,3 +77,23 @@ def sql_bench_document(seconds: dict[str, float], filesystem: str) -> dict[str, 
     document["runs"][0]["benchmark"] = "sql-bench"
     document["runs"][0]["parameters"] = {}
     return document
+
+
+# Environment fields a run may leave empty, each as (filter or axis name,
+# document section, field, another value): "(none)" filters by, and is a
+# comparison's reference for, the runs that left it out.
+EMPTY_ABLE = [
+    ("filesystem", "storage", "filesystem", "xfs"),
+    ("mount_options", "storage", "mount_options", "noatime"),
+    ("io_scheduler", "storage", "io_scheduler", "kyber"),
+    ("raid", "storage", "raid", "raid1"),
+    ("device_model", "storage", "device_model", "WD Red"),  # matched by substring
+    ("os_version", "os", "version", "13"),
+    ("kernel", "os", "kernel", "6.12"),  # matched by prefix
+    ("config_profile", "database", "config_profile", "my-huge.cnf"),
+    ("driver", "client", "driver", "asyncpg"),
+    ("load_engine", "client", "load_engine", "pgbench"),
+    ("virtualization", "hardware", "virtualization", "kvm"),
+    ("cpu_model", "hardware", "cpu", "AMD EPYC 7763"),  # matched by substring
+    ("cpu_vendor", "hardware", "cpu", "AMD EPYC 7763"),
+]

@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import sweep_document, without
+from tests.factories import EMPTY_ABLE, sweep_document, without
 
 URL = "/api/v1/comparisons/"
 THROUGHPUT = {"benchmark": "select-update", "metric": "throughput", "x": "param.clients"}
@@ -216,22 +216,7 @@ def test_a_filter_no_stored_number_can_match_is_an_empty_comparison(
         assert body["notes"] == ["No measurement you may see matches this comparison."]
 
 
-@pytest.mark.parametrize(
-    ("axis", "section", "field", "other"),
-    [
-        ("filesystem", "storage", "filesystem", "xfs"),
-        ("mount_options", "storage", "mount_options", "noatime"),
-        ("io_scheduler", "storage", "io_scheduler", "kyber"),
-        ("raid", "storage", "raid", "raid1"),
-        ("device_model", "storage", "device_model", "WD Red"),
-        ("os_version", "os", "version", "13"),
-        ("kernel", "os", "kernel", "6.12"),
-        ("config_profile", "database", "config_profile", "my-huge.cnf"),
-        ("driver", "client", "driver", "asyncpg"),
-        ("load_engine", "client", "load_engine", "pgbench"),
-        ("virtualization", "hardware", "virtualization", "kvm"),
-    ],
-)
+@pytest.mark.parametrize(("axis", "section", "field", "other"), EMPTY_ABLE)
 def test_the_empty_value_as_the_pages_show_it_is_a_reference_on_every_axis(
     anonymous_api, bob, axis, section, field, other
 ):

@@ -12,7 +12,7 @@ import pytest
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import small_document, without
+from tests.factories import EMPTY_ABLE, small_document, without
 
 EPYC = {"cpu": "AMD EPYC 7763 64-Core Processor", "cores": 64}
 
@@ -212,23 +212,6 @@ def test_the_dimension_page_of_an_alias_spelling_leads_to_the_canonical_one(clie
     assert cpu.status_code == 301
     assert cpu.url == "/cpus/Xeon%20E5-2680%20v4/"
     assert client.get(cpu.url).status_code == 200
-
-
-EMPTY_ABLE = [
-    ("filesystem", "storage", "filesystem", "xfs"),
-    ("mount_options", "storage", "mount_options", "noatime"),
-    ("io_scheduler", "storage", "io_scheduler", "kyber"),
-    ("raid", "storage", "raid", "raid1"),
-    ("device_model", "storage", "device_model", "WD Red"),  # matched by substring
-    ("os_version", "os", "version", "13"),
-    ("kernel", "os", "kernel", "6.12"),  # matched by prefix
-    ("config_profile", "database", "config_profile", "my-huge.cnf"),
-    ("driver", "client", "driver", "asyncpg"),
-    ("load_engine", "client", "load_engine", "pgbench"),
-    ("virtualization", "hardware", "virtualization", "kvm"),
-    ("cpu_model", "hardware", "cpu", "AMD EPYC 7763"),  # matched by substring
-    ("cpu_vendor", "hardware", "cpu", "AMD EPYC 7763"),
-]
 
 
 @pytest.mark.parametrize(("name", "section", "field", "other"), EMPTY_ABLE)
