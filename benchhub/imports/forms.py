@@ -183,7 +183,7 @@ class ToolUploadForm(forms.Form):
     storage_mount_options = _text(
         "Mount options",
         help_text="Comma-separated, as in /proc/mounts.",
-        placeholder="e.g. rw,noatime",
+        placeholder="e.g. noatime,discard",
     )
     storage_io_scheduler = _text("I/O scheduler", datalist="io-schedulers")
 

@@ -40,6 +40,7 @@ from benchhub.results.normalization import (
     normalize_mount_options,
 )
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
+from benchhub.results.normalization.storage import mount_option_is_irrelevant
 
 # Query parameters that are not filters: pagination and output format.
 NON_FILTER_PARAMETERS = {"cursor", "page_size", "format"}
@@ -470,6 +471,14 @@ class ParameterFilterSet(django_filters.FilterSet):
         if key == "mount_option":
             # One option out of the stored comma-joined set.
             option = normalize_mount_options(value)
+            if not option and mount_option_is_irrelevant(value.strip().lower()):
+                # it would mean "mounted without options", which rw is not
+                raise ValidationError(
+                    {
+                        key: f"{value.strip()!r} does not affect performance: stored mount "
+                        "options leave it out, so it cannot filter (see /api/docs/)"
+                    }
+                )
             column = f"{p}storage__mount_options"
             return queryset.filter(_in_comma_set(column, option))
         if key == "noise":
