@@ -203,6 +203,16 @@ def test_backup_unpinned_needs_no_pin_and_a_pinned_one_is_reproduced():
     assert options(pinned, "firebird")[-4:] == ["--pin", "other_core", "--repeat", "1"]
 
 
+def test_a_backup_that_records_no_rows_is_refused():
+    """Seed 001's backups (of the author's 3.8 GB database) record no rows:
+    the agent's defaults would time a table of its own and call it a replay."""
+    article = published_run("backup", {}, server={"engine": "firebird"}, source="curated")
+    with pytest.raises(CannotReplay, match="that run records no rows"):
+        replay(article, "firebird", set())
+    with pytest.raises(CannotReplay, match="that run records no rows"):
+        replay(article, "firebird", {"--rows"})
+
+
 def test_backup_with_another_engines_tool_is_refused():
     run = published_run(
         "backup",
