@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 
 from benchhub.imports.services import ToolOutputError, tool_output_import
 from benchhub.lib.api import ApiError, refuse_declared_oversize, upload_too_large
+from benchhub.lib.fields import TextField
 from benchhub.lib.jsonbody import JsonParser
 from benchhub.results.apis import (
     UPLOAD_UNAVAILABLE,
@@ -52,7 +53,7 @@ class ToolImportJsonInput(serializers.Serializer):
             "invalid_choice": f"unknown tool {{input!r}}; expected one of {TOOL_NAMES}"
         },
     )
-    output = serializers.CharField(
+    output = TextField(
         required=False,
         trim_whitespace=False,
         help_text="The tool's output, as it printed it (in multipart: or the `file` field).",
@@ -75,7 +76,7 @@ class ToolImportJsonInput(serializers.Serializer):
             'for sysbench or {"clients": 8} for a pgbench aggregate log.'
         ),
     )
-    command = serializers.CharField(
+    command = TextField(
         required=False,
         allow_blank=True,
         default="",

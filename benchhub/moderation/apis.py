@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.lib.api import ApiError
+from benchhub.lib.fields import TextField
 from benchhub.moderation.models import AuditEntry
 from benchhub.moderation.selectors import submission_for_action
 from benchhub.moderation.services import (
@@ -58,31 +59,6 @@ class StrictInput(serializers.Serializer):
                     {name: f"unknown field; this endpoint takes {takes}" for name in unknown}
                 )
         return super().to_internal_value(data)
-
-
-class TextField(serializers.CharField):
-    """Free text that must come as a JSON string: DRF's CharField takes a
-    number and stores its str(), so {"reason": 5} was stored as the reason
-    "5", which no one wrote."""
-
-    default_error_messages = {
-        "invalid": "must be a JSON string, not {kind}",
-    }
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid", kind=_json_kind(data))
-        return super().to_internal_value(data)
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value}"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
 class ModerationOutput(serializers.ModelSerializer):

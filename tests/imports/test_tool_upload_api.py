@@ -295,6 +295,22 @@ def test_request_field_errors_name_the_field(alice_api, body, path, fragment):
     assert fragment in details[0]["message"]
 
 
+@pytest.mark.parametrize("field", ["output", "command"])
+@pytest.mark.parametrize(
+    ("sent", "kind"), [(5, "the number 5"), (2.5, "the number 2.5"), (True, "a boolean")]
+)
+def test_an_output_or_command_that_is_not_a_string_is_a_400_naming_it(alice_api, field, sent, kind):
+    """{"output": 5} was taken as the text "5", and {"command": 5} stored as
+    the command "5", which nobody ran."""
+    response = post_json(alice_api, **sysbench_body(**{field: sent}))
+
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["details"] == [
+        {"path": f"$.{field}", "message": f"must be a JSON string, not {kind}"}
+    ]
+    assert Submission.objects.count() == 0
+
+
 def test_unknown_multipart_field_is_refused(alice_api):
     response = alice_api.post(
         URL, data={"tool": "pgbench", "output": PGBENCH, "cores": "8"}, format="multipart"
