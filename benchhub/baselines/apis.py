@@ -64,6 +64,20 @@ def _fingerprint(request: Request) -> str:
     raise _parameter_error("fingerprint", given, f"a fingerprint is {_FINGERPRINT_LOOKS}")
 
 
+def _metric(request: Request) -> str:
+    """The metric's name, required: without it the rank answered 404 "No
+    baseline yet for metric ''", as if a metric had been asked for. A name
+    the catalog lacks is left to that 404."""
+    given = request.query_params.get("metric", "")
+    if given.strip():
+        return given
+    raise _parameter_error(
+        "metric",
+        given,
+        "a metric is named as the catalog names it, e.g. tps (/api/v1/benchmarks/)",
+    )
+
+
 def _value(request: Request) -> float:
     """The value to rank: a finite number; malformed, not missing, when
     there but not one, as for the fingerprint."""
@@ -185,7 +199,7 @@ class BaselineRankApi(APIView):
         _refuse_unknown_parameters(request, {"fingerprint", "metric", "value"}, points=True)
         _refuse_null_characters(request)
         fingerprint = _fingerprint(request)
-        metric = request.query_params.get("metric", "")
+        metric = _metric(request)
         value = _value(request)
         point = _point(request)
         baseline = selectors.baseline_get(fingerprint=fingerprint, metric=metric, parameters=point)

@@ -154,6 +154,22 @@ def test_a_malformed_value_is_called_malformed_not_missing(anonymous_api, db):
     assert missing.json()["error"]["message"].startswith("value: required")
 
 
+@pytest.mark.parametrize("metric", [None, "", "  "])
+def test_a_rank_without_a_metric_says_it_is_required(anonymous_api, db, metric):
+    """It answered 404 "No baseline yet for metric ''", as if one had been asked for."""
+    query = {"fingerprint": "0" * 64, "value": "1"}
+    if metric is not None:
+        query["metric"] = metric
+
+    response = anonymous_api.get("/api/v1/baselines/rank/", query)
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"].startswith("metric: required; a metric is named as the catalog")
+    assert [detail["path"] for detail in error["details"]] == ["$.metric"]
+    assert error["details"][0]["message"].startswith("required")
+
+
 def test_an_upper_case_fingerprint_is_the_same_key(anonymous_api, db):
     response = anonymous_api.get("/api/v1/baselines/", {"fingerprint": "AB" * 32})
 
