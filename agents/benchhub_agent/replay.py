@@ -19,7 +19,10 @@ from typing import Any
 from .importers import TOOLS as IMPORT_TOOLS
 from .placement import PLACEMENTS
 
-AGENT_LOAD_ENGINES = ("benchhub-agent", "agent", "")
+# What the agent records as its own load: the client section's "benchhub-agent",
+# tpcb's parameter "agent". It names a load engine in every run it measures, so a
+# run that names none came from elsewhere (see _no_load_engine).
+AGENT_LOAD_ENGINES = ("benchhub-agent", "agent")
 MYSQL_FAMILY = ("mysql", "mariadb")
 
 
@@ -90,8 +93,18 @@ def _source_engine(published: dict[str, Any]) -> str:
     return str((published.get("server") or {}).get("engine") or "")
 
 
+def _no_load_engine() -> CannotReplay:
+    return CannotReplay(
+        "that run records no load engine, and this agent names its own in every run it "
+        "measures: its load came from a tool it does not name, which a replay here would "
+        "not repeat"
+    )
+
+
 def _load_engine_is_the_agent(published: dict[str, Any]) -> None:
     load_engine = str(_client(published).get("load_engine") or "")
+    if not load_engine:
+        raise _no_load_engine()
     if load_engine in AGENT_LOAD_ENGINES:
         return
     if load_engine in IMPORT_TOOLS:
@@ -158,6 +171,8 @@ def _select_update(p: dict[str, Any], published: dict[str, Any], engine: str, fo
 
 def _tpcb(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
     load_engine = str(p.pop("load_engine", None) or _client(published).get("load_engine") or "")
+    if not load_engine:
+        raise _no_load_engine()
     if load_engine in AGENT_LOAD_ENGINES:
         found.add("--engine", "agent")
     elif load_engine == "pgbench":

@@ -252,6 +252,27 @@ def test_another_load_engine_is_refused_not_replaced():
 
 
 @pytest.mark.parametrize(
+    ("benchmark", "parameters"),
+    [
+        ("select-update", {"rows": 100}),
+        ("sql-bench", {"rows": 10}),
+        ("external-sort", {"rows": 10}),
+        ("tpcb", {"scale": 1, "clients": "1"}),
+    ],
+)
+@pytest.mark.parametrize("client", [{"load_engine": ""}, {}])
+def test_a_run_that_names_no_load_engine_is_refused_not_taken_for_the_agents(
+    benchmark, parameters, client
+):
+    """The agent names its load engine in every run it measures: a run that
+    names none was loaded by something else, which a replay would not repeat."""
+    run = published_run(benchmark, parameters, client=client)
+
+    with pytest.raises(CannotReplay, match="that run records no load engine"):
+        replay(run, "postgresql", set())
+
+
+@pytest.mark.parametrize(
     ("load_engine", "then"),
     [
         ("sysbench", "run that tool yourself and 'benchhub-agent import' its output"),
@@ -270,7 +291,11 @@ def test_a_run_of_another_tool_points_to_import_only_where_import_reads_it(load_
 
 
 def test_a_placement_a_benchmark_cannot_pin_is_refused():
-    run = published_run("external-sort", {"rows": 10}, client={"cpu_placement": "same_core"})
+    run = published_run(
+        "external-sort",
+        {"rows": 10},
+        client={"load_engine": "benchhub-agent", "cpu_placement": "same_core"},
+    )
     with pytest.raises(CannotReplay, match="pinned its load"):
         replay(run, "postgresql", set())
 
