@@ -8,9 +8,14 @@ from benchhub.results.models import Submission
 
 # In lower case, as the statuses read everywhere else: the labels Django
 # makes ("Pending", "Approved" …) stood between "waiting (…)" and "re-run requested".
+# Not "deleted": the queue never shows one (moderation.selectors.queue_q).
 STATE_CHOICES = [
     ("", "waiting (pending and flagged)"),
-    *((value, str(label).lower()) for value, label in Submission.Status.choices),
+    *(
+        (value, str(label).lower())
+        for value, label in Submission.Status.choices
+        if value != Submission.Status.DELETED
+    ),
 ]
 
 

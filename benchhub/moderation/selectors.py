@@ -109,11 +109,19 @@ def queue_q(states: list[str] | None = None) -> Q:
     """Which submissions the queue shows: those of ``states``, or, without
     them, what waits for a decision (the default states and, whatever their
     status, those with open reports). The queue page and the submissions
-    list of the API (``status=`` for a moderator) share it."""
+    list of the API (``status=`` for a moderator) share it.
+
+    Never a deleted one, whatever ``states`` asks: deleted is gone for
+    everyone but the audit log, moderators too (its page, its runs and its
+    API detail are 404 to them, and no action leads out of it), so listing
+    it led to a 404; one reported, then deleted by its submitter, stayed in
+    the waiting queue for its open reports, its link a 404 too."""
     if states:
-        return Q(status__in=states)
-    reported = Exists(Report.objects.filter(submission=OuterRef("pk"), handled_at__isnull=True))
-    return Q(status__in=QUEUE_DEFAULT_STATES) | reported
+        shown = Q(status__in=states)
+    else:
+        reported = Exists(Report.objects.filter(submission=OuterRef("pk"), handled_at__isnull=True))
+        shown = Q(status__in=QUEUE_DEFAULT_STATES) | reported
+    return shown & ~Q(status=Status.DELETED)
 
 
 def moderation_queue(

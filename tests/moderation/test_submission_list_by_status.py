@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchhub.moderation.services import submission_moderate
-from tests.moderation.conftest import upload
+from benchhub.results.models import Submission
+from benchhub.results.selectors import SUBMISSION_LIST_STATUSES
+from tests.moderation.conftest import upload, web
 
 
 def listed(client, query: str) -> set[str]:
@@ -67,3 +71,37 @@ def test_status_given_twice_is_a_400(maud_api):
 
     assert response.status_code == 400
     assert "more than once" in response.json()["error"]["message"]
+
+
+def deleted_after_a_report(alice, bob_api) -> Submission:
+    """Reported by a reader, then deleted by its submitter: its report stays open."""
+    submission = upload(alice, status=Submission.Status.APPROVED)
+    report = bob_api.post(
+        f"/api/v1/submissions/{submission.uuid}/reports/", {"reason": "odd"}, format="json"
+    )
+    assert report.status_code == 200, report.content
+    submission_moderate(submission=submission, action="delete", actor=alice)
+    return submission
+
+
+@pytest.mark.parametrize("status", SUBMISSION_LIST_STATUSES)
+def test_what_a_moderator_lists_they_can_open(maud_api, alice, bob_api, status):
+    """status=deleted listed deleted submissions whose detail was a 404 to
+    the same moderator: deleted is gone for everyone but the audit log."""
+    deleted = deleted_after_a_report(alice, bob_api)
+    upload(alice)
+
+    shown = listed(maud_api, f"status={status}")
+
+    assert str(deleted.uuid) not in shown
+    for uuid in shown:
+        assert maud_api.get(f"/api/v1/submissions/{uuid}/").status_code == 200
+
+
+def test_the_queue_never_shows_a_deleted_submission(maud, alice, bob_api):
+    deleted = deleted_after_a_report(alice, bob_api)
+
+    for query in ({}, {"state": "deleted"}):
+        page = web(maud).get("/moderation/", query).content.decode()
+        assert str(deleted.uuid)[:8] not in page, query
+    assert '<option value="deleted"' not in page
