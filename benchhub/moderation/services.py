@@ -26,6 +26,7 @@ from benchhub.lib.queueing import task_queue
 from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
 from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry, Report
 from benchhub.results.models import Run, Submission
+from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 
 Action = AuditEntry.Action
 Status = Submission.Status
@@ -382,6 +383,15 @@ def alias_rule_add(
     from_value, to_value = from_value.strip(), to_value.strip()
     if not from_value or not to_value or from_value == to_value:
         raise AliasRuleError("an alias needs two different values")
+    if means_empty(from_value) or means_empty(to_value):
+        # Uploads refuse the text for the same reason: a value stored as
+        # "(none)" would be shown as the empty one, and every filter and
+        # facet link reads "(none)" as empty, so its runs could not be found.
+        raise AliasRuleError(
+            f'"{EMPTY_SHOWN}" is how BenchHub shows an empty value, so it cannot be '
+            "either side of an alias: runs given that value would look empty and "
+            "no filter would find them"
+        )
     with transaction.atomic():
         # Checked under the field's lock: two moderators adding a -> b and
         # b -> c at once each passed the check before either committed.

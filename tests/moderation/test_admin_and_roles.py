@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from benchhub.accounts.models import ApiToken
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.accounts.services import api_token_create, api_token_revoke
-from benchhub.moderation.models import AuditEntry
+from benchhub.moderation.models import AliasRule, AuditEntry
 from benchhub.results.models import Benchmark, Metric, Run, Submission
 from tests.factories import small_document
 from tests.moderation.conftest import upload, web
@@ -164,6 +164,27 @@ def test_the_dimension_page_lists_values_with_counts_and_refuses_a_bad_rule(maud
     assert '<td>zfs</td><td class="num">2</td>' in table
     assert "openzfs" in table.lower()
     assert "two different values" in refused
+
+
+@pytest.mark.parametrize(
+    ("from_value", "to_value"), [("ufs", "(none)"), ("ufs", "(NONE) "), ("(none)", "ufs")]
+)
+def test_an_alias_to_or_from_none_is_refused_as_the_empty_value(maud, bob, from_value, to_value):
+    """The pages show an empty value as "(none)", and every filter reads it
+    as that: ufs rewritten to the text "(none)" showed in the filesystem facet
+    as "(none)", counted with the empty runs, and its link found none of them:
+    it reads the empty value. Uploads refuse the text; an alias rule let it in."""
+    upload(bob, status=Submission.Status.APPROVED, storage={"kind": "hdd", "filesystem": "ufs"})
+    client = web(maud)
+
+    refused = client.post(
+        "/moderation/dimensions/",
+        {"target": "storage.filesystem", "from_value": from_value, "to_value": to_value},
+    ).content.decode()
+
+    assert "how BenchHub shows an empty value" in refused
+    assert not AliasRule.objects.exists()
+    assert not AuditEntry.objects.filter(action="alias_add").exists()
 
 
 def test_api_tokens_are_seen_and_revoked_in_the_admin_never_made_or_edited(root, alice, bob):
