@@ -385,8 +385,9 @@ def test_small_values_are_printed_with_their_significant_digits():
     assert [row[1] for row in rows][:4] == ["0.00024", "2e-9", "-0.00024", "-2e-9"]
 
 
-def test_the_catalog_names_the_version_and_engines_of_every_benchmark_the_agent_runs() -> None:
-    """The server reads these to offer ``run --like`` only for a run this agent repeats."""
+def test_the_catalog_names_the_version_engines_and_load_options_of_every_agent_benchmark():
+    """The server reads these to offer ``run --like`` only for a run this agent repeats,
+    and --pin in the command it offers instead only where the benchmark takes it."""
     from benchhub_agent.benchmarks import discover_benchmarks
     from benchhub_agent.schema import benchmark_catalog
 
@@ -397,3 +398,4 @@ def test_the_catalog_names_the_version_and_engines_of_every_benchmark_the_agent_
     for name, module in runs.items():
         assert catalog[name]["version"] == module.VERSION, name
         assert set(catalog[name]["engines"]) == module.ENGINES, name
+        assert set(catalog[name]["load_options"]) == module.LOAD_OPTIONS, name

@@ -163,22 +163,34 @@ class Reproduction:
     command: str  # empty when the agent has nothing to offer
     exact: bool  # the command is ``run --like`` this run
     reason: str = ""  # why it is not, in a sentence
+    pin: str = ""  # the run's CPU placement the command keeps with --pin
 
 
 def agent_benchmark(name: str) -> dict[str, Any] | None:
-    """The catalog's word on the agent's own ``name``: its version and engines."""
+    """The catalog's word on the agent's own ``name``: its version, engines and
+    the common run options it honours (``load_options``)."""
     entry = next((b for b in benchmark_catalog()["benchmarks"] if b["name"] == name), None)
     return entry.get("agent") if entry else None
 
 
 def reproduction(
-    run_api_url: str, *, benchmark: str, version: str, engine: str, source: str, tool: str
+    run_api_url: str,
+    *,
+    benchmark: str,
+    version: str,
+    engine: str,
+    source: str,
+    tool: str,
+    placement: str = "unpinned",
 ) -> Reproduction:
     """The agent repeats with ``--like`` what it measured itself, with the
     workload of the same version, on an engine it drives: that is all the run
     records and the catalog shares. Anything else (an article's figures,
     another tool's output) leaves it guessing at a load it never drove, and
-    it refuses: the page says so and offers the agent's own benchmark."""
+    it refuses: the page says so and offers the agent's own benchmark, pinned
+    as the run was where the benchmark takes --pin (seed 001's backups time
+    the same gbak on the server's core and on another: unpinned, the user
+    would measure neither)."""
     agent = agent_benchmark(benchmark)
     if agent is None:
         return Reproduction("", False, f"The agent has no {benchmark} benchmark to run.")
@@ -205,7 +217,16 @@ def reproduction(
         )
     here = engine if engine in engines else engines[0]
     dsn = _EXAMPLE_DSNS.get(here, "YOUR_DATABASE_URL")
-    return Reproduction(f"benchhub-agent run {benchmark} --dsn {dsn}", False, reason)
+    command = f"benchhub-agent run {benchmark} --dsn {dsn}"
+    if placement == "unpinned":
+        return Reproduction(command, False, reason)
+    if "pin" not in agent["load_options"]:
+        reason += (
+            f" It pinned its load ({placement}); the agent's {benchmark} cannot, "
+            "so yours will be unpinned."
+        )
+        return Reproduction(command, False, reason)
+    return Reproduction(f"{command} --pin {placement}", False, reason, pin=placement)
 
 
 def _engine_name(engine: str) -> str:

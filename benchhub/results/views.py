@@ -83,6 +83,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 engine=run.server.engine,
                 source=run.submission.source,
                 tool=run.submission.tool,
+                placement=run.client.cpu_placement,
             ),
             "parameters": presentation.parameters_text(run.parameters),
             "own_report": own_report_get(user=request.user, submission=run.submission),

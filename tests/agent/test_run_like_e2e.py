@@ -112,8 +112,9 @@ def test_the_run_like_a_run_page_offers_is_accepted_by_the_agent(
 @pytest.mark.django_db(transaction=True)
 def test_what_a_seed_run_page_offers_instead_is_a_command_the_agent_knows(live_server, tmp_path):
     articles_load()
+    # Seed 001's pinned backups are offered the agent's backup with their --pin.
     for run in Run.objects.filter(submission__source=Submission.Source.CURATED).distinct(
-        "benchmark"
+        "benchmark", "client__cpu_placement"
     ):
         if run.benchmark.name in ("tpcc", "tpc-average"):
             continue  # nothing offered: the agent has neither

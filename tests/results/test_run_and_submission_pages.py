@@ -16,7 +16,7 @@ from benchhub.imports.services import articles_load
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
-from tests.factories import example_document, small_document
+from tests.factories import example_document, small_document, sql_bench_document
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -491,6 +491,40 @@ def test_a_seed_run_says_why_the_agent_cannot_repeat_it_and_offers_what_it_can(c
     assert "benchhub-agent run tpcb --dsn postgresql://" in sections["tpcb"]
     assert "The agent has no tpcc benchmark" in sections["tpcc"]
     assert "benchhub-agent" not in sections["tpcc"].split("</h2>", 1)[1]
+
+
+def test_a_pinned_seed_backup_offers_the_agents_backup_pinned_alike(client, db):
+    """Seed 001 timed gbak with the server's core and another's: the agent's
+    backup on the user's database measures the same only with that --pin."""
+    articles_load()
+    backups = Run.objects.filter(
+        benchmark__name="backup", submission__source=Submission.Source.CURATED
+    ).select_related("client")
+    offered = {
+        run.client.cpu_placement: reproduce_section(client.get(f"/runs/{run.pk}/").content.decode())
+        for run in backups
+    }
+
+    assert {"same_core", "other_core", "unpinned"} <= set(offered)
+    for placement in ("same_core", "other_core"):
+        command = re.search(r'<code id="reproduce-command">([^<]*)</code>', offered[placement])
+        assert command, offered[placement]
+        assert html.unescape(command.group(1)).endswith(f" --pin {placement}")
+        assert f"pinned as this run was (<code>--pin {placement}</code>)" in offered[placement]
+    assert "--pin" not in offered["unpinned"]
+
+
+def test_a_pinned_run_of_a_benchmark_that_cannot_pin_says_yours_will_be_unpinned(client, bob):
+    document = sql_bench_document({"insert": 2.0}, "ext4")
+    document["source"] = {"kind": "import", "tool": "sql-bench"}
+    document["environment"]["client"]["cpu_placement"] = "same_core"
+    run = run_of(store(bob, document))
+
+    section = reproduce_section(client.get(f"/runs/{run.pk}/").content.decode())
+
+    assert "benchhub-agent run sql-bench --dsn postgresql://" in section
+    assert "--pin" not in section
+    assert "the agent&#x27;s sql-bench cannot, so yours will be unpinned" in section
 
 
 def test_a_benchmark_the_agent_does_not_run_offers_no_agent_command(client, db):
