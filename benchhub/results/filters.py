@@ -265,18 +265,52 @@ class FlagFilter(django_filters.BooleanFilter):
     field_class = FlagField
 
 
+def _run_field(name: str) -> models.Field:
+    """The model field filter ``name`` (of RUN_FIELDS) reads."""
+    model: Any = Run
+    *relations, column = RUN_FIELDS[name][0].split("__")
+    for relation in relations:
+        model = model._meta.get_field(relation).related_model
+    return model._meta.get_field(column)
+
+
 @functools.cache
 def can_be_empty(name: str) -> bool:
     """Whether filter ``name`` (of RUN_FIELDS) has an empty value: a text
     column that may be blank (no filesystem given, no architecture outside
     Firebird). A missing count (cores, threads) is not one: a comparison
     leaves such runs out, so no "(none)" series or facet shows it."""
-    model: Any = Run
-    *relations, column = RUN_FIELDS[name][0].split("__")
-    for relation in relations:
-        model = model._meta.get_field(relation).related_model
-    field = model._meta.get_field(column)
+    field = _run_field(name)
     return isinstance(field, (models.CharField, models.TextField)) and field.blank
+
+
+# What a bound filter (ram_bytes_min, ram_bytes_max) keeps, by its lookup.
+_BOUND_KEEPS = {"gte": "at least", "lte": "at most"}
+
+
+def _never_empty_message(name: str) -> str:
+    """Why "(none)" names no run for filter ``name``, in its own terms: a
+    bound is no value of a column ("ram_bytes_min is never empty (a run that
+    gave none is left out of a comparison by ram_bytes_min)" read as if
+    RAM bounds were a dimension); a required value is on every run."""
+    field = _run_field(name)
+    shown = f"{EMPTY_SHOWN}, as the pages show an empty value,"
+    lookup = RUN_FIELDS[name][1]
+    if lookup in _BOUND_KEEPS:
+        return (
+            f"{shown} is no bound: {name} takes a whole number and keeps the runs whose "
+            f"{field.name} is {_BOUND_KEEPS[lookup]} that (a run that gave none is within "
+            "no bound); leave it out to keep every run"
+        )
+    if field.null:
+        return (
+            f"{shown} names no run here: {name} is never empty (a run that gave none is "
+            f"left out of a comparison by {name}); give one of its values"
+        )
+    return (
+        f"{shown} names no run here: {name} is never empty, every run has one; "
+        "give one of its values"
+    )
 
 
 def _empty_q(name: str, path: str) -> Q:
@@ -284,13 +318,7 @@ def _empty_q(name: str, path: str) -> Q:
     it is (not UPPER(column) = UPPER(''), nor a substring or prefix of "",
     which every value has); a 400 where the value is never empty."""
     if not can_be_empty(name):
-        raise ValidationError(
-            {
-                name: f"{EMPTY_SHOWN}, as the pages show an empty value, names no run here: "
-                f"{name} is never empty (a run that gave none is left out of a comparison "
-                f"by {name}); give one of its values"
-            }
-        )
+        raise ValidationError({name: _never_empty_message(name)})
     return Q(**{path: ""})
 
 

@@ -257,16 +257,35 @@ def test_none_finds_the_empty_text_of_a_parameter(anonymous_api, bob):
     assert count(anonymous_api, "/api/v1/measurements/?param.mode=fast") == 2
 
 
-@pytest.mark.parametrize("name", ["cores", "threads", "engine", "protocol", "submission"])
-def test_none_where_a_value_is_never_empty_is_a_400_saying_so(anonymous_api, results, name):
+NEVER_EMPTY = {
+    name: f"(none), as the pages show an empty value, names no run here: {name} is never "
+    f"empty (a run that gave none is left out of a comparison by {name}); give one of "
+    "its values"
+    for name in ("cores", "threads")
+} | {
+    name: f"(none), as the pages show an empty value, names no run here: {name} is never "
+    "empty, every run has one; give one of its values"
+    for name in ("engine", "protocol", "submission")
+}
+# A bound is no value of a column: "ram_bytes_min is never empty (a run
+# that gave none is left out of a comparison by ram_bytes_min)" read oddly.
+NO_BOUND = {
+    f"ram_bytes_{end}": "(none), as the pages show an empty value, is no bound: "
+    f"ram_bytes_{end} takes a whole number and keeps the runs whose ram_bytes is {keeps} "
+    "that (a run that gave none is within no bound); leave it out to keep every run"
+    for end, keeps in (("min", "at least"), ("max", "at most"))
+}
+
+
+@pytest.mark.parametrize(("name", "expected"), [*NEVER_EMPTY.items(), *NO_BOUND.items()])
+def test_none_where_a_value_is_never_empty_is_a_400_saying_so(
+    anonymous_api, results, name, expected
+):
     """Not "Enter a whole number." nor "unknown engine '(none)'": the value
     is the pages' empty one, which these never have (a run without cores is
-    left out of a comparison by cores, and reference=(none) is a 400 there)."""
-    expected = (
-        f"(none), as the pages show an empty value, names no run here: {name} is never "
-        f"empty (a run that gave none is left out of a comparison by {name}); give one "
-        "of its values"
-    )
+    left out of a comparison by cores, and reference=(none) is a 400 there),
+    said as each filter is read: every run has an engine, and a RAM bound
+    is a number."""
     for url in ("/api/v1/runs/", "/api/v1/measurements/", "/api/v1/measurements/export.csv"):
         response = anonymous_api.get(url, {name: "(none)"})
         assert response.status_code == 400, (url, response.content)
