@@ -8,6 +8,7 @@ direction and samples); the repeats run on the real PostgreSQL and MariaDB.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from benchhub_agent import document
@@ -399,3 +400,15 @@ def test_the_catalog_names_the_version_engines_and_load_options_of_every_agent_b
         assert catalog[name]["version"] == module.VERSION, name
         assert set(catalog[name]["engines"]) == module.ENGINES, name
         assert set(catalog[name]["load_options"]) == module.LOAD_OPTIONS, name
+
+
+def test_the_readme_names_every_field_of_the_catalogs_agent_entry() -> None:
+    from benchhub_agent.schema import benchmark_catalog
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    paragraph = next(p for p in readme.split("\n\n") if '`"agent"` entry' in p)
+    fields = {key for entry in benchmark_catalog()["benchmarks"] for key in entry.get("agent", {})}
+
+    assert fields == {"version", "engines", "load_options"}
+    for key in fields:
+        assert f"`{key}`" in paragraph, key
