@@ -152,6 +152,7 @@ def test_the_dimension_page_lists_values_with_counts_and_refuses_a_bad_rule(maud
     upload(bob, status=Submission.Status.APPROVED, storage={"kind": "ssd", "filesystem": "OpenZFS"})
     upload(bob, status=Submission.Status.APPROVED, storage={"kind": "ssd", "filesystem": "zfs"})
     upload(bob, status=Submission.Status.APPROVED, storage={"kind": "ssd", "filesystem": "zfs"})
+    upload(bob, status=Submission.Status.APPROVED, storage={"kind": "ssd"})
     client = web(maud)
 
     page = client.get("/moderation/dimensions/").content.decode()
@@ -162,6 +163,8 @@ def test_the_dimension_page_lists_values_with_counts_and_refuses_a_bad_rule(maud
 
     table = page.split('data-field="storage.filesystem"')[1].split("</table>")[0]
     assert '<td>zfs</td><td class="num">2</td>' in table
+    # the empty value as every filter, facet and chart spells it, not "(empty)"
+    assert '<td><span class="empty">(none)</span></td><td class="num">1</td>' in table
     assert "openzfs" in table.lower()
     assert "two different values" in refused
 
