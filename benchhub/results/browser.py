@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from django.http import QueryDict
 from django.urls import reverse
 
+from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 from benchhub.results.selectors import Facet
 
 
@@ -51,7 +52,16 @@ class BrowserState:
         ]
 
     def is_chosen(self, keys: tuple[str, ...], values: tuple[Any, ...]) -> bool:
-        return all(str(v) in self.filters.getlist(k) for k, v in zip(keys, values, strict=True))
+        return all(_given(self.filters.getlist(k), v) for k, v in zip(keys, values, strict=True))
+
+
+def _given(given: list[str], value: Any) -> bool:
+    """Whether a filter's values name a facet's ``value``. The facet's empty
+    value, "(none)", is named in any letter case, as the filters read it:
+    filesystem=(NONE) filtered on it, but its facet was not marked chosen."""
+    if value == EMPTY_SHOWN:
+        return any(means_empty(text) for text in given)
+    return str(value) in given
 
 
 @dataclass(frozen=True)

@@ -261,3 +261,19 @@ def test_an_empty_value_is_a_facet_value_none_that_filters_on_it(client, bob):
     )
     only = client.get(facet_link(page, "run_paramlocking", "(none)")).content.decode()
     assert run_count(only) == 1
+
+
+@pytest.mark.parametrize("spelt", ["(none)", "(NONE)", "(None)", " (none) "])
+def test_none_in_any_case_marks_its_facet_value_chosen(client, bob, spelt):
+    """filesystem=(NONE) filtered on the empty value, but its facet was not
+    marked chosen: the mark compared the text exactly."""
+    store(bob, storage=dict(small_document()["environment"]["storage"], filesystem=""))
+    store(bob)
+
+    page = client.get(PAGE, {"filesystem": spelt}).content.decode()
+
+    assert run_count(page) == 1
+    assert re.search(
+        r'class="chosen" aria-current="true">\s*<span class="facet-value">\(none\)', page
+    )
+    assert parse_qs(urlsplit(facet_link(page, "filesystem", "(none)")).query) == {}
