@@ -110,7 +110,7 @@ def _verdict(mine: Measurement, other: dict[str, Any], direction: str) -> str:
 def _difference(mine: float, theirs: float) -> str:
     if not theirs:
         return "-"
-    return f"{(mine / theirs - 1) * 100:+.1f}%"
+    return f"{(mine / theirs - 1) * 100:+z.1f}%"  # a difference rounded to 0 is +0.0%
 
 
 def _rank(server: str, fingerprint: str, m: Measurement, token: str | None) -> str:
@@ -129,12 +129,13 @@ def _number(value: Any) -> str:
     """A value as the table prints it: 3 decimals (1 from 1000 up), and
     below 1 three significant digits, which 3 decimals would cut away
     (0.00012 printed "0", 0.0012 "0.001"); a very small one in powers of
-    ten ("1e-9")."""
+    ten ("1e-9"). Zero is "0" whatever its sign: -0.0 printed "-0", as if
+    below a 0 beside it ("z" in a format drops the sign of a zero)."""
     if not isinstance(value, float):
         return str(value)
     if value and abs(value) < 1:
         return re.sub(r"e-0*", "e-", f"{value:.3g}")  # 1e-09 → 1e-9
-    return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:.1f}"
+    return f"{value:z.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:.1f}"
 
 
 def _baseline_number(value: Any) -> str:
@@ -144,4 +145,4 @@ def _baseline_number(value: Any) -> str:
     run page shows "≈2650" ("~": a Windows console may not print "≈")."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return _number(value)
-    return "~" + format(Decimal(f"{value:.3e}").normalize(), "f")
+    return "~" + format(Decimal(f"{value:z.3e}").normalize(), "f")

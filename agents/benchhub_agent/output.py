@@ -50,7 +50,8 @@ def _cell(value: Any, decimals: bool = False) -> str:
     if value is None:
         return "-"
     if isinstance(value, float) and (decimals or not value.is_integer()):
-        return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
+        # "z": a zero, or a value rounded to one, prints 0.000, never -0.000.
+        return f"{value:z.3f}" if abs(value) < 100 else f"{value:.1f}"
     return str(int(value)) if isinstance(value, float) else str(value)
 
 

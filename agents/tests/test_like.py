@@ -386,6 +386,30 @@ def test_small_values_are_printed_with_their_significant_digits():
     assert [row[1] for row in rows][:4] == ["0.00024", "2e-9", "-0.00024", "-2e-9"]
 
 
+def test_a_zero_is_printed_0_whatever_its_sign():
+    """-0.0 (a published value, a median) printed "-0" beside a "0", as if it
+    were below it; a difference that rounds to zero printed "-0.0%"."""
+    mine = [
+        Measurement("errors", -0.0, "count", {"clients": 1}, [-0.0]),
+        Measurement("errors", 0.0, "count", {"clients": 2}, [0.0]),
+        Measurement("throughput", 99999.0, "tx/s", {"clients": 1}, [99999.0]),
+    ]
+    theirs = [
+        {"metric": "errors", "parameters": {"clients": 1}, "value": 0.0},
+        {"metric": "errors", "parameters": {"clients": 2}, "value": -0.0},
+        {"metric": "throughput", "parameters": {"clients": 1}, "value": 100000.0},
+    ]
+    with ContractServer() as server:
+        server.baselines = [
+            {"metric": "errors", "parameters": {"clients": 1}, "median": -0.0, "n": 3},
+        ]
+        rows = comparison_rows(server.url, "f" * 64, mine, theirs, benchmark="select-update")
+
+    assert [row[1:3] for row in rows[:2]] == [["0", "0"], ["0", "0"]]
+    assert rows[0][5] == "~0 (3)"
+    assert rows[2][3] == "+0.0%"
+
+
 def test_the_catalog_names_the_version_engines_and_load_options_of_every_agent_benchmark():
     """The server reads these to offer ``run --like`` only for a run this agent repeats,
     and --pin in the command it offers instead only where the benchmark takes it."""
