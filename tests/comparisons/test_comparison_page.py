@@ -108,6 +108,20 @@ def test_no_verdict_against_a_reference_of_zero_is_not_blamed_on_single_values(c
     assert "the reference is 0" in cell.group(1)
 
 
+def test_too_few_runs_for_a_test_still_show_their_ratio_under_insufficient_data(client, bob):
+    """Two unrepeated runs a side, twice apart: no test can tell (cb665eb),
+    but the ratio the JSON and the CSV give is on the page too."""
+    for value in (100.0, 104.0):
+        store(bob, sweep_document({1: value}))
+        store(bob, sweep_document({1: 2 * value}, database=MARIADB))
+
+    page = client.get(f"{PAGE}?{THROUGHPUT}").content.decode()
+
+    table = page[page.index('id="comparison-table"') :]
+    assert "insufficient data" in table
+    assert '<span class="verdict-numbers">ratio 0.5</span>' in table
+
+
 def test_htmx_gets_the_fragment_and_the_shareable_url_is_pushed(client, two_engines):
     # As the form sends it: empty fields, the series before x.
     query = (

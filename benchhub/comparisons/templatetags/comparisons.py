@@ -104,12 +104,16 @@ def verdict_detail(verdict: Verdict) -> str:
 
 @register.filter
 def verdict_numbers(verdict: Verdict) -> str:
-    """What a judged verdict rests on, shown under it: its p-value and the
-    ratio with its 95 % interval. A title alone is out of reach on a phone
-    (no hover) and of most keyboard and screen-reader users."""
-    if verdict.test is None or verdict.p_value is None or verdict.ratio is None:
+    """What a verdict rests on, shown under it: its p-value and the ratio
+    with its 95 % interval (insufficient data: the ratio alone). A title
+    alone is out of reach on a phone (no hover) and of most keyboard and
+    screen-reader users."""
+    if verdict.ratio is None:
         return ""
     ratio, low, high = _ratios(verdict)
+    if verdict.test is None or verdict.p_value is None:
+        # insufficient data: no test, but the ratio the JSON and CSV give
+        return f"ratio {ratio:.3g}"
     text = f"p = {verdict.p_value:.2g} · ratio {ratio:.3g}"
     if low is not None and high is not None:
         text += f" ({low:.3g}\u2013{high:.3g})"
