@@ -23,10 +23,12 @@ from benchhub.comparisons.verdicts import (
     _order_statistic_interval,
     _quantile,
     _samples,
+    _t_critical,
     _u_interval,
     mann_whitney_u,
     student_t_sf2,
     verdict,
+    welch_log_interval,
     welch_p,
 )
 
@@ -467,3 +469,55 @@ def test_the_interval_beside_the_u_test_covers_the_true_ratio_95_times_in_100(m,
         low, high = u_interval(x, y)
         held += low <= 1.3 <= high
     assert held / draws >= 0.94
+
+
+# --- a bootstrap's interval never narrower than Welch's --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("df", "tabled"),
+    [(1, 12.70620474), (2, 4.30265273), (4, 2.776445105), (10, 2.228138852), (30, 2.042272456)],
+)
+def test_the_t_critical_value_is_the_tables(df, tabled):
+    assert _t_critical(df) == pytest.approx(tabled, rel=1e-9)
+
+
+@pytest.mark.parametrize("df", [1.3, 2.71, 7.5, 123.4])
+def test_the_t_critical_value_between_whole_degrees_leaves_5_percent(df):
+    assert student_t_sf2(_t_critical(df), df) == pytest.approx(0.05, rel=1e-9)
+
+
+def test_welchs_interval_of_the_ratio_by_the_book():
+    # logs 1, 2, 3 against 0, 1, 2: equal spreads and sizes, so Welch's
+    # degrees of freedom are 2 (n - 1) = 4 and its t the table's 2.776445105
+    x, y = [math.e, math.e**2, math.e**3], [1.0, math.e, math.e**2]
+    reach = 2.776445105 * math.sqrt(1 / 3 + 1 / 3)
+
+    low, high = welch_log_interval(x, y)
+
+    assert low == pytest.approx(math.exp(1 - reach), rel=1e-9)
+    assert high == pytest.approx(math.exp(1 + reach), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("x", "y"), [([1.0], [1.0, 2.0]), ([0.0, 1.0], [1.0, 2.0]), ([2.0, 2.0], [3.0, 3.0])]
+)
+def test_welchs_interval_needs_two_positive_values_a_side_and_a_spread(x, y):
+    assert welch_log_interval(x, y) is None
+
+
+def test_a_bootstrap_within_noise_has_an_interval_that_holds_one():
+    """Three repetitions a side, one far out: the p (Welch's, 0.22) said
+    within noise while the bootstrap's interval, 1.08-1.6, left 1 out."""
+    candidate = [RunValues(112, (110, 112, 160))]
+    reference = [RunValues(101, (100, 101, 102))]
+
+    judged = verdict(candidate, reference, direction="higher")
+
+    assert (judged.test, judged.verdict) == ("bootstrap", "within noise")
+    assert judged.ratio_low < 1 < judged.ratio_high
+    welch = welch_log_interval([110, 112, 160], [100, 101, 102])
+    assert (judged.ratio_low, judged.ratio_high) == (
+        pytest.approx(welch[0], rel=1e-12),
+        pytest.approx(welch[1], rel=1e-12),
+    )
