@@ -291,7 +291,14 @@ def test_two_real_workers_on_one_redis_never_update_one_key_at_once(bob):
 
     workers = [real_worker("one", queue, slow=0.3), real_worker("two", queue, slow=0.3)]
     try:
-        # Uploads keep coming while the workers run: keys are marked again
+        # Once they work (on a busy machine the two processes took seconds to
+        # start, every upload came before their first update, and each key
+        # was updated once: "keys were updated again" failed in a suite run
+        # beside other tests),
+        started = time.monotonic() + 60
+        while DirtyKey.objects.count() == 8 and time.monotonic() < started:
+            time.sleep(0.1)
+        # uploads keep coming while the workers run: keys are marked again
         # and updated again, by whichever worker claims them.
         for round_ in range(40):
             major = 8 + round_ % 8
