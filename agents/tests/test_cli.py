@@ -134,6 +134,8 @@ def test_run_like_repeats_the_published_run_and_compares(pg_dsn, outbox_dir):
         "parameters": {"transactions": 150, "rows": 100, "locking": "for_update"},
         "repetitions": 1,
         "fingerprint": "fp-select-update-pg15",
+        # as the API gives an agent's run: it names its load engine (002dc4e)
+        "client": {"load_engine": "benchhub-agent", "cpu_placement": "unpinned"},
         "measurements": [
             {"metric": "throughput", "unit": "tx/s", "direction": "higher",
              "parameters": {"clients": c}, "value": 250.0 * c, "samples": [250.0 * c]}
