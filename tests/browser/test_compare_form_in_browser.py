@@ -20,9 +20,11 @@ from tests.factories import sweep_document
 pytestmark = pytest.mark.django_db(transaction=True)
 
 START = "/compare/?benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+# Chart.js may not have run yet when the canvas is in the page (right after
+# signing in, a CI run's predicate threw "Chart is not defined").
 CHART = """() => {
   const canvas = document.getElementById("comparison-chart");
-  const chart = canvas && Chart.getChart(canvas);
+  const chart = canvas && typeof Chart !== "undefined" && Chart.getChart(canvas);
   return chart ? {labels: chart.data.datasets.map(d => d.label),
                   points: chart.data.datasets.map(d => d.data.length)} : null;
 }"""
