@@ -617,11 +617,10 @@ def _sign_flip_interval(logs: list[float]) -> tuple[float | None, float | None]:
     k-th from each end, k = floor(2^n * 0.025) (Hartigan 1969: for logs
     symmetric about their true mean, that mean falls in each of the 2^n
     gaps between them with probability 1 / 2^n, so outside with 2k / 2^n,
-    at most 5 %). None for fewer than 6 logs (k = 0)."""
+    at most 5 %). At least 6 logs (k >= 1): fewer are insufficient data
+    before any test."""
     n = len(logs)
     k = int((1 << n) * ALPHA / 2)
-    if k < 1:
-        return None, None
     means = sorted(
         math.fsum(v for i, v in enumerate(logs) if subset >> i & 1) / bin(subset).count("1")
         for subset in range(1, 1 << n)
