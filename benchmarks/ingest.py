@@ -177,7 +177,7 @@ class Uploader:
     Accept-Encoding: identity, Content-Length, then the given headers; head and
     body in one send), with the answer read by plain byte operations instead
     of http.client's email-parser headers, which took most of the client's
-    CPU (docs/performance.md, "Ingest, 2026-11-26 (afternoon)"): the load
+    CPU in profiles: the load
     generator shares the two cores it measures."""
 
     def __init__(self, port: int, headers: dict[str, str], timeout: float) -> None:

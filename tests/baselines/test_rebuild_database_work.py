@@ -1,5 +1,5 @@
 """What a rebuild asks of PostgreSQL, where a first full recompute after an
-import spent most of its time (docs/performance.md, "Baselines, 2026-11-27"):
+import spends most of its time:
 the planner's view of the baselines table, and the order scores are written in."""
 
 from __future__ import annotations

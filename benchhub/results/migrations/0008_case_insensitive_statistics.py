@@ -50,8 +50,7 @@ def create(apps, schema_editor):
             # foreign-key checks', kept by each connection) scan the whole
             # table until an ANALYZE replaces them: never where autovacuum
             # is off. A table never analyzed is planned as at least 10 pages
-            # (an index probe). docs/performance.md, "Ingest, 2026-11-26
-            # (afternoon)".
+            # (an index probe).
             cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {table})")  # noqa: S608 -- names from COLUMNS
             if cursor.fetchone()[0]:
                 schema_editor.execute(f"ANALYZE {table}")

@@ -3,8 +3,7 @@
 # and the postgres:15 image's are). An upload's document (8.5 kB in
 # benchmarks/ingest.py) is compressed when stored, in the request: pglz took
 # 0.68-0.71 ms of the backend's CPU per insert, lz4 0.47-0.50 ms, for 3,476
-# bytes stored instead of 3,087 (docs/performance.md, "Ingest, 2026-11-26
-# (late)"). Rows already stored keep their pglz values, which read as before;
+# bytes stored instead of 3,087. Rows already stored keep their pglz values, which read as before;
 # the values are the same either way. Nothing to do on SQLite, nor on a
 # server without lz4.
 
