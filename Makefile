@@ -30,9 +30,8 @@ run: $(VENV)/.installed
 	DEBUG=true $(BIN)/python manage.py load_demo_data
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST)
 
-# The suite runs in one process. pytest-xdist was measured on this project's
-# two shared cores (docs/testing.md): 541 s and 630 s with two workers, green
-# both times, against 529 s serially, so parallel is not the default. With
+# The suite runs in one process: on two cores, two pytest-xdist workers took
+# 541 s and 630 s against 529 s serially, so parallel is not the default. With
 # more cores: make test PYTEST_ARGS="-n auto --dist loadgroup". Each worker then
 # has its own test database, cache key prefix and Celery queue (tests/conftest.py)
 # and agent databases (agents/tests/_databases.py); the browser tests run on every
@@ -66,7 +65,7 @@ worker: $(VENV)/.installed
 	$(BIN)/celery -A benchhub worker --beat --loglevel=info
 
 # Mutation testing of the modules that decide what users see ([tool.mutmut]
-# in pyproject.toml and agents/pyproject.toml; survivors in docs/testing.md).
+# in pyproject.toml and agents/pyproject.toml; docs/testing.md says how to read it).
 # Minutes per module, not in CI. MUTANTS narrows the server's run to some
 # mutants, e.g. make mutation MUTANTS='benchhub.results.normalization*'.
 mutation: $(VENV)/.installed-dev
