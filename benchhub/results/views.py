@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
@@ -25,6 +25,7 @@ from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
 from benchhub.results.normalization import normalize_filesystem
+from benchhub.results.search import Search, search_apply, search_explained, search_read
 
 
 @page_methods("GET")
@@ -157,10 +158,13 @@ def results_browser(request: HttpRequest) -> HttpResponse:
         sort = "newest"
 
     runs, errors = _filtered_runs(request, filters)
+    filtered, search = runs, Search()
     if "\x00" in text:  # PostgreSQL text cannot hold one: the search would fail
         runs, errors = runs.none(), {**errors, "q": "a null character is not allowed"}
-    elif text:
-        runs = selectors.run_search(runs, text)
+    elif text and not errors:
+        visible = selectors.run_list(user=request.user)
+        search = search_read(text, runs=visible, given=filters)
+        runs = search_apply(runs, search)
     facets, total = selectors.run_facets(runs, with_parameters="benchmark" in filters)
     ordered = runs.order_by(*selectors.SORTS[sort][1]).values_list("id", flat=True)
     paginator = Paginator(ordered, PAGE_SIZE)
@@ -170,7 +174,12 @@ def results_browser(request: HttpRequest) -> HttpResponse:
 
     state = BrowserState(filters=filters, text=text, sort=sort)
     suggestions = _suggestions(request, state) if not errors and not page.paginator.count else []
+    nothing_found = bool(search.terms) and not errors and not page.paginator.count
     context = {
+        "search_terms": [
+            (term, _without_word(state, search, i)) for i, term in enumerate(search.terms)
+        ],
+        "search_reasons": search_explained(filtered, search) if nothing_found else [],
         "suggestions": suggestions,
         "state": state,
         "facets": [facet_links(facet, state) for facet in facets if facet.values],
@@ -186,6 +195,12 @@ def results_browser(request: HttpRequest) -> HttpResponse:
         # The canonical URL of what is shown, whatever the form sent (empty fields, defaults).
         return push_url(response, state.url(page=page.number))
     return render(request, "results/browser.html", context, status=status)
+
+
+def _without_word(state: BrowserState, search: Search, index: int) -> str:
+    """The browser's URL with the search's ``index``-th word left out."""
+    words = [term.word for i, term in enumerate(search.terms) if i != index]
+    return replace(state, text=" ".join(words)).url()
 
 
 def _suggestions(request: HttpRequest, state: BrowserState) -> list[tuple[str, str, str]]:
