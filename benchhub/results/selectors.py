@@ -327,6 +327,8 @@ SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "benchmark": ("benchmark", ("benchmark__name", "-id")),
     "version": ("database and version", ("server__engine", "-server__version_sort", "-id")),
     "cpu": ("CPU", ("hardware__cpu_model", "-id")),
+    # By benchmark, then each run's headline, best first (headlines.by_headline).
+    "headline": ("headline, best first", ()),
 }
 
 

@@ -24,6 +24,7 @@ from benchhub.moderation.selectors import own_report_get, submission_history
 from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
+from benchhub.results.headlines import by_headline, run_headlines
 from benchhub.results.normalization import normalize_filesystem
 from benchhub.results.search import Search, search_apply, search_explained, search_read
 
@@ -166,11 +167,15 @@ def results_browser(request: HttpRequest) -> HttpResponse:
         search = search_read(text, runs=visible, given=filters)
         runs = search_apply(runs, search)
     facets, total = selectors.run_facets(runs, with_parameters="benchmark" in filters)
-    ordered = runs.order_by(*selectors.SORTS[sort][1]).values_list("id", flat=True)
+    by_sort = by_headline(runs) if sort == "headline" else runs.order_by(*selectors.SORTS[sort][1])
+    ordered = by_sort.values_list("id", flat=True)
     paginator = Paginator(ordered, PAGE_SIZE)
     paginator.count = total  # counted with the facets: no COUNT(*) over the same join
     page = paginator.get_page(request.GET.get("page"))
     page.object_list = selectors.runs_in_order(list(page.object_list))
+    headlines = run_headlines(page.object_list)
+    for run in page.object_list:
+        run.headline = headlines.get(run.pk)
 
     state = BrowserState(filters=filters, text=text, sort=sort)
     suggestions = _suggestions(request, state) if not errors and not page.paginator.count else []
