@@ -43,6 +43,14 @@ class BrowserState:
         query = urlencode(pairs)
         return self.base + (f"?{query}" if query else "")
 
+    def feed_url(self) -> str:
+        """The Atom feed of the runs this state shows, newest first."""
+        pairs = [(key, value) for key, values in self.filters.lists() for value in values]
+        if self.text:
+            pairs.append(("q", self.text))
+        query = urlencode(pairs)
+        return reverse("results:feed") + (f"?{query}" if query else "")
+
     def chosen(self) -> list[tuple[str, str, str]]:
         """(filter, value, URL without it) for every filter set."""
         return [

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from benchhub.results import views
+from benchhub.results import feeds, views
 
 app_name = "results"
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("results/", views.results_browser, name="browser"),
+    path("results/feed.atom", feeds.results_feed, name="feed"),
     path("runs/<int:pk>/", views.run_detail, name="run"),
     path("submissions/<uuid:uuid>/", views.submission_detail, name="submission"),
     path("benchmarks/<slug:name>/", views.benchmark_page, name="benchmark"),

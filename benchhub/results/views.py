@@ -25,6 +25,7 @@ from benchhub.results import presentation, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
 from benchhub.results.headlines import by_headline, run_headlines
+from benchhub.results.models import Run
 from benchhub.results.normalization import normalize_filesystem
 from benchhub.results.search import Search, search_apply, search_explained, search_read
 
@@ -142,22 +143,25 @@ PAGE_SIZE = 25
 _BROWSER_PARAMETERS = ("q", "sort", "page")
 
 
-@page_methods("GET")
-def results_browser(request: HttpRequest) -> HttpResponse:
-    """/results/: every visible run, filtered by the facets (the API's
-    filters, so a page URL and an API URL say the same), searched, sorted
-    and paged. With htmx only the result region is sent; the URL is pushed
-    by the links themselves (hx-push-url)."""
+@dataclass(frozen=True)
+class BrowserQuery:
+    filters: QueryDict  # the API filters given, without the browser's own parameters
+    text: str
+    search: Search
+    filtered: QuerySet[Run]  # the visible runs the filters leave
+    runs: QuerySet[Run]  # ... and the search too
+    errors: dict[str, str]
+
+
+def browser_query(request: HttpRequest) -> BrowserQuery:
+    """The runs a results URL names: visible to the reader, filtered as the
+    API filters, searched as the search box reads its words."""
     filters = request.GET.copy()
     for key in (*_BROWSER_PARAMETERS, "format", "cursor", "page_size"):
         filters.pop(key, None)
     for key in [key for key, values in filters.lists() if not any(v.strip() for v in values)]:
         del filters[key]  # an empty form field means "any"
     text = request.GET.get("q", "").strip()[:200]
-    sort = request.GET.get("sort", "newest")
-    if sort not in selectors.SORTS:
-        sort = "newest"
-
     runs, errors = _filtered_runs(request, filters)
     filtered, search = runs, Search()
     if "\x00" in text:  # PostgreSQL text cannot hold one: the search would fail
@@ -166,6 +170,21 @@ def results_browser(request: HttpRequest) -> HttpResponse:
         visible = selectors.run_list(user=request.user)
         search = search_read(text, runs=visible, given=filters)
         runs = search_apply(runs, search)
+    return BrowserQuery(filters, text, search, filtered, runs, errors)
+
+
+@page_methods("GET")
+def results_browser(request: HttpRequest) -> HttpResponse:
+    """/results/: every visible run, filtered by the facets (the API's
+    filters, so a page URL and an API URL say the same), searched, sorted
+    and paged. With htmx only the result region is sent; the URL is pushed
+    by the links themselves (hx-push-url)."""
+    query = browser_query(request)
+    filters, text, search, errors = query.filters, query.text, query.search, query.errors
+    runs, filtered = query.runs, query.filtered
+    sort = request.GET.get("sort", "newest")
+    if sort not in selectors.SORTS:
+        sort = "newest"
     facets, total = selectors.run_facets(runs, with_parameters="benchmark" in filters)
     by_sort = by_headline(runs) if sort == "headline" else runs.order_by(*selectors.SORTS[sort][1])
     ordered = by_sort.values_list("id", flat=True)
