@@ -2,11 +2,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
+from benchhub.comparisons.urls import runs_urlpatterns
 from benchhub.lib.api import not_found
 from benchhub.lib.health import healthz
 from benchhub.lib.openapi import DocsPage, SchemaApi
 
 urlpatterns = [
+    path("runs/compare/", include((runs_urlpatterns, "runs-compare"))),
     path("", include("benchhub.results.urls")),
     path("imports/", include("benchhub.imports.urls")),
     path("compare/", include("benchhub.comparisons.urls")),

@@ -7,3 +7,8 @@ app_name = "comparisons"
 urlpatterns = [
     path("", views.compare, name="compare"),
 ]
+
+# Mounted at /runs/compare/ (benchhub/urls.py): it compares runs, not a metric by axes.
+runs_urlpatterns = [
+    path("", views.runs_side_by_side_page, name="runs"),
+]

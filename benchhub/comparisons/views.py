@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_htmx.http import push_url
@@ -31,6 +31,13 @@ from benchhub.comparisons.selectors import (
     comparison_parameter_names,
     comparison_pooling,
 )
+from benchhub.comparisons.side_by_side import (
+    RunsNotComparable,
+    runs_side_by_side,
+    side_by_side_as_data,
+    side_by_side_csv,
+)
+from benchhub.lib.api import error_body
 from benchhub.lib.methods import page_methods
 from benchhub.results import selectors as results_selectors
 from benchhub.results.filters import MeasurementFilter
@@ -394,3 +401,38 @@ def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
             # JSON as the API writes it (a uuid as its text), as the chart looks it up
             bars.setdefault(series.label, {})[json.dumps(point.x, default=str)] = bar
     return bars
+
+
+# --- any N runs side by side -----------------------------------------------------
+
+
+@page_methods("GET")
+def runs_side_by_side_page(request: HttpRequest) -> HttpResponse:
+    """/runs/compare/?run=…&run=…: the runs' common points with ratios to the
+    first and verdicts, and what differs between their environments; as
+    JSON with ?format=json and CSV with ?format=csv."""
+    wanted = request.GET.get("format", "html")
+    if wanted not in ("html", "json", "csv"):
+        return HttpResponse(
+            f"format {wanted!r}: one of html, json, csv\n",
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    try:
+        result = runs_side_by_side(user=request.user, ids=request.GET.getlist("run"))
+    except RunsNotComparable as exc:
+        if wanted == "json":
+            return JsonResponse(error_body("invalid", str(exc), [{"field": "run"}]), status=400)
+        if wanted == "csv":
+            return HttpResponse(f"run: {exc}\n", status=400, content_type="text/plain")
+        return render(request, "comparisons/runs.html", {"error": str(exc)}, status=400)
+    if wanted == "json":
+        return JsonResponse(side_by_side_as_data(result, request))
+    if wanted == "csv":
+        return side_by_side_csv(result)
+    query = request.GET.copy()
+    links = {}
+    for name in ("json", "csv"):
+        query["format"] = name
+        links[name] = f"{request.path}?{query.urlencode()}"
+    return render(request, "comparisons/runs.html", {"result": result, "links": links})
