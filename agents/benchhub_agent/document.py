@@ -45,8 +45,21 @@ def new_uuid() -> str:
 
 
 def import_uuid(tool: str, text: str) -> str:
-    digest = hashlib.sha256(f"{tool}\0{text}".encode()).hexdigest()
+    """The uuid of an import of ``text``, from what the output says, not its bytes.
+
+    Copying a file between machines, editors and terminals adds a trailing
+    newline, CRLF line ends, a byte-order mark or trailing blanks; the output
+    says the same, so it is the same submission.
+    """
+    digest = hashlib.sha256(f"{tool}\0{output_content(text)}".encode()).hexdigest()
     return str(uuid.uuid5(IMPORT_NAMESPACE, digest))
+
+
+def output_content(text: str) -> str:
+    """``text`` without what copying adds: BOM, CR line ends, blanks at line ends,
+    blank lines before the first and after the last line."""
+    unix = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.rstrip() for line in unix.split("\n")).strip("\n")
 
 
 def dsn_shape(dsn: str) -> str:

@@ -216,6 +216,17 @@ def test_retried_upload_without_a_uuid_is_stored_once_too(alice_api):
     assert Submission.objects.count() == 1
 
 
+def test_a_copy_with_crlf_and_more_trailing_newlines_is_the_same_upload(alice_api):
+    first = post_json(alice_api, **sysbench_body())
+
+    copy = SYSBENCH.replace("\n", "\r\n") + "\r\n\r\n"
+    again = post_json(alice_api, **sysbench_body(output=copy))
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["url"] == first.json()["url"]
+    assert Submission.objects.count() == 1
+
+
 def test_same_output_from_two_people_is_two_submissions(alice_api, bob_api):
     assert post_json(alice_api, **sysbench_body()).status_code == 201
     assert post_json(bob_api, **sysbench_body()).status_code == 201
