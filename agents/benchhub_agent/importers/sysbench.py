@@ -246,15 +246,34 @@ def _test_from_command(lines: list[str]) -> str | None:
 
 
 def _command_arguments(lines: list[str]) -> list[str] | None:
-    """The arguments between 'sysbench' and 'run' on a pasted command line."""
+    """The arguments between 'sysbench' and 'run' on a pasted command line.
+
+    Two lines that run different workloads (the command given beside the
+    file and the one in it, or two runs pasted together) are refused: the
+    figures are of one run, and which is unknown."""
+    found: list[list[str]] = []
     for line in lines:
         tokens = line.split()
         if not tokens or tokens[-1] != "run":
             continue
         for index, token in enumerate(tokens[:-1]):
             if token.rsplit("/", 1)[-1] == "sysbench":
-                return tokens[index + 1 : -1]
-    return None
+                found.append(tokens[index + 1 : -1])
+                break
+    if not found:
+        return None
+    # Only the test and the allow-listed options are shown: a line may hold a password.
+    workloads = [
+        " ".join([str(_test_argument(a))] + [f"{k}={v}" for k, v in sorted(_options(a).items())])
+        for a in found
+    ]
+    if len(set(workloads)) > 1:
+        raise ImportFormatError(
+            "two sysbench command lines with different tests or workload options "
+            f"({' | '.join(dict.fromkeys(workloads))[:300]}): the output is of one run; "
+            "keep only its command"
+        )
+    return found[0]
 
 
 def _options(arguments: list[str]) -> dict[str, Any]:

@@ -191,3 +191,31 @@ def test_without_a_command_the_dataset_comes_from_the_caller_or_is_said_unknown(
     )
     assert sized.runs[0]["parameters"]["table_size"] == 10000
     assert "dataset size" not in sized.runs[0]["note"]
+
+
+def test_the_command_given_beside_the_output_is_read_like_a_pasted_one():
+    imported = parse_tool_output(
+        "sysbench",
+        fixture("sysbench10-postgresql-oltp_read_write.txt"),
+        command="sysbench oltp_read_write --db-driver=pgsql --pgsql-password=pw7Q "
+        "--tables=6 --table-size=350000 --threads=4 --time=5 run",
+    )
+    assert imported.runs[0]["parameters"] == {
+        "test": "oltp_read_write",
+        "tables": 6,
+        "table_size": 350000,
+        "time": 5,
+    }
+
+
+def test_a_given_command_that_differs_from_the_one_in_the_file_is_refused():
+    text = READ_WRITE_COMMAND.format(size=10000) + fixture("sysbench10-mariadb-oltp_read_write.txt")
+    with pytest.raises(ImportFormatError, match="two sysbench command lines") as refused:
+        parse_tool_output(
+            "sysbench",
+            text,
+            command="sysbench oltp_read_write --mysql-password=Tr0ub4dor --tables=3 "
+            "--table-size=20000 --threads=4 --time=5 run",
+        )
+    assert "table_size=10000" in str(refused.value) and "table_size=20000" in str(refused.value)
+    assert "Tr0ub4dor" not in str(refused.value)
