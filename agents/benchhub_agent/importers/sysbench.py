@@ -142,9 +142,15 @@ def _sections(lines: list[str]) -> dict[str, dict[str, str]]:
     """Section title → {label: value}, from the indented 'label: value' lines."""
     sections: dict[str, dict[str, str]] = {}
     current: dict[str, str] | None = None
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         title = line.rstrip(":")
         if title in _SECTIONS and line.endswith(":") and not line.startswith(" "):
+            if title in sections:
+                # Read on, one run's figures would mix with the other's.
+                raise ImportFormatError(
+                    f"two sysbench reports in one file (a second '{title}:' at line "
+                    f"{number}); import each run's output on its own"
+                )
             current = sections.setdefault(title, {})
         elif current is not None and line.startswith(" ") and ":" in line:
             label, _, value = line.strip().partition(":")
