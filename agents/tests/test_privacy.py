@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -252,6 +253,22 @@ def test_a_firebird_path_with_spaces_is_redacted_whole(path):
     assert [f.kind for f in findings] == ["database_path"]
     sent = json.dumps(clean)
     assert "field" not in sent and "orders" not in sent and "copy" not in sent
+
+
+def test_a_real_firebird_file_with_spaces_is_named_by_its_real_filesystem(tmp_path):
+    database = tmp_path / "fb data" / "ag field 2.fdb"
+    database.parent.mkdir()
+    database.write_bytes(b"")
+    doc = example()
+    doc["source"]["command"] = document.reproducing_command(
+        ["run", "backup", "--dsn", f"firebird://SYSDBA@localhost:3050/{database}"]
+    )
+    clean, _ = redact(doc, ALICE)  # this machine's own mount table
+    command = clean["source"]["command"]
+    assert re.fullmatch(
+        r"benchhub-agent run backup --dsn firebird://USER@HOST:3050/FILE_ON_[A-Z0-9_]+", command
+    ), command
+    assert "field" not in command and "data" not in command
 
 
 def test_a_quoted_firebird_path_with_a_space_in_a_text_is_redacted_to_the_quote():
