@@ -91,7 +91,12 @@ def deliver(document_: dict[str, Any], args: argparse.Namespace, table_shown: bo
     outbox = Outbox()
     answer = upload.send_and_keep(server, token, document_, outbox)
     same_output = "another submitter" not in answer.message
-    if answer.status == 409 and document_["source"]["kind"] == "import" and same_output:
+    if (
+        answer.outcome == upload.REJECTED  # BenchHub's own 409, not a proxy's
+        and answer.status == 409
+        and document_["source"]["kind"] == "import"
+        and same_output
+    ):
         # The uuid comes from the tool's output alone: that output is stored already.
         outbox.remove(document_["uuid"])
         say(

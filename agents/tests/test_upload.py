@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import shutil
@@ -1122,3 +1123,21 @@ def test_a_refusal_in_benchhubs_shape_still_marks_the_document_rejected(scripted
 
     assert sent.outcome == upload.REJECTED
     assert outbox.is_rejected(example()["uuid"])
+
+
+def test_a_409_page_from_elsewhere_does_not_pass_for_an_earlier_import(scripted, outbox_dir):
+    # Only BenchHub's own 409 means "this output is stored already"; a proxy's
+    # page must not get the import's document removed from the outbox.
+    from benchhub_agent import commands
+
+    base, answers = scripted
+    answers.append((409, b"<html><title>409 Conflict</title><body>upstream busy</body></html>"))
+    outbox = Outbox(outbox_dir)
+    document = example()
+    document["source"] = {"kind": "import", "tool": "pgbench"}
+    args = argparse.Namespace(dry_run=False, upload=True, server=base, token=TOKEN)
+
+    code = commands.deliver(document, args, table_shown=False)
+
+    assert code == commands.EXIT_KEPT
+    assert outbox.uuids() == [document["uuid"]]
