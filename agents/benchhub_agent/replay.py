@@ -72,8 +72,8 @@ def same_engine(one: str, other: str) -> bool:
     """Whether two engine names can be the same server. ``mysql://`` and
     ``mariadb://`` are one driver and one protocol: the scheme a user types
     (the README's is mysql://) does not say which server answers, so a
-    MariaDB run repeated through mysql:// is not across engines; the engine
-    the server reports once connected tells (:func:`across_engines` again)."""
+    MariaDB run repeated through mysql:// is not across engines here; the
+    engine the server reports once connected decides (like.run_like)."""
     family = {"mariadb": "mysql"}
     return family.get(one, one) == family.get(other, other)
 

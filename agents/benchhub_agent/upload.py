@@ -388,8 +388,8 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _text_summary(text: str) -> str:
-    """An answer that is not JSON in one line: a proxy's or another site's
-    HTML page printed whole filled the terminal with 31 lines of markup."""
+    """An answer that is not JSON, in one line: a proxy's or another site's
+    HTML page printed whole would fill the terminal with its markup."""
     if _HTML.search(text[:2000]):
         words = _one_line(_TAG.sub(" ", text[:20000]), 100)
         return f"an HTML page: {words}" if words else "an HTML page"
