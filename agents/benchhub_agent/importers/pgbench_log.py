@@ -22,7 +22,7 @@ own sums, never an estimate:
   interval starts at the whole second before the clients connect, the
   last is cut by the end of the run, so counting either lowers tps (in
   a two-thread fixture the first second holds 1,967 transactions, the
-  whole ones about 3,100). tps needs at least three intervals.
+  whole ones 2,704 to 3,185). tps needs at least three intervals.
 
 The log is recognised by what its columns must satisfy, not by their
 count alone: pgbench's per-transaction log (``-l`` without
