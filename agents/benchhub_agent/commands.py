@@ -16,7 +16,7 @@ from typing import Any
 
 from . import db, document, privacy, sysinfo, upload
 from .benchmarks import Discovered, base
-from .config import ConfigError, load_settings
+from .config import ConfigError, check_server_address, load_settings
 from .outbox import Outbox
 from .output import results_table, say
 from .placement import PinningError
@@ -62,6 +62,15 @@ def show_redactions(findings: list[privacy.Finding], identity: privacy.Identity 
         )
 
 
+def check_server_option(args: argparse.Namespace) -> None:
+    """A --server that is no address, refused before anything runs, with or without --upload."""
+    if getattr(args, "server", None):
+        try:
+            check_server_address(args.server, "--server")
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from exc
+
+
 def upload_settings(args: argparse.Namespace) -> tuple[str, str]:
     try:
         return load_settings(args.server, args.token).require()
@@ -82,7 +91,12 @@ def deliver(document_: dict[str, Any], args: argparse.Namespace, table_shown: bo
     outbox = Outbox()
     answer = upload.send_and_keep(server, token, document_, outbox)
     same_output = "another submitter" not in answer.message
-    if answer.status == 409 and document_["source"]["kind"] == "import" and same_output:
+    if (
+        answer.outcome == upload.REJECTED  # BenchHub's own 409, not a proxy's
+        and answer.status == 409
+        and document_["source"]["kind"] == "import"
+        and same_output
+    ):
         # The uuid comes from the tool's output alone: that output is stored already.
         outbox.remove(document_["uuid"])
         say(
@@ -157,6 +171,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
         base.check_engine(module, target)  # before anything is sent or started
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    check_server_option(args)
     if args.upload:
         push_outbox_first(args)  # also checks server and token before a long run
     document_uuid = document.new_uuid()  # when the run starts: its identity from now on
@@ -199,6 +214,7 @@ def cmd_import(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from .importers import ImportFormatError, parse_tool_output
     except ImportError as exc:
         raise UsageError(f"import is not available in this version: {exc}") from exc
+    check_server_option(args)
     text = sys.stdin.read() if args.file == "-" else _read_file(args.file)
     try:
         imported = parse_tool_output(args.tool, text, parameters=dict(args.param or []))

@@ -14,6 +14,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 class ConfigError(RuntimeError):
@@ -59,11 +60,39 @@ def read_config_file(path: Path) -> dict[str, object]:
 def load_settings(
     server: str | None = None, token: str | None = None, env: Mapping[str, str] = os.environ
 ) -> Settings:
-    file = read_config_file(config_path(env))
+    """The settings, the server address checked here: before a benchmark runs,
+    not when its result is about to be sent."""
+    path = config_path(env)
+    file = read_config_file(path)
+    for given, source in (
+        (server, "--server"),
+        (env.get("BENCHHUB_SERVER"), "BENCHHUB_SERVER"),
+        (_text(file.get("server")), f"'server' in {path}"),
+    ):
+        if given:
+            check_server_address(given, source)
+            break
     return Settings(
         server=server or env.get("BENCHHUB_SERVER") or _text(file.get("server")),
         token=token or env.get("BENCHHUB_TOKEN") or _text(file.get("token")),
     )
+
+
+def check_server_address(address: str, source: str) -> None:
+    """Raise ConfigError naming ``source`` unless ``address`` is an http(s) site address."""
+    expected = "expected the site's address, e.g. https://benchhub.example"
+    parts = urlsplit(address)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ConfigError(f"{source} {address!r}: not a port number; {expected}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{source} {address!r} is not an http(s) address; {expected}")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ConfigError(
+            f"{source} {address!r}: an address with ?query, #fragment or user@ is not a "
+            f"site's address; {expected}"
+        )
 
 
 def _text(value: object) -> str | None:

@@ -9,11 +9,12 @@ made it, with the run's figures still at hand.
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 import uuid
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from . import __version__
 from .benchmarks.base import BenchmarkResult
@@ -25,7 +26,13 @@ TOOL = "benchhub-agent"
 DROPPED_OPTIONS = frozenset({"--token", "--server"})
 # Flags that say what to do with the result, not how it was measured.
 DROPPED_FLAGS = frozenset({"--dry-run", "--upload", "--keep"})
-PRIVATE_DSN_QUERY = frozenset({"password", "passfile", "host", "hostaddr", "unix_socket", "user"})
+# The DSN options a recorded command keeps: they change how the run connects
+# and say nothing about who or where. Every other one is dropped, known or not
+# (sslpassword, sslkey paths, application_name=alice-laptop, service names…).
+KEPT_DSN_QUERY = frozenset(
+    {"sslmode", "connect_timeout", "gssencmode", "target_session_attrs", "charset"}
+)
+_PLAIN_OPTION_VALUE = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
 
 # Import documents get a uuid derived from the tool's output alone: importing the
 # same output twice, with or without --dsn, is then the same submission, which the
@@ -45,15 +52,30 @@ def new_uuid() -> str:
 
 
 def import_uuid(tool: str, text: str) -> str:
-    digest = hashlib.sha256(f"{tool}\0{text}".encode()).hexdigest()
+    """The uuid of an import of ``text``, from what the output says, not its bytes.
+
+    Copying a file between machines, editors and terminals adds a trailing
+    newline, CRLF line ends, a byte-order mark or trailing blanks; the output
+    says the same, so it is the same submission.
+    """
+    digest = hashlib.sha256(f"{tool}\0{output_content(text)}".encode()).hexdigest()
     return str(uuid.uuid5(IMPORT_NAMESPACE, digest))
+
+
+def output_content(text: str) -> str:
+    """``text`` without what copying adds: BOM, CR line ends, blanks at line ends,
+    blank lines before the first and after the last line."""
+    unix = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.rstrip() for line in unix.split("\n")).strip("\n")
 
 
 def dsn_shape(dsn: str) -> str:
     """The DSN with user, password, host and socket path replaced by placeholders.
 
-    What remains (engine, port, database name, harmless options) is what a
-    reader needs to repeat the run on their own machine.
+    What remains (engine, port, database name, the options of KEPT_DSN_QUERY
+    with a plain value) is what a reader needs to repeat the run on their own
+    machine. A path's spaces are percent-encoded, so that the whole path is
+    one word for the redaction of Firebird files, never cut at a space.
     """
     parts = urlsplit(dsn)
     auth = ""
@@ -62,14 +84,18 @@ def dsn_shape(dsn: str) -> str:
     host = "HOST" if parts.hostname else ""
     if parts.port:
         host += f":{parts.port}"
-    query = [(k, v) for k, v in parse_qsl(parts.query) if k not in PRIVATE_DSN_QUERY]
-    given = {k for k, _ in parse_qsl(parts.query)}
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = [
+        (k, v) for k, v in pairs if k.lower() in KEPT_DSN_QUERY and _PLAIN_OPTION_VALUE.match(v)
+    ]
+    given = {k for k, _ in pairs}
     if "unix_socket" in given:  # MySQL/MariaDB name the socket file itself
         query.append(("unix_socket", "SOCKET"))
     elif "host" in given:  # libpq names the directory the socket is in
         query.append(("host", "SOCKET_DIR"))
     tail = f"?{urlencode(query, safe='/')}" if query else ""
-    return f"{parts.scheme}://{auth}{host}{parts.path}{tail}"
+    path = quote(unquote(parts.path), safe="/:\\")
+    return f"{parts.scheme}://{auth}{host}{path}{tail}"
 
 
 def reproducing_command(argv: Sequence[str]) -> str:

@@ -11,7 +11,7 @@ from .commands import UsageError, cmd_run, finish_document
 from .compare import COMPARISON_HEADER, VERDICT_NOTE, comparison_rows
 from .config import load_settings
 from .output import format_table, say
-from .replay import CannotReplay, replay
+from .replay import CannotReplay, engines_differ, replay, same_engine
 from .target import Target
 
 
@@ -71,6 +71,11 @@ def run_like(
         say(f"note: {note}")
     say("running: " + document.reproducing_command(argv))
     doc, result = cmd_run(args, argv, benchmarks)
+    # The scheme could not tell MySQL from MariaDB; the server has said which it is.
+    source = str((published.get("server") or {}).get("engine") or "")
+    measured_on = str((doc.get("environment", {}).get("database") or {}).get("engine") or "")
+    if source and measured_on and source != measured_on and same_engine(source, target.engine):
+        say(f"note: {engines_differ(source, measured_on)}")
     code = finish_document(doc, args)
     rows = comparison_rows(
         server,

@@ -1,9 +1,11 @@
 """Documents not (yet) accepted by a server, kept on disk so that no run is lost.
 
-``<uuid>.json`` is the document exactly as it will be sent. A document the
-server refused (4xx) also gets ``<uuid>.rejected.json`` with the server's
-answer: ``push`` leaves it alone unless asked, since resending an unchanged
-document would be refused again, but it stays for the user to read or fix.
+``<uuid>.json`` is the document exactly as it will be sent. A document
+BenchHub's upload endpoint refused (a 4xx in its JSON error shape; not a
+404 of a wrong address, not a network error) also gets
+``<uuid>.rejected.json`` with the server's answer: ``push`` leaves it
+alone unless asked, since resending an unchanged document would be refused
+again, but it stays for the user to read or fix.
 
 Location: ``$BENCHHUB_OUTBOX``, else ``$XDG_DATA_HOME/benchhub/outbox``, else
 ``~/.local/share/benchhub/outbox``.

@@ -21,7 +21,7 @@ import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 HOME_PATH = "HOME_PATH"
 HOST_NAME = "HOSTNAME"
@@ -42,8 +42,12 @@ _HOME = re.compile(
 )
 _IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
-# Firebird DSNs keep a file path where other engines have a database name.
-_FIREBIRD_DSN = re.compile(r"firebird://[^\s\"']+")
+# Firebird DSNs keep a file path where other engines have a database name. Inside
+# quotes the path runs to the closing quote: ending it at the first space would
+# leave the rest of a name like "ag field.fdb" behind.
+_FIREBIRD_DSN = re.compile(
+    r"(?<=')firebird://[^']+(?=')|(?<=\")firebird://[^\"]+(?=\")|firebird://[^\s\"']+"
+)
 # A tool's command line naming a server or a login: --mysql-host=db1.corp, -h db1,
 # --pgsql-user alice, -U alice, host=db1 (libpq keywords).
 _OPTION_VALUE = re.compile(
@@ -112,10 +116,20 @@ def redact(
     return clean, findings
 
 
+# Fields whose values come from the catalog or the schema, never from the machine:
+# a user named "update" must not turn the benchmark "select-update" into
+# "select-USER", which the server would refuse.
+_CATALOG_FIELDS = frozenset(
+    {"redacted", "schema", "uuid", "kind", "benchmark", "benchmark_version", "metric", "unit"}
+)
+
+
 def _walk(value: Any, path: str, identity: Identity, fs: Callable, found: list[Finding]) -> Any:
     if isinstance(value, dict):
         return {
-            key: item if key == "redacted" else _walk(item, _key(path, key), identity, fs, found)
+            key: item
+            if key in _CATALOG_FIELDS
+            else _walk(item, _key(path, key), identity, fs, found)
             for key, item in value.items()
         }
     if isinstance(value, list):
@@ -152,7 +166,7 @@ def redact_text(
     for name in identity.host_names:
         replace(_word(name), "host_name", lambda _: HOST_NAME)
     for name in identity.user_names:
-        replace(_word(name), "user_name", lambda _: USER_NAME)
+        replace(_user_word(name), "user_name", lambda _: USER_NAME)
     return text
 
 
@@ -191,6 +205,14 @@ def _word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
 
 
+def _user_word(name: str) -> re.Pattern[str]:
+    """``name`` wherever it is a token of its own or a part of one between
+    other characters than letters and digits: "application_name=alice-laptop",
+    "alice_dev", "/srv/alice/": ``--show-redacted`` promises the user name is
+    always removed, whatever its length. Not inside a longer word ("malice")."""
+    return re.compile(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", re.IGNORECASE)
+
+
 def _is_ip(text: str) -> bool:
     try:
         address = ipaddress.ip_address(text)
@@ -203,7 +225,7 @@ def _is_ip(text: str) -> bool:
 def _firebird_dsn(dsn: str, fs: Callable[[str], str | None]) -> str | None:
     """The DSN with its database file reduced to the filesystem it lives on."""
     parts = urlsplit(dsn)
-    path = parts.path[1:] if parts.path.startswith("//") else parts.path
+    path = unquote(parts.path[1:] if parts.path.startswith("//") else parts.path)
     if not path or path.startswith("FILE_ON_"):
         return None
     filesystem = fs(path) if path.startswith("/") else None

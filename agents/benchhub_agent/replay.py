@@ -62,13 +62,34 @@ def replay(published: dict[str, Any], engine: str, given: set[str]) -> Replay:
         raise CannotReplay(f"this agent's {name} has no option for that run's {left}")
     if published.get("repetitions"):
         found.add("--repeat", published["repetitions"])
-    source = _source_engine(published)
-    if source and source != engine:
-        found.notes.append(
-            f"that run was on {source}, this one is on {engine}: the comparison below is "
-            "across engines, not of two machines"
-        )
+    note = across_engines(_source_engine(published), engine)
+    if note:
+        found.notes.append(note)
     return _without_given(found, given)
+
+
+def same_engine(one: str, other: str) -> bool:
+    """Whether two engine names can be the same server. ``mysql://`` and
+    ``mariadb://`` are one driver and one protocol: the scheme a user types
+    (the README's is mysql://) does not say which server answers, so a
+    MariaDB run repeated through mysql:// is not across engines here; the
+    engine the server reports once connected decides (like.run_like)."""
+    family = {"mariadb": "mysql"}
+    return family.get(one, one) == family.get(other, other)
+
+
+def across_engines(source: str, here: str) -> str | None:
+    """The note for a comparison of two engines, or None for one engine."""
+    if not source or not here or same_engine(source, here):
+        return None
+    return engines_differ(source, here)
+
+
+def engines_differ(source: str, here: str) -> str:
+    return (
+        f"that run was on {source}, this one is on {here}: the comparison below is "
+        "across engines, not of two machines"
+    )
 
 
 def _without_given(found: Replay, given: set[str]) -> Replay:
@@ -244,7 +265,7 @@ def _external_sort(p: dict[str, Any], published: dict[str, Any], engine: str, fo
         value = p.pop("sort_memory")
         converted = convert_sort_memory(str(value), source, engine)
         found.add("--sort-memory", converted)
-        if source != engine:
+        if not same_engine(source, engine):
             found.notes.append(
                 f"sort memory {value} ({_memory_setting(source)} on {source}) is "
                 f"{converted} ({_memory_setting(engine)} on {engine})"

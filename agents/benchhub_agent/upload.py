@@ -14,6 +14,7 @@ import functools
 import http.client
 import json
 import os
+import re
 import socket
 import ssl
 import time
@@ -69,9 +70,14 @@ USER_AGENT = f"benchhub-agent/{__version__}"
 # Outcomes
 CREATED = "created"  # 201
 STORED = "already_stored"  # 200: the same uuid with the same content
-REJECTED = "rejected"  # the document itself was refused (400, 409, 413, …)
+REJECTED = "rejected"  # the upload endpoint itself refused the document (400, 409, 413, …)
 UNAUTHORIZED = "unauthorized"  # 401/403: the token, not the document, is wrong
 UNREACHABLE = "unreachable"  # connection failure, timeout, 5xx, 429 after the retries
+# Something answered that is not BenchHub's upload endpoint: a 404 or 405 (a
+# wrong --server path), or an answer without BenchHub's JSON shape (a proxy's
+# or another site's page). It says nothing about the document, which is kept
+# unmarked for the next push to the right address.
+MISDIRECTED = "misdirected"
 
 
 @dataclass
@@ -88,6 +94,8 @@ class Answer:
     # The server it was sent to: a wrong one (a typo in --server, a config
     # file forgotten) was not named when it did not answer or refused the token.
     server: str | None = None
+    # The address that answered, for a misdirected upload.
+    endpoint: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -102,6 +110,12 @@ class Answer:
             REJECTED: f"rejected by the server ({status}): {self.message}",
             UNAUTHORIZED: f"the server{at} refused the token ({status}): {self.message}",
             UNREACHABLE: f"server{at} not reachable ({status}): {self.message}",
+            MISDIRECTED: (
+                f"{self.endpoint or 'the server'} answered {status}, not as BenchHub's "
+                f"upload endpoint does ({self.message or 'no reason given'}); the document "
+                "is kept, not marked: check --server (the site's address, e.g. "
+                "https://benchhub.example)"
+            ),
         }[self.outcome].rstrip(": ")
         if self.accepted and self.submission_status:
             text += _STATUS_NOTES.get(self.submission_status, f" ({self.submission_status})")
@@ -359,7 +373,32 @@ def _error_message(payload: Any) -> tuple[str, list[dict[str, str]]]:
         return str(error.get("message") or error.get("code") or ""), details
     if isinstance(payload, dict) and "detail" in payload:  # DRF's default shape
         return str(payload["detail"]), []
-    return str(payload)[:500], []
+    if isinstance(payload, str):
+        return _text_summary(payload), []
+    return _one_line(str(payload), 300), []
+
+
+_HTML = re.compile(r"<\s*(?:!doctype|html|head|body|title|h[1-6]|p|div|center)\b", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _text_summary(text: str) -> str:
+    """An answer that is not JSON, in one line: a proxy's or another site's
+    HTML page printed whole would fill the terminal with its markup."""
+    if _HTML.search(text[:2000]):
+        words = _one_line(_TAG.sub(" ", text[:20000]), 100)
+        return f"an HTML page: {words}" if words else "an HTML page"
+    return _one_line(text, 300)
+
+
+def _is_benchhub_error(payload: Any) -> bool:
+    """BenchHub's one error shape: {"error": {"code": …, "message": …, "details": …}}."""
+    return isinstance(payload, dict) and isinstance(payload.get("error"), dict)
 
 
 def submit(
@@ -392,6 +431,7 @@ def submit(
         answer = _answer(last.status, last.payload)
         answer.message = _noted(answer.message, last.note)
     answer.server = server.rstrip("/")
+    answer.endpoint = url
     return answer
 
 
@@ -537,19 +577,30 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
 
 
 def _answer(status: int, payload: Any) -> Answer:
+    """What an answer of the upload endpoint means for the document.
+
+    Only BenchHub's own refusal marks a document rejected; an answer from
+    anything else (a wrong path's 404, another site's page) leaves it as it
+    was, and so does a 2xx that is not BenchHub's JSON: removing the document
+    on a page that merely answered 200 would lose the run.
+    """
     url = payload.get("url") if isinstance(payload, dict) else None
     html_url = payload.get("html_url") if isinstance(payload, dict) else None
     state = payload.get("status") if isinstance(payload, dict) else None
     state = state if isinstance(state, str) else None
+    message, details = _error_message(payload)
+    if status in (200, 201) and not isinstance(payload, dict):
+        return Answer(MISDIRECTED, status, message=message)
     if status == 201:
         return Answer(CREATED, status, url, html_url=html_url, submission_status=state)
     if status == 200:
         return Answer(STORED, status, url, html_url=html_url, submission_status=state)
-    message, details = _error_message(payload)
     if status in (401, 403):
         return Answer(UNAUTHORIZED, status, message=message)
     if status == 429 or status >= 500:
         return Answer(UNREACHABLE, status, message=message)
+    if status in (404, 405) or not (400 <= status < 500) or not _is_benchhub_error(payload):
+        return Answer(MISDIRECTED, status, message=message)
     if status == 409 and not message:
         message = "this uuid is already stored with different content"
     return Answer(REJECTED, status, message=message, details=details)
@@ -604,7 +655,7 @@ def push(
             continue
         answer = _settle(server, token, document, outbox, backoff, patience)
         results.append((document_uuid, answer))
-        if answer.outcome in (UNREACHABLE, UNAUTHORIZED):
+        if answer.outcome in (UNREACHABLE, UNAUTHORIZED, MISDIRECTED):
             break  # the next ones would fail the same way; they stay for later
     return results
 

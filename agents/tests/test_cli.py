@@ -117,6 +117,48 @@ def test_upload_without_a_token_stops_before_running(pg_dsn, outbox_dir):
     assert "token" in done.stderr and "clients=" not in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("server", "said"),
+    [
+        ("notaurl", "--server 'notaurl' is not an http(s) address"),
+        ("ftp://bench.example.org", "--server 'ftp://bench.example.org' is not an http(s)"),
+        ("https://bench.example.org:84x3", "'https://bench.example.org:84x3': not a port number"),
+        ("https://bench.example.org/?token=abc", "an address with ?query"),
+    ],
+)
+@pytest.mark.parametrize("upload_flag", [["--upload", "--token", TOKEN], ["--dry-run"]])
+def test_a_server_that_is_no_address_is_one_line_before_anything_runs(
+    pg_dsn, outbox_dir, server, said, upload_flag
+):
+    done = agent(*small_run(pg_dsn, "--server", server, *upload_flag))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("benchhub-agent: --server ") and said in line
+    assert line.endswith("expected the site's address, e.g. https://benchhub.example")
+    assert "clients=" not in done.stdout + done.stderr  # nothing ran
+    assert list(outbox_dir.glob("*.json")) == []
+
+
+def test_a_server_from_the_environment_that_is_no_address_names_its_source(
+    pg_dsn, outbox_dir, tmp_path
+):
+    done = agent(
+        *small_run(pg_dsn, "--upload", "--token", TOKEN),
+        env={"BENCHHUB_SERVER": "bench.example.org", "BENCHHUB_CONFIG": str(tmp_path / "no")},
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("benchhub-agent: BENCHHUB_SERVER 'bench.example.org' is not")
+    assert "clients=" not in done.stdout + done.stderr
+
+
+def test_an_import_to_a_server_that_is_no_address_is_refused_before_reading(tmp_path):
+    done = agent("import", "pgbench", str(FIXTURES / "pgbench15-tpcb.txt"), "--upload",
+                 "--server", "notaurl", "--token", TOKEN)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0].startswith("benchhub-agent: --server 'notaurl'")
+    assert "unexpected" not in done.stderr
+
+
 def test_config_file_supplies_server_and_token(pg_dsn, outbox_dir, tmp_path):
     with ContractServer() as server:
         config = tmp_path / "agent.toml"

@@ -103,3 +103,27 @@ def test_importing_the_same_output_twice_gives_the_same_uuid():
     assert first == document.import_uuid("pgbench", "tps = 1")
     assert first != document.import_uuid("pgbench", "tps = 2")
     assert first != document.import_uuid("sysbench", "tps = 1")
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "latency average = 1.219 ms\ntps = 1640.67\n\n",
+        "latency average = 1.219 ms\r\ntps = 1640.67\r\n",
+        "\ufefflatency average = 1.219 ms  \ntps = 1640.67",
+        "\nlatency average = 1.219 ms\rtps = 1640.67\t\n",
+    ],
+)
+def test_a_copy_of_the_same_output_is_the_same_import(copy):
+    original = "latency average = 1.219 ms\ntps = 1640.67\n"
+    assert document.import_uuid("pgbench", copy) == document.import_uuid("pgbench", original)
+
+
+def test_an_output_that_says_something_else_is_another_import():
+    original = document.import_uuid("pgbench", "latency average = 1.219 ms\ntps = 1640.67\n")
+    assert original != document.import_uuid(
+        "pgbench", "latency average = 1.219 ms\ntps = 1640.76\n"
+    )
+    assert original != document.import_uuid(
+        "pgbench", "latency average = 1.219 ms\n\ntps = 1640.67\n"
+    )

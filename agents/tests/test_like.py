@@ -159,6 +159,43 @@ def test_like_replays_a_mariadb_sort_memory_on_mariadb_in_bytes(mysql_dsn, outbo
     assert json.loads(done.stdout)["runs"][0]["parameters"]["sort_memory"] == "65536"
 
 
+@pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
+def test_a_mariadb_run_repeated_through_either_scheme_is_not_across_engines(
+    mysql_dsn, outbox_dir, scheme
+):
+    run = published_run(
+        "select-update", {"transactions": 40, "rows": 100, "locking": "for_update"},
+        server={"engine": "mariadb"},
+    )  # fmt: skip
+    dsn = scheme + mysql_dsn[mysql_dsn.index("://") :]
+    with ContractServer() as server:
+        done = agent("run", "--like", serve(server, run), "--dsn", dsn, "--clients", "1",
+                     "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["environment"]["database"]["engine"] == "mariadb"
+    assert "across engines" not in done.stderr
+    assert "sort memory" not in done.stderr
+
+
+def test_a_mysql_run_repeated_on_mariadb_is_across_engines_once_the_server_says_so(
+    mysql_dsn, outbox_dir
+):
+    # The scheme cannot tell; the server this DSN reaches reports MariaDB.
+    run = published_run(
+        "select-update", {"transactions": 40, "rows": 100, "locking": "for_update"},
+        server={"engine": "mysql"},
+    )  # fmt: skip
+    with ContractServer() as server:
+        done = agent("run", "--like", serve(server, run), "--dsn", mysql_dsn, "--clients", "1",
+                     "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "across engines" in line]
+    assert notes == [
+        "note: that run was on mysql, this one is on mariadb: the comparison below is "
+        "across engines, not of two machines"
+    ]
+
+
 def test_like_refuses_a_mariadb_sort_memory_postgresql_cannot_set(pg_dsn, outbox_dir):
     run = published_run(
         "external-sort",
@@ -351,6 +388,15 @@ def test_a_replay_on_another_engine_says_the_comparison_is_across_engines():
         "across engines, not of two machines"
     ]
     assert replay(run, "postgresql", set()).notes == []
+
+
+@pytest.mark.parametrize(("source", "scheme"), [("mariadb", "mysql"), ("mysql", "mariadb")])
+def test_the_mysql_and_mariadb_schemes_are_one_engine_for_a_replay(source, scheme):
+    run = published_run("external-sort", {"rows": 3100, "sort_memory": "262144",
+                        "fetch": "all_rows"}, server={"engine": source})  # fmt: skip
+    found = replay(run, scheme, set())
+    assert found.notes == []
+    assert found.options[found.options.index("--sort-memory") + 1] == "262144"
 
 
 def test_the_baseline_median_is_printed_at_the_digits_the_server_holds():

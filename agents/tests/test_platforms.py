@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import pytest
-from benchhub_agent import document
+from benchhub_agent import document, sysinfo
 from benchhub_agent.platforms import macos, windows
 from test_upload import example
 
@@ -144,3 +145,171 @@ def test_windows_local_transports_are_protocols_of_the_vocabulary(protocol):
     doc = example()
     doc["environment"]["client"]["protocol"] = protocol
     document.validate(doc)
+
+
+# --- Windows without wmic: PowerShell's CIM cmdlets ----------------------------------
+
+
+def test_windows_hardware_from_cim_of_a_windows_11_laptop():
+    assert windows.hardware_from_cim(fixture("windows-cim-win11-laptop.txt")) == {
+        "cpu": "12th Gen Intel(R) Core(TM) i7-1260P",
+        "cores": 12,
+        "threads": 16,
+        "ram_bytes": 16870006784,
+    }
+
+
+def test_windows_hardware_from_cim_with_crlf_line_ends():
+    text = fixture("windows-cim-core-ultra.txt").replace("\n", "\r\n")
+    assert windows.hardware_from_cim(text) == {
+        "cpu": "Intel(R) Core(TM) Ultra 5 225U",
+        "cores": 12,
+        "threads": 14,
+        "ram_bytes": 68172009472,
+    }
+
+
+def test_windows_cim_adds_up_both_sockets():
+    # Two Win32_Processor blocks, as Format-List writes one per instance; the
+    # figures are the two-socket Xeon of the wmic fixture.
+    socket = (
+        "Name                      : Intel(R) Xeon(R) CPU E5-2630 v3 @ 2.40GHz\n"
+        "NumberOfCores             : 8\nNumberOfLogicalProcessors : 16\n\n"
+    )
+    text = socket + socket + "TotalPhysicalMemory : 8508424192\n"
+    assert windows.hardware_from_cim(text) == {
+        "cpu": "Intel(R) Xeon(R) CPU E5-2630 v3 @ 2.40GHz",
+        "cores": 16,
+        "threads": 32,
+        "ram_bytes": 8508424192,
+    }
+
+
+@pytest.mark.parametrize(
+    ("release", "version", "edition", "expected"),
+    [
+        ("10", "10.0.26200", "CoreSingleLanguage", "11"),  # Python 3.11 on Windows 11 25H2
+        ("10", "10.0.22000", "Professional", "11"),  # the first Windows 11 build
+        ("10", "10.0.19045", "Professional", "10"),  # Windows 10 22H2
+        ("11", "10.0.22631", "Enterprise", "11"),  # Python 3.12+ names it already
+        ("10", "10.0.20348", "ServerDatacenter", "Server 2022"),
+        ("10", "10.0.17763", "ServerStandard", "Server 2019"),
+        ("10", "10.0.26100", "ServerStandard", "Server 2025"),
+        ("2012ServerR2", "6.3.9600", "ServerDatacenter", "2012ServerR2"),
+        ("10", "", None, "10"),
+    ],
+)
+def test_windows_release_is_read_from_the_build_number(release, version, edition, expected):
+    assert windows.windows_release(release, version, edition) == expected
+
+
+# --- environment() end to end: recorded outputs through the agent's command runner ----
+
+
+def fake_commands(directory: Path, outputs: dict[str, str]) -> str:
+    """Executables named like the system's commands, printing recorded outputs: the
+    agent runs them through its own runner (platforms.output, a real subprocess)."""
+    directory.mkdir()
+    for name, recorded in outputs.items():
+        script = directory / name
+        script.write_text(f"#!/bin/sh\nexec /bin/cat '{FIXTURES / recorded}'\n")
+        script.chmod(0o755)
+    return str(directory)
+
+
+def test_environment_on_windows_11_without_wmic(tmp_path, monkeypatch):
+    path = fake_commands(tmp_path / "bin", {"powershell": "windows-cim-win11-laptop.txt"})
+    monkeypatch.setenv("PATH", path)  # no wmic there, as on Windows 11 24H2
+    monkeypatch.setattr(platform, "system", lambda: "Windows")
+    # What Python 3.11 answers on that machine.
+    monkeypatch.setattr(
+        platform, "win32_ver", lambda: ("10", "10.0.26200", "SP0", "Multiprocessor Free")
+    )
+    monkeypatch.setattr(platform, "win32_edition", lambda: "CoreSingleLanguage")
+
+    found = sysinfo.environment()
+
+    assert found == {
+        "hardware": {
+            "cpu": "12th Gen Intel(R) Core(TM) i7-1260P",
+            "cores": 12,
+            "threads": 16,
+            "ram_bytes": 16870006784,
+        },
+        "os": {
+            "family": "windows",
+            "distribution": "Windows 11",
+            "version": "10.0.26200",
+            "kernel": "10.0.26200",
+        },
+    }
+    doc = example()
+    doc["environment"] |= found
+    document.validate(doc)
+
+
+def test_environment_on_windows_prefers_wmic_where_it_is(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    path = fake_commands(bin_dir, {"powershell": "windows-cim-win11-laptop.txt"})
+    # wmic answers its two queries from the two recorded files.
+    (bin_dir / "wmic").write_text(
+        '#!/bin/sh\ncase "$1" in\n'
+        f"  cpu) exec /bin/cat '{FIXTURES / 'windows-wmic-cpu-two-sockets.txt'}' ;;\n"
+        f"  *) exec /bin/cat '{FIXTURES / 'windows-wmic-os-memory.txt'}' ;;\nesac\n"
+    )
+    (bin_dir / "wmic").chmod(0o755)
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.setattr(platform, "system", lambda: "Windows")
+    monkeypatch.setattr(
+        platform, "win32_ver", lambda: ("10", "10.0.19045", "SP0", "Multiprocessor Free")
+    )
+    monkeypatch.setattr(platform, "win32_edition", lambda: "Professional")
+
+    found = sysinfo.environment()
+
+    assert found["hardware"] == {
+        "cpu": "Intel(R) Xeon(R) CPU E5-2630 v3 @ 2.40GHz",
+        "cores": 16,
+        "threads": 32,
+        "ram_bytes": 8309008 * 1024,
+    }
+    assert found["os"]["distribution"] == "Windows 10"
+
+
+def test_environment_on_macos(tmp_path, monkeypatch):
+    path = fake_commands(
+        tmp_path / "bin",
+        {
+            "sysctl": "macos-sysctl-m1.txt",
+            "sw_vers": "macos-sw_vers-10.11.txt",
+            "diskutil": "macos-diskutil-info-root.txt",
+        },
+    )
+    monkeypatch.setenv("PATH", path)  # not Linux's own sysctl
+    monkeypatch.setattr(platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(platform, "release", lambda: "15.6.0")
+
+    found = sysinfo.environment(str(tmp_path))
+
+    assert found == {
+        "hardware": {"cpu": "Apple M1", "cores": 8, "threads": 8},
+        "os": {"family": "macos", "distribution": "Mac OS X", "version": "10.11.6",
+               "kernel": "15.6.0"},
+        "storage": {"filesystem": "apfs", "kind": "nvme", "raid": "fusion drive"},
+    }  # fmt: skip
+    doc = example()
+    doc["environment"] |= found
+    document.validate(doc)
+
+
+def test_a_missing_command_leaves_its_section_out_rather_than_failing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", fake_commands(tmp_path / "bin", {}))  # neither wmic nor powershell
+    monkeypatch.setattr(platform, "system", lambda: "Windows")
+    monkeypatch.setattr(
+        platform, "win32_ver", lambda: ("10", "10.0.22631", "SP0", "Multiprocessor Free")
+    )
+    monkeypatch.setattr(platform, "win32_edition", lambda: "Professional")
+    assert sysinfo.environment() == {
+        "os": {"family": "windows", "distribution": "Windows 11", "version": "10.0.22631",
+               "kernel": "10.0.22631"},
+    }  # fmt: skip

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
@@ -180,3 +182,146 @@ def test_local_or_already_anonymous_command_lines_are_left_alone(command):
     doc["source"]["command"] = command
     clean, findings = redacted(doc)
     assert clean["source"]["command"] == command and findings == []
+
+
+# --- DSN options, Firebird paths with spaces, short user names inside tokens ---------
+
+BOB = Identity(host_names=("ws17.lab.example", "ws17"), user_names=("bob",))
+
+
+@pytest.mark.parametrize(
+    ("dsn", "shape"),
+    [
+        (
+            "postgresql://alice:S3cr%40t@db7.internal:6432/orders_2024?sslmode=verify-full"
+            "&sslpassword=Hunter2%21x&sslkey=/home/alice/.pg/client.key"
+            "&application_name=alice-laptop&options=-c%20search_path%3Dalice"
+            "&connect_timeout=7&passfile=/etc/pgpass.d/alice&target_session_attrs=read-write",
+            "postgresql://USER:***@HOST:6432/orders_2024?sslmode=verify-full&connect_timeout=7"
+            "&target_session_attrs=read-write",
+        ),
+        (
+            "mysql://bob@10.2.3.44:3307/shop?charset=utf8mb4&ssl_ca=/Users/bob/ca.pem"
+            "&init_command=SET%20@owner%3D%27bob%27&program_name=bob-ws17",
+            "mysql://USER@HOST:3307/shop?charset=utf8mb4",
+        ),
+        (
+            "postgresql:///bench?sslpassword=&host=/run/pg-bob&sslmode=require&krbsrvname=bobk",
+            "postgresql:///bench?sslmode=require&host=SOCKET_DIR",
+        ),
+        # A path's spaces are encoded: the DSN stays one word wherever it is printed.
+        (
+            "firebird://SYSDBA:masterkey@localhost:3050//srv/fb data/ag field.fdb",
+            "firebird://USER:***@HOST:3050//srv/fb%20data/ag%20field.fdb",
+        ),
+        # An allowed option with a value that is not a plain word is dropped too.
+        ("postgresql://u@h:5432/b?sslmode=%22bob%20%24x%22", "postgresql://USER@HOST:5432/b"),
+    ],
+)
+def test_every_dsn_option_but_a_few_harmless_ones_is_dropped(dsn, shape):
+    assert document.dsn_shape(dsn) == shape
+
+
+def test_a_recorded_command_never_keeps_an_ssl_password():
+    command = document.reproducing_command(
+        ["run", "tpcb", "--dsn", "postgresql://bob@db/x?sslpassword=k3y%2Fpass&sslmode=verify-ca"]
+    )
+    assert "sslpassword" not in command and "k3y" not in command
+    assert "sslmode=verify-ca" in command
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/srv/fb data/ag field 2.fdb", "/var/lib/firebird/3.0/data/orders 2024 (copy).fdb"],
+)
+def test_a_firebird_path_with_spaces_is_redacted_whole(path):
+    doc = example()
+    doc["source"]["command"] = document.reproducing_command(
+        [
+            "run",
+            "backup",
+            "--dsn",
+            f"firebird://SYSDBA:Pw9x@localhost:3050/{path}",
+            "--rows",
+            "1000",
+        ]
+    )
+    clean, findings = redacted(doc)
+    assert clean["source"]["command"] == (
+        "benchhub-agent run backup --dsn 'firebird://USER:***@HOST:3050/FILE_ON_EXT4' --rows 1000"
+    )
+    assert [f.kind for f in findings] == ["database_path"]
+    sent = json.dumps(clean)
+    assert "field" not in sent and "orders" not in sent and "copy" not in sent
+
+
+def test_a_real_firebird_file_with_spaces_is_named_by_its_real_filesystem(tmp_path):
+    database = tmp_path / "fb data" / "ag field 2.fdb"
+    database.parent.mkdir()
+    database.write_bytes(b"")
+    doc = example()
+    doc["source"]["command"] = document.reproducing_command(
+        ["run", "backup", "--dsn", f"firebird://SYSDBA@localhost:3050/{database}"]
+    )
+    clean, _ = redact(doc, ALICE)  # this machine's own mount table
+    command = clean["source"]["command"]
+    assert re.fullmatch(
+        r"benchhub-agent run backup --dsn firebird://USER@HOST:3050/FILE_ON_[A-Z0-9_]+", command
+    ), command
+    assert "field" not in command and "data" not in command
+
+
+def test_a_quoted_firebird_path_with_a_space_in_a_text_is_redacted_to_the_quote():
+    clean, _ = redacted(with_note("gbak -b 'firebird://SYSDBA@localhost//tmp/x/ag field.fdb' out"))
+    assert clean["runs"][0]["note"] == "gbak -b 'firebird://SYSDBA@localhost/FILE_ON_EXT4' out"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("application_name=bob-laptop", "application_name=USER-laptop"),
+        ("connected as bob_dev from a container", "connected as USER_dev from a container"),
+        ("data in /srv/bob/pg15", "data in /srv/USER/pg15"),
+        ("Bob.Smith's run", "USER.Smith's run"),
+        ("ran on ws17 as bob", "ran on HOSTNAME as USER"),
+    ],
+)
+def test_a_short_user_name_is_removed_inside_tokens_too(text, expected):
+    clean, findings = redact(with_note(text), BOB, on_ext4)
+    assert clean["runs"][0]["note"] == expected
+    assert "user_name" in [f.kind for f in findings]
+
+
+@pytest.mark.parametrize("text", ["bobcat and kabob", "the bobsleigh run", "bob2 is another login"])
+def test_a_short_user_name_inside_a_longer_word_is_left(text):
+    clean, findings = redact(with_note(text), BOB, on_ext4)
+    assert clean["runs"][0]["note"] == text and findings == []
+
+
+def test_a_user_named_like_a_catalog_word_leaves_the_catalog_fields_whole():
+    doc = example()
+    doc["runs"][0]["note"] = "started by update"
+    clean, _ = redact(doc, Identity(host_names=(), user_names=("update",)), on_ext4)
+    assert clean["runs"][0]["benchmark"] == doc["runs"][0]["benchmark"]
+    assert clean["runs"][0]["note"] == "started by USER"
+    document.validate(clean)
+
+
+def test_a_real_run_by_a_short_named_user_records_neither_name_nor_dsn_secrets(outbox_dir):
+    from _databases import PG_SERVER, database_name
+    from conftest import _ensure
+
+    dsn = _ensure(f"{PG_SERVER}/{database_name('bob_orders')}")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchhub_agent.cli", "run", "select-update", "--dsn",
+         dsn + "?sslpassword=Zq8%21vault&application_name=bob-ws17&connect_timeout=9",
+         "--clients", "1", "--transactions", "30", "--repeat", "1", "--dry-run"],
+        capture_output=True, text=True, env={**os.environ, "USER": "bob", "LOGNAME": "bob"},
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    sent = json.loads(done.stdout)
+    command = sent["source"]["command"]
+    assert "_USER_orders?connect_timeout=9' --clients 1 --transactions 30" in command
+    assert "bob" not in json.dumps(sent) and "Zq8" not in json.dumps(sent)
+    assert "redacted user_name at $.source.command: 'bob' → USER" in done.stderr

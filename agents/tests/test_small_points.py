@@ -196,6 +196,19 @@ def test_the_same_pgbench_output_with_and_without_dsn_is_stored_once(pg_dsn, out
     assert list(outbox_dir.glob("*.json")) == []  # nothing left to push
 
 
+def test_a_copy_with_crlf_and_a_trailing_newline_is_stored_once(tmp_path, outbox_dir):
+    report = (FIXTURES / "pgbench15-tpcb-progress.txt").read_text()
+    copy = tmp_path / "copied-from-windows.txt"
+    copy.write_bytes((report.replace("\n", "\r\n") + "\r\n").encode())
+    with ContractServer() as server:
+        for path in (str(FIXTURES / "pgbench15-tpcb-progress.txt"), str(copy)):
+            done = agent("import", "pgbench", path, "--upload", "--server", server.url,
+                         "--token", TOKEN)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+        assert len(server.stored) == 1
+    assert "already stored" in done.stderr
+
+
 def test_a_sysbench_import_without_its_test_names_the_flag(tmp_path, outbox_dir):
     text = (FIXTURES / "sysbench10-mariadb-oltp_read_write.txt").read_text()
     bare = tmp_path / "no-command.txt"

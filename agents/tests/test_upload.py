@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import shutil
@@ -323,11 +324,13 @@ LONG_PAGE = "<html>" + "x" * 600
             upload.STORED, 200, "/api/s/1/", html_url="/s/1/")),
         (403, {"detail": "not yours"}, upload.Answer(
             upload.UNAUTHORIZED, 403, message="not yours")),
+        # A 404 is a wrong address, never a verdict on the document.
         (404, {"error": {"code": "not_found", "message": ""}}, upload.Answer(
-            upload.REJECTED, 404, message="not_found")),
+            upload.MISDIRECTED, 404, message="not_found")),
         (429, {"error": {"code": "throttled", "message": "slow down"}}, upload.Answer(
             upload.UNREACHABLE, 429, message="slow down")),
-        (500, LONG_PAGE, upload.Answer(upload.UNREACHABLE, 500, message=LONG_PAGE[:500])),
+        (500, LONG_PAGE, upload.Answer(
+            upload.UNREACHABLE, 500, message="an HTML page: " + "x" * 99 + "…")),
         (409, {"error": {}}, upload.Answer(
             upload.REJECTED, 409, message="this uuid is already stored with different content")),
         (400, {"error": {"message": "bad", "details": [{"path": "$.x", "message": "m"}, "?"]}},
@@ -637,7 +640,7 @@ def test_get_json_without_a_token_sends_no_authorization(scripted):
     [
         (404, b'{"error": {"code": "not_found", "message": "no such run"}}', "no such run"),
         (201, b'{"url": "/x/"}', "{'url': '/x/'}"),  # only 200 is an answer to a GET
-        (502, b"<p>no detail here</p>", "<p>no detail here</p>"),
+        (502, b"<p>no detail here</p>", "an HTML page: no detail here"),
     ],
 )
 def test_get_json_raises_the_status_and_the_servers_message(scripted, status, body, message):
@@ -706,7 +709,7 @@ def test_a_text_answer_that_mentions_detail_is_its_own_message():
     # DRF's {"detail": …} is looked for in JSON objects only
     answer = upload._answer(502, "<h1>Bad gateway</h1><p>detail: upstream</p>")
     assert answer == upload.Answer(
-        upload.UNREACHABLE, 502, message="<h1>Bad gateway</h1><p>detail: upstream</p>"
+        upload.UNREACHABLE, 502, message="an HTML page: Bad gateway detail: upstream"
     )
 
 
@@ -1054,3 +1057,87 @@ def test_an_answer_of_exactly_the_limit_is_read_whole(scripted):
     body = b'{"x": "' + b"x" * (upload.ANSWER_MAX_BYTES - 9) + b'"}'
     answers.append((200, body))
     assert upload.get_json(f"{base}/r/") == {"x": "x" * (upload.ANSWER_MAX_BYTES - 9)}
+
+
+# --- what marks a document rejected: only BenchHub's own refusal -------------------
+
+NGINX_404 = (
+    b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
+    b"<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n"
+    b"</body>\r\n</html>\r\n" + b"<!-- a padding to disable MSIE friendly error page -->\r\n" * 6
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (404, NGINX_404),
+        (404, b'{"error": {"code": "not_found", "message": "no such page"}}'),
+        (405, b'{"detail": "Method \\"POST\\" not allowed."}'),
+        (400, b"<html><body><h1>400 Bad request</h1>Your browser sent an invalid request."),
+        (413, b"<html><head><title>413 Request Entity Too Large</title></head></html>"),
+        (200, b"<!doctype html><title>Welcome to our shop</title>"),
+    ],
+)
+def test_an_answer_not_from_the_upload_endpoint_keeps_the_document_unmarked(
+    scripted, outbox_dir, status, body
+):
+    base, answers = scripted
+    answers.append((status, body))
+    outbox = Outbox(outbox_dir)
+
+    sent = upload.send_and_keep(base + "/wrong/path", TOKEN, example(), outbox, backoff=())
+
+    assert (sent.outcome, sent.status) == (upload.MISDIRECTED, status)
+    assert outbox.uuids() == [example()["uuid"]]  # a plain push sends it again
+    assert not outbox.is_rejected(example()["uuid"])
+    described = sent.describe()
+    assert "\n" not in described and "<" not in described
+    assert f"{base}/wrong/path/api/v1/submissions/ answered HTTP {status}" in described
+
+
+def test_a_wrong_path_stops_the_push_and_marks_none_of_the_documents(scripted, outbox_dir):
+    base, answers = scripted
+    outbox = Outbox(outbox_dir)
+    for index in range(3):
+        document = example()
+        document["uuid"] = f"0b5e6a3c-7d1f-4c2a-9e8b-{index:012d}"
+        outbox.save(document)
+    answers.append((404, NGINX_404))
+
+    results = upload.push(base + "/benchhub", TOKEN, outbox, backoff=())
+
+    assert [answer.outcome for _, answer in results] == [upload.MISDIRECTED]
+    assert len(outbox.uuids()) == 3
+
+
+def test_a_refusal_in_benchhubs_shape_still_marks_the_document_rejected(scripted, outbox_dir):
+    base, answers = scripted
+    answers.append(
+        (400, b'{"error": {"code": "invalid_document", "message": "The document has 1 error.",'
+              b' "details": [{"path": "$.runs", "message": "too short"}]}}')
+    )  # fmt: skip
+    outbox = Outbox(outbox_dir)
+
+    sent = upload.send_and_keep(base, TOKEN, example(), outbox, backoff=())
+
+    assert sent.outcome == upload.REJECTED
+    assert outbox.is_rejected(example()["uuid"])
+
+
+def test_a_409_page_from_elsewhere_does_not_pass_for_an_earlier_import(scripted, outbox_dir):
+    # Only BenchHub's own 409 means "this output is stored already"; a proxy's
+    # page must not get the import's document removed from the outbox.
+    from benchhub_agent import commands
+
+    base, answers = scripted
+    answers.append((409, b"<html><title>409 Conflict</title><body>upstream busy</body></html>"))
+    outbox = Outbox(outbox_dir)
+    document = example()
+    document["source"] = {"kind": "import", "tool": "pgbench"}
+    args = argparse.Namespace(dry_run=False, upload=True, server=base, token=TOKEN)
+
+    code = commands.deliver(document, args, table_shown=False)
+
+    assert code == commands.EXIT_KEPT
+    assert outbox.uuids() == [document["uuid"]]

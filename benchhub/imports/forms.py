@@ -129,7 +129,10 @@ class ToolUploadForm(forms.Form):
     )
     test = _text(
         "sysbench test",
-        help_text="sysbench does not print which test ran, unless its command line is in the file.",
+        help_text=(
+            "sysbench does not print which test ran, unless its command line is in the file "
+            "or in Command line below (its --tables, --table-size and --time are kept too)."
+        ),
         datalist="sysbench-tests",
     )
     clients = forms.IntegerField(

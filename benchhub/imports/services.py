@@ -112,7 +112,7 @@ def tool_output_read(
     in the reading's ``errors``, with the document path it concerns.
     """
     try:
-        imported = parse_tool_output(tool, text, parameters=parameters)
+        imported = parse_tool_output(tool, text, parameters=parameters, command=command)
         document = imported.document(
             uuid="", environment=environment or {}, command=command.strip() or None
         )

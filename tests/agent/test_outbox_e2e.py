@@ -86,3 +86,31 @@ def test_a_refused_upload_shows_the_servers_reason_and_stays_in_the_outbox(
     assert "refused the token (HTTP 401)" in refused.stderr
     assert len(list(outbox.glob("*.json"))) == 1  # kept for a push with the right token
     assert Submission.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("wrong_path", ["/benchhub", "/api"])
+def test_a_wrong_server_path_keeps_the_document_for_a_plain_push(
+    live_server, alice, tmp_path, wrong_path
+):
+    _, token = api_token_create(user=alice, name="agent")
+    outbox = tmp_path / "outbox"
+    wrong = live_server.url + wrong_path
+
+    sent = agent(
+        "import", "pgbench", str(FIXTURE), "--upload", "--server", wrong, "--token", token,
+        outbox=outbox,
+    )  # fmt: skip
+
+    assert sent.returncode == 3, sent.stderr
+    said = [line for line in sent.stderr.splitlines() if "answered HTTP 404" in line]
+    assert said == [
+        line for line in sent.stderr.splitlines() if line.startswith(f"{wrong}/api/v1/")
+    ]
+    assert len(said) == 1 and "<" not in sent.stderr
+    assert len(sent.stderr.splitlines()) <= 4, sent.stderr
+    assert list(outbox.glob("*.rejected.json")) == []
+    pushed = agent("push", "--server", live_server.url, "--token", token, outbox=outbox)
+    assert pushed.returncode == 0, pushed.stderr + pushed.stdout
+    assert Submission.objects.count() == 1
+    assert list(outbox.glob("*.json")) == []

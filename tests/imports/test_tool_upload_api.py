@@ -216,6 +216,17 @@ def test_retried_upload_without_a_uuid_is_stored_once_too(alice_api):
     assert Submission.objects.count() == 1
 
 
+def test_a_copy_with_crlf_and_more_trailing_newlines_is_the_same_upload(alice_api):
+    first = post_json(alice_api, **sysbench_body())
+
+    copy = SYSBENCH.replace("\n", "\r\n") + "\r\n\r\n"
+    again = post_json(alice_api, **sysbench_body(output=copy))
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["url"] == first.json()["url"]
+    assert Submission.objects.count() == 1
+
+
 def test_same_output_from_two_people_is_two_submissions(alice_api, bob_api):
     assert post_json(alice_api, **sysbench_body()).status_code == 201
     assert post_json(bob_api, **sysbench_body()).status_code == 201
@@ -377,4 +388,36 @@ def test_an_output_the_parser_cannot_read_is_a_400_not_a_500(alice_api):
     error = response.json()["error"]
     assert error["code"] == "invalid_tool_output"
     assert "nested too deeply to read" in error["message"]
+    assert Submission.objects.count() == 0
+
+
+def test_sysbench_dataset_sizes_from_the_command_line_are_two_comparability_keys(alice_api):
+    sizes = (10000, 2500000)
+    for size in sizes:
+        command = (
+            "sysbench oltp_read_write --db-driver=mysql --mysql-user=alice --tables=4 "
+            f"--table-size={size} --threads=4 --time=5 run"
+        )
+        response = post_json(alice_api, **sysbench_body(command=command, parameters={}))
+        assert response.status_code == 201, response.json()
+
+    runs = Run.objects.order_by("parameters__table_size")
+    assert [run.parameters["table_size"] for run in runs] == list(sizes)
+    assert runs[0].parameters == {
+        "test": "oltp_read_write", "tables": 4, "table_size": 10000, "time": 5,
+    }  # fmt: skip
+    assert runs[0].fingerprint != runs[1].fingerprint
+
+
+def test_a_per_transaction_pgbench_log_is_refused_naming_the_output(alice_api):
+    log = (FIXTURES / "pgbench15-per-transaction.log").read_text()
+    response = post_json(
+        alice_api, tool="pgbench-log", output=log, environment=MACHINE | {
+            "database": {"engine": "postgresql", "version_string": "15.20"}},
+    )  # fmt: skip
+
+    assert response.status_code == 400
+    (detail,) = response.json()["error"]["details"]
+    assert detail["path"] == "$.output"
+    assert "per-transaction log" in detail["message"]
     assert Submission.objects.count() == 0

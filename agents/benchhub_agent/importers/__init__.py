@@ -48,16 +48,24 @@ def parse_tool_output(
     text: str | bytes,
     *,
     parameters: Mapping[str, Any] | None = None,
+    command: str | None = None,
 ) -> ImportedRuns:
     """Parse ``text`` as the output of ``tool``; see the module docstring.
 
     ``parameters`` are run parameters the output does not state (e.g.
     ``{"test": "oltp_read_write"}`` for sysbench); one that contradicts the
-    output is refused.
+    output is refused. ``command`` is the command line the run was started
+    with, as the user gives it beside the file: sysbench reads its test and
+    workload options from it as from a line pasted above the output (one
+    that differs from a line in the file is refused); the other tools print
+    what they ran.
     """
     try:
         what, parse = TOOLS[tool]
     except KeyError:
         known = ", ".join(TOOLS)
         raise ImportFormatError(f"unknown tool {tool!r}; expected one of {known}") from None
-    return parse(normalized_text(text, what), parameters)
+    output = normalized_text(text, what)
+    if tool == "sysbench" and command and command.strip():
+        output = f"{' '.join(command.split())}\n{output}"
+    return parse(output, parameters)

@@ -113,16 +113,28 @@ def _read(text: str) -> _Report:
             report.client_version = match["client"]
             report.server_version = match.groupdict().get("server") or match["client"]
         elif match := _TPS.match(line):
+            if match["kind"] in report.tps:
+                raise _two_reports(index, line)
             report.tps[match["kind"]] = float(match["tps"])
         elif match := _STATEMENTS_HEADER.match(line):
             report.statement_header = match["extra"] or ""
         elif match := _LATENCY_LIMIT.match(line):
             report.latency_limit_ms = number(match["limit"])
         elif match := _FIELD.match(line):
+            if match["key"] == "transaction type" and match["key"] in report.fields:
+                raise _two_reports(index, line)
             report.fields.setdefault(match["key"], match["value"])
         elif line.startswith("tps ="):
             raise not_this_tool(WHAT, f"{_TPS_LINE}; line {index + 1} is {line!r}")
     return report
+
+
+def _two_reports(index: int, line: str) -> ImportFormatError:
+    # Read on, the second report's figures would mix with the first's fields.
+    return ImportFormatError(
+        f"two pgbench reports in one file (line {index + 1} starts another: {line[:60]!r}); "
+        "import each run's report on its own"
+    )
 
 
 def _read_statement(report: _Report, line: str) -> None:

@@ -17,9 +17,21 @@ own sums, never an estimate:
 
 * latency_mean   = Σ sum_latency / Σ num_transactions;
 * latency_stddev = √(Σ sum_latency_2 / n - mean²), pgbench's own formula;
-* tps            = transactions of every interval but the last, divided by
-  their total length. The last interval is left out because the end of the
-  run may cut it short; tps needs at least two intervals.
+* tps            = transactions of every interval but the first and the
+  last, divided by their total length. Both ends are partial: the first
+  interval starts at the whole second before the clients connect, the
+  last is cut by the end of the run, so counting either lowers tps (in
+  a two-thread fixture the first second holds 1,967 transactions, the
+  whole ones 2,704 to 3,185). tps needs at least three intervals.
+
+The log is recognised by what its columns must satisfy, not by their
+count alone: pgbench's per-transaction log (``-l`` without
+``--aggregate-interval``) also has 6 whole numbers a line (``client_id
+transaction_no time script_no time_epoch time_us``), and read as an
+aggregate it gives a tps a hundred times too high. Every line must start
+with an epoch second and hold ``min ≤ max``, ``n·min ≤ sum ≤ n·max`` and
+``n·sum_latency_2 ≥ sum_latency²``; a per-transaction log is named as such
+and refused.
 
 pgbench writes one log per thread (``-j``): concatenate them all
 (``cat pgbench_log.*``); lines with the same interval start are added up.
@@ -51,6 +63,17 @@ _FIELD_COUNTS = {6: "13-14", 10: "13-14 with --rate", 11: "13-14 with --rate and
 _LAYOUT = (
     "lines of 6, 10 or 11 whole numbers (PostgreSQL 13-14) or 15 (15+): "
     "interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency …"
+)
+# Any interval_start pgbench can write is a Unix time after 2000-01-01.
+_EPOCH_2000 = 946_684_800
+# The per-transaction log's latency column holds these words instead of a
+# number for skipped (-L) and failed (--failures-detailed) transactions.
+_TRANSACTION_OUTCOMES = {"skipped", "failed", "serialization", "deadlock"}
+PER_TRANSACTION_REFUSAL = (
+    "this is pgbench's per-transaction log (-l without --aggregate-interval; columns "
+    "client_id transaction_no time script_no time_epoch time_us), not an aggregate log: "
+    "rerun pgbench with -l --aggregate-interval=N and import that log, or import "
+    "pgbench's own report with the tool pgbench"
 )
 
 
@@ -97,6 +120,8 @@ def _rows(text: str) -> list[list[int]]:
         if not line.strip():
             continue
         fields = line.split()
+        if not rows and _is_per_transaction(fields):
+            raise ImportFormatError(PER_TRANSACTION_REFUSAL)
         if not all(field.isascii() and field.isdigit() and len(field) <= 20 for field in fields):
             raise not_this_tool(WHAT, f"{_LAYOUT}; line {number} is {line[:80]!r}")
         if len(fields) not in _FIELD_COUNTS:
@@ -108,8 +133,45 @@ def _rows(text: str) -> list[list[int]]:
                 f"every line with {len(rows[0])} fields like the first; line {number} has "
                 f"{len(fields)} (truncated or mixed logs)",
             )
-        rows.append([int(field) for field in fields])
+        row = [int(field) for field in fields]
+        if problem := _aggregate_problem(row):
+            raise not_this_tool(WHAT, f"{_LAYOUT}; line {number} {problem}")
+        rows.append(row)
     return rows
+
+
+def _is_per_transaction(fields: list[str]) -> bool:
+    """client_id transaction_no time script_no time_epoch time_us [lag] [retries]."""
+    if not 6 <= len(fields) <= 8:
+        return False
+    numeric = [i for i in range(len(fields)) if i != 2]
+    if not all(fields[i].isascii() and fields[i].isdigit() for i in numeric):
+        return False
+    if not (fields[2].isascii() and fields[2].isdigit()) and fields[2] not in _TRANSACTION_OUTCOMES:
+        return False
+    return (
+        int(fields[4]) >= _EPOCH_2000
+        and int(fields[5]) < 1_000_000
+        and int(fields[0]) < _EPOCH_2000
+    )
+
+
+def _aggregate_problem(row: list[int]) -> str | None:
+    """Why the row cannot be one interval of an aggregate log, or None."""
+    start, count, sum_latency, sum_latency_2, low, high = row[:6]
+    if start < _EPOCH_2000:
+        return f"starts with {start}, not a Unix time (interval_start)"
+    if count == 0:
+        if sum_latency or sum_latency_2:
+            return "has latencies for an interval without transactions"
+        return None
+    if low > high:
+        return f"has min_latency {low} above max_latency {high}"
+    if not count * low <= sum_latency <= count * high:
+        return f"has sum_latency {sum_latency} outside num_transactions times min..max"
+    if count * sum_latency_2 < sum_latency * sum_latency:
+        return "has sum_latency_2 below what sum_latency allows (not squares of latencies)"
+    return None
 
 
 def _merged(rows: list[list[int]]) -> list[_Interval]:
@@ -156,8 +218,8 @@ def _measurements(
         measurement(BENCHMARK, "latency_mean", mean_us / 1000, point),
         measurement(BENCHMARK, "latency_stddev", math.sqrt(max(variance_us, 0.0)) / 1000, point),
     ]
-    if length:
-        full = intervals[:-1]
+    if length and len(intervals) >= 3:
+        full = intervals[1:-1]
         tps = sum(i.transactions for i in full) / (len(full) * length)
         found.insert(0, measurement(BENCHMARK, "tps", tps, point))
     return found
@@ -170,8 +232,14 @@ def _notes(intervals: list[_Interval], length: int | None, field_count: int) -> 
         "tps counts the transactions in the log given; with -j > 1 pgbench writes one log "
         "per thread, and all of them must be concatenated for the run's tps.",
     ]
-    if length:
-        notes.append("The last interval is left out of tps: the end of the run may cut it short.")
+    if length and len(intervals) >= 3:
+        notes.append(
+            "The first and last intervals are left out of tps: the start and the end of "
+            "the run cut them short."
+        )
     else:
-        notes.append("A single interval gives no interval length, so no tps was derived.")
+        notes.append(
+            "Fewer than three intervals hold no whole interval between the run's start "
+            "and end, so no tps was derived."
+        )
     return notes

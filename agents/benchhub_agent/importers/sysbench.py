@@ -11,6 +11,17 @@ import is refused, because a tps figure without its test compares with
 nothing. ``Number of threads`` becomes the measurement parameter
 ``threads`` when the header is there.
 
+What sysbench prints does not include the dataset (``--tables``,
+``--table-size``) or the run's limits (``--time``, ``--events``,
+``--rate``), yet each changes the workload. From a pasted command line
+every workload option below is kept as a run parameter (so that runs on
+10,000-row and 1,000,000-row tables get different comparability keys),
+with sysbench's own default for the dataset and time when the command
+leaves them out. Options that say how to connect (``--mysql-password=…``,
+hosts, users) or how to report are never kept. Without a command line
+the caller may give the same parameters; the run's note says when the
+dataset size is unknown.
+
 Only the 95th percentile has a catalog metric (latency_p95); a run made
 with ``--percentile=99`` keeps its 99th out rather than pass it off as
 something else.
@@ -42,6 +53,35 @@ _SECONDS = re.compile(r"^(?P<seconds>\d+(?:\.\d+)?)s$")
 _PERCENTILE = re.compile(r"^(?P<p>\d+)(?:st|nd|rd|th) percentile$")
 _TEST_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
+# sysbench option → whether it takes a whole number (else a word). These
+# change what the run does; sysbench's defaults are filled for the first three.
+_WORKLOAD_OPTIONS: dict[str, bool] = {
+    "tables": True,
+    "table_size": True,
+    "time": True,
+    "events": True,
+    "rate": True,
+    "range_size": True,
+    "point_selects": True,
+    "simple_ranges": True,
+    "sum_ranges": True,
+    "order_ranges": True,
+    "distinct_ranges": True,
+    "index_updates": True,
+    "non_index_updates": True,
+    "delete_inserts": True,
+    "range_selects": False,
+    "skip_trx": False,
+    "secondary": False,
+    "auto_inc": False,
+    "db_ps_mode": False,
+    "mysql_storage_engine": False,
+    "rand_type": False,
+    "warmup_time": True,
+}
+_DEFAULTS = {"tables": 1, "table_size": 10000, "time": 10}
+_WORD = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+
 _SECTIONS = ("SQL statistics", "General statistics", "Throughput", "Latency (ms)")
 
 
@@ -54,9 +94,15 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
     threads = _threads(lines)
     point = {"threads": threads} if threads is not None else {}
     supplied = dict(parameters or {})
-    test_from_caller = "test" in supplied and _test_from_command(lines) is None
+    command = _command_arguments(lines)
+    test_from_caller = "test" in supplied and command is None
     test = _test(lines, supplied)
-    run_parameters = merge_parameters({"test": test}, supplied)
+    stated = {"test": test}
+    if command is not None:
+        options = _options(command)
+        _check_threads(options.pop("threads", None), threads)
+        stated |= _DEFAULTS | options
+    run_parameters = merge_parameters(stated, supplied)
     measurements = [
         measurement(BENCHMARK, "tps", _rate(sql, "transactions"), point),
         measurement(BENCHMARK, "qps", _rate(sql, "queries"), point),
@@ -72,6 +118,11 @@ def parse(text: str, parameters: Mapping[str, Any] | None = None) -> ImportedRun
         measurement(BENCHMARK, "reconnects", _count(sql, "reconnects"), point),
     ]
     notes = _notes(percentiles, threads, test_from_caller)
+    if "table_size" not in run_parameters:
+        notes.append(
+            "The dataset size is unknown: sysbench does not print --tables or --table-size "
+            "and no command line was kept with the output."
+        )
     version = _version(lines)
     return ImportedRuns(
         runs=[run_document(BENCHMARK, run_parameters, measurements, notes)],
@@ -91,9 +142,15 @@ def _sections(lines: list[str]) -> dict[str, dict[str, str]]:
     """Section title → {label: value}, from the indented 'label: value' lines."""
     sections: dict[str, dict[str, str]] = {}
     current: dict[str, str] | None = None
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         title = line.rstrip(":")
         if title in _SECTIONS and line.endswith(":") and not line.startswith(" "):
+            if title in sections:
+                # Read on, one run's figures would mix with the other's.
+                raise ImportFormatError(
+                    f"two sysbench reports in one file (a second '{title}:' at line "
+                    f"{number}); import each run's output on its own"
+                )
             current = sections.setdefault(title, {})
         elif current is not None and line.startswith(" ") and ":" in line:
             label, _, value = line.strip().partition(":")
@@ -190,14 +247,74 @@ def _test(lines: list[str], supplied: dict[str, Any]) -> str:
 
 def _test_from_command(lines: list[str]) -> str | None:
     """The test named on a pasted 'sysbench … TEST … run' line, if there is one."""
+    arguments = _command_arguments(lines)
+    return None if arguments is None else _test_argument(arguments)
+
+
+def _command_arguments(lines: list[str]) -> list[str] | None:
+    """The arguments between 'sysbench' and 'run' on a pasted command line.
+
+    Two lines that run different workloads (the command given beside the
+    file and the one in it, or two runs pasted together) are refused: the
+    figures are of one run, and which is unknown."""
+    found: list[list[str]] = []
     for line in lines:
         tokens = line.split()
         if not tokens or tokens[-1] != "run":
             continue
         for index, token in enumerate(tokens[:-1]):
             if token.rsplit("/", 1)[-1] == "sysbench":
-                return _test_argument(tokens[index + 1 : -1])
-    return None
+                found.append(tokens[index + 1 : -1])
+                break
+    if not found:
+        return None
+    # Only the test and the allow-listed options are shown: a line may hold a password.
+    workloads = [
+        " ".join([str(_test_argument(a))] + [f"{k}={v}" for k, v in sorted(_options(a).items())])
+        for a in found
+    ]
+    if len(set(workloads)) > 1:
+        raise ImportFormatError(
+            "two sysbench command lines with different tests or workload options "
+            f"({' | '.join(dict.fromkeys(workloads))[:300]}): the output is of one run; "
+            "keep only its command"
+        )
+    return found[0]
+
+
+def _options(arguments: list[str]) -> dict[str, Any]:
+    """The workload options of the command line, and --threads; nothing else."""
+    found: dict[str, Any] = {}
+    for argument in arguments:
+        if not argument.startswith("--") or "=" not in argument:
+            continue
+        name, _, value = argument[2:].partition("=")
+        name = name.replace("-", "_")
+        if name == "threads":
+            found[name] = whole_number(value, WHAT, "--threads=N on the command line")
+        elif name in _WORKLOAD_OPTIONS:
+            found[name] = _option_value(name, value)
+    return found
+
+
+def _option_value(name: str, value: str) -> int | str | bool:
+    if _WORKLOAD_OPTIONS[name]:
+        return whole_number(value, WHAT, f"--{name.replace('_', '-')}=N on the command line")
+    if value.lower() in ("on", "true"):
+        return True
+    if value.lower() in ("off", "false"):
+        return False
+    if not _WORD.match(value):
+        raise not_this_tool(WHAT, f"a plain word after --{name.replace('_', '-')}=, got {value!r}")
+    return value
+
+
+def _check_threads(commanded: int | None, printed: int | None) -> None:
+    if commanded is not None and printed is not None and commanded != printed:
+        raise ImportFormatError(
+            f"the command line says --threads={commanded} but sysbench printed "
+            f"'Number of threads: {printed}': the output is not this command's"
+        )
 
 
 def _test_argument(arguments: list[str]) -> str | None:

@@ -1,5 +1,7 @@
-"""Windows: WMI (through wmic) for the CPU and memory; the Windows API for the filesystem
-and PowerShell's storage module (Get-Partition, Get-PhysicalDisk) for the kind of disk."""
+"""Windows: WMI for the CPU and memory — through wmic, or through PowerShell's CIM
+cmdlets (Get-CimInstance) where wmic is gone (Windows 11 24H2 no longer ships it);
+the Windows API for the filesystem and PowerShell's storage module (Get-Partition,
+Get-PhysicalDisk) for the kind of disk."""
 
 from __future__ import annotations
 
@@ -42,17 +44,77 @@ def hardware_from_wmic(cpu_text: str, os_text: str) -> dict[str, Any]:
     return section
 
 
+# One PowerShell start (about a second) for the three WMI classes; Format-List
+# writes one "Name : value" block per instance, told apart by their fields.
+CIM_SCRIPT = (
+    "Get-CimInstance Win32_Processor | Format-List Name,NumberOfCores,NumberOfLogicalProcessors; "
+    "Get-CimInstance Win32_ComputerSystem | Format-List TotalPhysicalMemory; "
+    "Get-CimInstance Win32_OperatingSystem | Format-List Caption,Version,BuildNumber"
+)
+
+
+def cim_command() -> list[str]:
+    return ["powershell", "-NoProfile", "-NonInteractive", "-Command", CIM_SCRIPT]
+
+
+def hardware_from_cim(text: str) -> dict[str, Any]:
+    """Win32_Processor blocks (one per socket) and Win32_ComputerSystem's
+    TotalPhysicalMemory (bytes), from Get-CimInstance … | Format-List."""
+    blocks = parse_format_list(text)
+    sockets = [b for b in blocks if b.get("Name") and "NumberOfCores" in b]
+    section: dict[str, Any] = {}
+    if sockets:
+        section["cpu"] = " ".join(sockets[0]["Name"].split())[:500]
+        for field, key in (("cores", "NumberOfCores"), ("threads", "NumberOfLogicalProcessors")):
+            counts = [int(b[key]) for b in sockets if b.get(key, "").isdigit()]
+            if counts and sum(counts) > 0:
+                section[field] = sum(counts)
+    memory = next((b["TotalPhysicalMemory"] for b in blocks if "TotalPhysicalMemory" in b), "")
+    if memory.isdigit() and int(memory) > 0:
+        section["ram_bytes"] = int(memory)
+    return section
+
+
 def hardware() -> dict[str, Any]:
     cpu = output(
         ["wmic", "cpu", "get", "Name,NumberOfCores,NumberOfLogicalProcessors", "/format:list"]
     )
-    memory = output(["wmic", "os", "get", "TotalVisibleMemorySize", "/format:list"])
-    return hardware_from_wmic(cpu, memory)
+    if cpu:
+        memory = output(["wmic", "os", "get", "TotalVisibleMemorySize", "/format:list"])
+        return hardware_from_wmic(cpu, memory)
+    return hardware_from_cim(output(cim_command()))
+
+
+# Build numbers where a release begins: Windows 11 and each Server since 2016 keep
+# the version 10.0, so the build tells them apart (Python 3.11's win32_ver()
+# calls Windows 11 "10", and every Server of these "10" too).
+WINDOWS_11_FIRST_BUILD = 22000
+SERVER_FIRST_BUILDS = ((26100, "2025"), (20348, "2022"), (17763, "2019"), (14393, "2016"))
+
+
+def windows_release(release: str, version: str, edition: str | None) -> str:
+    """The release name from ``platform.win32_ver()``'s release and version
+    ("10", "10.0.26200") and ``platform.win32_edition()`` ("Professional",
+    "ServerDatacenter"), whichever Python gave them."""
+    parts = version.split(".")
+    build = int(parts[2]) if len(parts) >= 3 and parts[2].isdigit() else None
+    if build is not None and parts[0] == "10":
+        if edition and "server" in edition.lower():
+            return next((f"Server {name}" for first, name in SERVER_FIRST_BUILDS
+                         if build >= first), release)  # fmt: skip
+        if build >= WINDOWS_11_FIRST_BUILD:
+            return "11"
+    return release
 
 
 def operating_system() -> dict[str, Any]:
     release, version, _, _ = platform.win32_ver()
-    section = {"family": "windows", "distribution": f"Windows {release}".strip()}
+    try:
+        edition = platform.win32_edition()
+    except (AttributeError, OSError):
+        edition = None
+    name = windows_release(release, version, edition)
+    section = {"family": "windows", "distribution": f"Windows {name}".strip()}
     if version:
         section["version"] = version
         section["kernel"] = version
@@ -131,8 +193,10 @@ def storage(path: str) -> dict[str, Any]:
     drive = os.path.splitdrive(os.path.realpath(path))[0]
     section: dict[str, Any] = {}
     name = ctypes.create_unicode_buffer(64)
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-    found = kernel32.GetVolumeInformationW(drive + "\\", None, 0, None, None, None, name, len(name))
+    windll = getattr(ctypes, "windll", None)  # Windows only
+    found = windll and windll.kernel32.GetVolumeInformationW(
+        drive + "\\", None, 0, None, None, None, name, len(name)
+    )
     if found and name.value:
         section["filesystem"] = name.value.lower()
     letter = drive.rstrip(":")

@@ -107,3 +107,18 @@ def test_a_number_int_cannot_read_is_refused_saying_what_was_expected(tool, text
     with pytest.raises(ImportFormatError, match=EXPECTED[tool]) as refused:
         parse_tool_output(tool, text, parameters=parameters)
     assert expected in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("tool", "first", "second", "parameters"),
+    [
+        ("pgbench", "pgbench15-tpcb.txt", "pgbench15-tpcb-progress.txt", None),
+        ("pgbench", "pgbench15-tpcb-rate.txt", "pgbench15-tpcb.txt", None),
+        ("sysbench", "sysbench10-mariadb-oltp_read_write.txt",
+         "sysbench10-postgresql-oltp_read_write.txt", {"test": "oltp_read_write"}),
+    ],
+)  # fmt: skip
+def test_two_reports_in_one_file_are_refused_not_mixed(tool, first, second, parameters):
+    # Read as one, the first report's clients would go with the second's tps.
+    with pytest.raises(ImportFormatError, match=r"two .* reports in one file"):
+        parse_tool_output(tool, fixture(first) + fixture(second), parameters=parameters)

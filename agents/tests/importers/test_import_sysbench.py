@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+import uuid
+
 import pytest
 from benchhub_agent.importers import ImportFormatError, parse_tool_output
 
@@ -72,7 +75,13 @@ def test_the_test_is_read_from_a_pasted_command_line():
         + fixture("sysbench10-mariadb-oltp_read_write.txt")
     )
     run = parse_tool_output("sysbench", text).runs[0]
-    assert run["parameters"] == {"test": "oltp_read_write"}
+    # The command leaves the dataset and the time to sysbench's defaults.
+    assert run["parameters"] == {
+        "test": "oltp_read_write",
+        "tables": 1,
+        "table_size": 10000,
+        "time": 10,
+    }
     with pytest.raises(ImportFormatError, match="the command in the file runs 'oltp_read_write'"):
         parse_tool_output("sysbench", text, parameters={"test": "oltp_read_only"})
 
@@ -112,3 +121,101 @@ def test_a_fatal_error_is_refused():
     text = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\nFATAL: Connection refused\n"
     with pytest.raises(ImportFormatError, match="fatal error"):
         parse_tool_output("sysbench", text, parameters={"test": "oltp_read_write"})
+
+
+READ_WRITE_COMMAND = (
+    "$ sysbench oltp_read_write --db-driver=mysql --mysql-host=db7.internal "
+    "--mysql-user=alice --mysql-password=Tr0ub4dor --tables=3 --table-size={size} "
+    "--threads=4 --time=5 --range-size=25 --skip-trx=on --report-interval=1 run\n"
+)
+
+
+def test_every_workload_option_of_the_pasted_command_is_kept():
+    text = READ_WRITE_COMMAND.format(size=250000) + fixture(
+        "sysbench10-mariadb-oltp_read_write.txt"
+    )
+    imported = parse_tool_output("sysbench", text)
+    assert imported.runs[0]["parameters"] == {
+        "test": "oltp_read_write",
+        "tables": 3,
+        "table_size": 250000,
+        "time": 5,
+        "range_size": 25,
+        "skip_trx": True,
+    }
+    assert_valid_document(imported)
+
+
+def test_connection_options_of_the_pasted_command_are_never_kept():
+    text = READ_WRITE_COMMAND.format(size=250000) + fixture(
+        "sysbench10-mariadb-oltp_read_write.txt"
+    )
+    document = parse_tool_output("sysbench", text).document(uuid=str(uuid.uuid4()))
+    kept = json.dumps(document)
+    for secret in ("Tr0ub4dor", "alice", "db7.internal", "report_interval"):
+        assert secret not in kept
+
+
+def test_two_dataset_sizes_are_two_comparability_keys():
+    small, large = (
+        parse_tool_output(
+            "sysbench",
+            READ_WRITE_COMMAND.format(size=size)
+            + fixture("sysbench10-mariadb-oltp_read_write.txt"),
+        ).runs[0]["parameters"]
+        for size in (10000, 1300000)
+    )
+    assert small != large
+    assert (small["table_size"], large["table_size"]) == (10000, 1300000)
+
+
+def test_threads_on_the_command_must_be_the_threads_printed():
+    text = READ_WRITE_COMMAND.format(size=10000).replace("--threads=4", "--threads=16")
+    with pytest.raises(ImportFormatError, match="--threads=16 but sysbench printed"):
+        parse_tool_output("sysbench", text + fixture("sysbench10-mariadb-oltp_read_write.txt"))
+
+
+def test_a_dataset_size_given_at_import_must_match_the_command():
+    text = READ_WRITE_COMMAND.format(size=10000) + fixture("sysbench10-mariadb-oltp_read_write.txt")
+    with pytest.raises(ImportFormatError, match="parameter 'table_size': the output says 10000"):
+        parse_tool_output("sysbench", text, parameters={"table_size": 100000})
+
+
+def test_without_a_command_the_dataset_comes_from_the_caller_or_is_said_unknown():
+    given = parse("sysbench10-mariadb-oltp_read_write.txt", "oltp_read_write")
+    assert "dataset size is unknown" in given.runs[0]["note"]
+    sized = parse_tool_output(
+        "sysbench",
+        fixture("sysbench10-mariadb-oltp_read_write.txt"),
+        parameters={"test": "oltp_read_write", "tables": 2, "table_size": 10000},
+    )
+    assert sized.runs[0]["parameters"]["table_size"] == 10000
+    assert "dataset size" not in sized.runs[0]["note"]
+
+
+def test_the_command_given_beside_the_output_is_read_like_a_pasted_one():
+    imported = parse_tool_output(
+        "sysbench",
+        fixture("sysbench10-postgresql-oltp_read_write.txt"),
+        command="sysbench oltp_read_write --db-driver=pgsql --pgsql-password=pw7Q "
+        "--tables=6 --table-size=350000 --threads=4 --time=5 run",
+    )
+    assert imported.runs[0]["parameters"] == {
+        "test": "oltp_read_write",
+        "tables": 6,
+        "table_size": 350000,
+        "time": 5,
+    }
+
+
+def test_a_given_command_that_differs_from_the_one_in_the_file_is_refused():
+    text = READ_WRITE_COMMAND.format(size=10000) + fixture("sysbench10-mariadb-oltp_read_write.txt")
+    with pytest.raises(ImportFormatError, match="two sysbench command lines") as refused:
+        parse_tool_output(
+            "sysbench",
+            text,
+            command="sysbench oltp_read_write --mysql-password=Tr0ub4dor --tables=3 "
+            "--table-size=20000 --threads=4 --time=5 run",
+        )
+    assert "table_size=10000" in str(refused.value) and "table_size=20000" in str(refused.value)
+    assert "Tr0ub4dor" not in str(refused.value)
