@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "benchhub.imports",
     "benchhub.baselines",
     "benchhub.comparisons",
+    "benchhub.leaderboards",
     "benchhub.moderation",
 ]
 

@@ -10,6 +10,7 @@ from benchhub.lib.openapi import DocsPage, SchemaApi
 urlpatterns = [
     path("runs/compare/", include((runs_urlpatterns, "runs-compare"))),
     path("", include("benchhub.results.urls")),
+    path("", include("benchhub.leaderboards.urls")),
     path("imports/", include("benchhub.imports.urls")),
     path("compare/", include("benchhub.comparisons.urls")),
     path("accounts/", include("benchhub.accounts.urls")),
@@ -18,6 +19,7 @@ urlpatterns = [
     path("api/v1/baselines/", include("benchhub.baselines.api_urls")),
     path("api/v1/", include("benchhub.imports.api_urls")),
     path("api/v1/comparisons/", include("benchhub.comparisons.api_urls")),
+    path("api/v1/leaderboards/", include("benchhub.leaderboards.api_urls")),
     path("api/v1/", include("benchhub.moderation.api_urls")),
     path("api/schema/", SchemaApi.as_view(), name="openapi-schema"),
     path("api/docs/", DocsPage.as_view(url_name="openapi-schema"), name="api-docs"),
