@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "benchhub.baselines",
     "benchhub.comparisons",
     "benchhub.leaderboards",
+    "benchhub.releases",
     "benchhub.moderation",
 ]
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/compare/", include((runs_urlpatterns, "runs-compare"))),
     path("", include("benchhub.results.urls")),
     path("", include("benchhub.leaderboards.urls")),
+    path("", include("benchhub.releases.urls")),
     path("imports/", include("benchhub.imports.urls")),
     path("compare/", include("benchhub.comparisons.urls")),
     path("accounts/", include("benchhub.accounts.urls")),

@@ -1,0 +1,190 @@
+"""Changes between two versions of a server (``/changes/?engine=postgresql&from=16&to=17``).
+
+Evidence is paired by environment: only an environment (the same hardware,
+storage, operating system and client) that has runs of both versions says
+anything, and it says it by comparing its runs of the new version with its
+runs of the old one. Each run counts once per metric, at its best point for
+that metric. Per benchmark and metric, every paired environment's verdict is
+listed; the change is called only when paired environments agree.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import Case, F, IntegerField, Q, Value, When, Window
+from django.db.models.functions import RowNumber
+from rest_framework.exceptions import ValidationError
+
+from benchhub.comparisons.verdicts import RunValues, Verdict, verdict
+from benchhub.results import selectors
+from benchhub.results.filters import closed_value
+from benchhub.results.models import Client, Hardware, OperatingSystem, Storage
+
+BETTER, WORSE = "better", "worse"
+
+
+class InvalidChanges(ValueError):
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{key}: {message}" for key, message in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One environment that ran both versions."""
+
+    hardware: Hardware
+    storage: Storage
+    os: OperatingSystem
+    client: Client
+    before: list[RunValues]
+    after: list[RunValues]
+    verdict: Verdict  # after against before
+
+    @property
+    def before_median(self) -> float:
+        return statistics.median(v.value for v in self.before)
+
+    @property
+    def after_median(self) -> float:
+        return statistics.median(v.value for v in self.after)
+
+
+@dataclass
+class MetricChange:
+    benchmark: str
+    metric: str
+    unit: str
+    direction: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def call(self) -> str:
+        """better or worse when every paired environment says so, else mixed or no change."""
+        words = {e.verdict.verdict for e in self.evidence}
+        if words == {BETTER}:
+            return BETTER
+        if words == {WORSE}:
+            return WORSE
+        if BETTER in words or WORSE in words:
+            return "mixed"
+        return "no clear change"
+
+
+@dataclass
+class Changes:
+    engine: str
+    before: str
+    after: str
+    metrics: list[MetricChange]
+    unpaired_runs: int  # runs on an environment that ran only one of the versions: not evidence
+
+
+def _version_q(version: str) -> Q:
+    return Q(run__server__version_major=version) | Q(
+        run__server__version_major__startswith=version + "."
+    )
+
+
+def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after: str) -> Changes:
+    errors = {}
+    try:
+        engine = closed_value("engine", engine)
+    except ValidationError as exc:
+        errors.update({k: str(v) for k, v in exc.detail.items()})
+    for key, value in (("from", before), ("to", after)):
+        if not value or not all(part.isdigit() for part in value.split(".")) or not value.isascii():
+            errors[key] = f"{value!r} is not a version number such as 16 or 10.11"
+    if not errors and before == after:
+        errors["to"] = "the same version as from: nothing to compare"
+    if errors:
+        raise InvalidChanges(errors)
+
+    sign = Case(
+        When(metric__direction="lower", then=Value(-1)),
+        default=Value(1),
+        output_field=IntegerField(),
+    )
+    rows = (
+        selectors.measurement_list(user=user)
+        .filter(run__server__engine=engine, metric__direction__in=("higher", "lower"))
+        .filter(_version_q(before) | _version_q(after))
+        .order_by()
+        .annotate(
+            place=Window(
+                RowNumber(),
+                partition_by=[F("run_id"), F("metric_id")],
+                order_by=(F("value") * sign).desc(),
+            ),
+            is_after=Case(
+                When(_version_q(after), then=Value(1)),
+                default=Value(0),
+                output_field=IntegerField(),
+            ),
+        )
+        .filter(place=1)
+        .values_list(
+            "run_id",
+            "metric__benchmark__name",
+            "metric__name",
+            "metric__unit",
+            "metric__direction",
+            "run__hardware_id",
+            "run__storage_id",
+            "run__os_id",
+            "run__client_id",
+            "is_after",
+            "value",
+            "samples",
+        )
+    )
+    sides: dict[tuple, dict[tuple, tuple[list[RunValues], list[RunValues]]]] = defaultdict(
+        lambda: defaultdict(lambda: ([], []))
+    )
+    runs_of: dict[tuple, set[int]] = defaultdict(set)
+    for (
+        run_id,
+        benchmark,
+        metric,
+        unit,
+        direction,
+        hw,
+        st,
+        os_id,
+        cl,
+        is_after,
+        value,
+        samples,
+    ) in rows:
+        pair = sides[(benchmark, metric, unit, direction)][(hw, st, os_id, cl)]
+        pair[is_after].append(RunValues(value, tuple(samples or ())))
+        runs_of[(hw, st, os_id, cl)].add(run_id)
+    paired_keys = {env for envs in sides.values() for env, (b, a) in envs.items() if b and a}
+    dimensions = _dimensions(paired_keys)
+    metrics = []
+    for (benchmark, metric, unit, direction), envs in sorted(sides.items()):
+        change = MetricChange(benchmark, metric, unit, direction)
+        for env, (old, new) in envs.items():
+            if not (old and new):
+                continue
+            change.evidence.append(
+                Evidence(
+                    *(dimensions[i][env[i]] for i in range(4)),
+                    before=old,
+                    after=new,
+                    verdict=verdict(new, old, direction=direction),
+                )
+            )
+        if change.evidence:
+            metrics.append(change)
+    unpaired = {run for env, runs in runs_of.items() if env not in paired_keys for run in runs}
+    return Changes(engine, before, after, metrics, len(unpaired))
+
+
+def _dimensions(keys: set[tuple[int, int, int, int]]) -> list[dict]:
+    models = (Hardware, Storage, OperatingSystem, Client)
+    return [model.objects.in_bulk({key[i] for key in keys}) for i, model in enumerate(models)]

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from benchhub.releases import views
+
+app_name = "releases"
+
+urlpatterns = [
+    path("changes/", views.changes_page, name="changes"),
+]
