@@ -42,6 +42,19 @@ def citation_lang(citation: Any) -> str:
     return text_lang(citation.get("title"), citation.get("language", ""))
 
 
+# A stored address becomes a link only if it is a web address: uploads are checked on
+# the way in, but a row stored before that check, or written around it, must still not
+# turn into javascript: or data: in a moderator's browser.
+_WEB_ADDRESS = re.compile(r"^https?://[^\s]+$", re.IGNORECASE)
+
+
+@register.filter
+def web_address(value: Any) -> str:
+    """``value`` when it is an http(s) address, else "" (shown as text, not as a link)."""
+    text = str(value or "").strip()
+    return text if _WEB_ADDRESS.match(text) else ""
+
+
 @register.filter
 def parameter_value(value: Any) -> str:
     """true, not True: as the rest of the site spells a parameter's value."""
