@@ -27,7 +27,8 @@ from benchhub_agent.benchmarks import _firebird
 def test_that_makes_one_of_each_and_fails():
     dbs.postgresql("made_by_a_run")
     dbs.mariadb("made_by_a_run")
-    _firebird.recreate(_firebird.FirebirdDatabase.from_target(dbs.firebird("made_by_a_run")))
+    made = _firebird.FirebirdDatabase.from_target(dbs.firebird("made_by_a_run"))
+    _firebird.recreate(made, "test")
     print("made all three")
     assert False
 """
@@ -63,7 +64,9 @@ def test_a_failed_run_drops_what_it_made_and_not_another_runs(tmp_path, monkeypa
         m.setattr(dbs, "RUN", another_run)
         dbs.postgresql("made_by_a_run")
         dbs.mariadb("made_by_a_run")
-        _firebird.recreate(_firebird.FirebirdDatabase.from_target(dbs.firebird("made_by_a_run")))
+        _firebird.recreate(
+            _firebird.FirebirdDatabase.from_target(dbs.firebird("made_by_a_run")), "test"
+        )
     try:
         (tmp_path / "test_failing.py").write_text(textwrap.dedent(FAILING_RUN))
         failed = subprocess.run(

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .. import db
+from .. import errors as db_errors
 from .base import Target
 
 MYSQL_FAMILY = frozenset({"mysql", "mariadb"})
@@ -154,22 +156,72 @@ def schema_name(benchmark: str) -> str:
     return "benchhub_" + benchmark.replace("-", "_")
 
 
-def in_own_schema(target: Target, benchmark: str) -> Target:
-    """``target`` whose connections find and create tables in the benchmark's own schema.
+# What the agent writes into every object it makes, and reads back before it reuses or
+# removes one: an object without it is someone else's, whatever its name.
+OWNER_MARK = "made by benchhub-agent for its benchmark; removed by it"
+OWNER_TABLE = "benchhub_owner"
+MAX_IDENTIFIER = 64  # MySQL/MariaDB cut names at 64 characters
 
-    PostgreSQL: the schema is created when missing, and every connection of the
-    returned target (the agent's, and pgbench's or pg_dump's through PGOPTIONS)
-    has it alone on its search_path. MySQL/MariaDB call a database a schema and
-    the user named one in --dsn: the benchmark's tables have names of their own
-    there. Firebird: the benchmark's database file is its own.
-    """
-    if target.engine != "postgresql":
-        return target
+
+class NotOurs(db_errors.ConnectionProblem):
+    """An object the agent would use has the agent's name but not its mark: refused."""
+
+
+def own_database_name(database: str, benchmark: str) -> str:
+    """MySQL/MariaDB: the database a benchmark works in, beside the one --dsn names
+    (``shop`` → ``shop_benchhub_tpcb``), so that its tables never meet the user's."""
+    suffix = "_benchhub_" + benchmark.replace("-", "_")
+    name = (database or "") + suffix if database else suffix.lstrip("_")
+    if len(name) > MAX_IDENTIFIER:
+        digest = hashlib.sha256(database.encode()).hexdigest()[:8]
+        name = f"{database[: MAX_IDENTIFIER - len(suffix) - 9]}_{digest}{suffix}"
+    return name
+
+
+def own_firebird_path(path: str, benchmark: str) -> str:
+    """Firebird: the benchmark's own database file, next to the one --dsn names and never
+    that one (``/srv/fb/shop.fdb`` → ``/srv/fb/shop_benchhub_backup.fdb``)."""
+    folder, _, file = path.rpartition("/")
+    stem = file.rsplit(".", 1)[0] if "." in file else file
+    return f"{folder}/{stem}_benchhub_{benchmark.replace('-', '_')}.fdb"
+
+
+def in_own_schema(target: Target, benchmark: str) -> Target:
+    """``target`` whose connections make and find the benchmark's objects where no user
+    object can be: PostgreSQL, a schema of its own (alone on every connection's
+    search_path, pgbench's and pg_dump's too, through PGOPTIONS); MySQL/MariaDB, a
+    database of its own beside the DSN's; Firebird, a database file of its own next to
+    the DSN's. Each carries the agent's mark; one with the agent's name and no mark is
+    someone else's, and the run is refused before anything is touched."""
+    if target.engine == "postgresql":
+        return _own_postgresql_schema(target, benchmark)
+    if target.engine in MYSQL_FAMILY:
+        return _own_mysql_database(target, benchmark)
+    if target.engine == "firebird":
+        return _own_firebird_file(target, benchmark)
+    return target
+
+
+def _own_postgresql_schema(target: Target, benchmark: str) -> Target:
     schema = schema_name(benchmark)
     conn = connect(target)
     try:
         with conn.cursor() as cur:
-            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            cur.execute(
+                "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
+                (schema,),
+            )
+            found = cur.fetchone()
+            if found is None:
+                cur.execute(f"CREATE SCHEMA {schema}")
+                # COMMENT takes no parameter; the mark is a constant without quotes.
+                cur.execute(f"COMMENT ON SCHEMA {schema} IS '{OWNER_MARK}'")
+            elif found[0] != OWNER_MARK:
+                raise NotOurs(
+                    f"PostgreSQL database {target.database} already has a schema {schema} that "
+                    "benchhub-agent did not make; it is left alone: rename it, or give --dsn "
+                    "another database"
+                )
     finally:
         conn.close()
     return dataclasses.replace(
@@ -177,26 +229,95 @@ def in_own_schema(target: Target, benchmark: str) -> Target:
     )
 
 
-def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str]) -> None:
-    """Drop what the benchmark created: its schema (PostgreSQL) or its tables."""
-    if target.engine == "firebird":  # the file the benchmark created (backup recreates it)
+def _mysql_mark(cur: Any, database: str) -> str | None:
+    """The mark in ``database``, or None where it has none (or no such table)."""
+    cur.execute(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
+        (database, OWNER_TABLE),
+    )
+    if cur.fetchone() is None:
+        return None
+    cur.execute(f"SELECT note FROM `{database}`.{OWNER_TABLE}")  # noqa: S608 - our own name
+    row = cur.fetchone()
+    return row[0] if row else None
+
+
+def _mysql_database_exists(cur: Any, database: str) -> bool:
+    cur.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (database,))
+    return cur.fetchone() is not None
+
+
+def _own_mysql_database(target: Target, benchmark: str) -> Target:
+    own = own_database_name(target.database, benchmark)
+    conn = connect(target)
+    try:
+        with conn.cursor() as cur:
+            if _mysql_database_exists(cur, own):
+                if _mysql_mark(cur, own) != OWNER_MARK:
+                    raise NotOurs(
+                        f"the server already has a database {own} that benchhub-agent did not "
+                        "make; it is left alone: rename it, or give --dsn another database"
+                    )
+            else:
+                try:
+                    cur.execute(f"CREATE DATABASE `{own}`")
+                except Exception as exc:
+                    raise NotOurs(
+                        f"benchhub-agent works in a database of its own, {own}, and may not "
+                        f"create it ({str(exc).strip()}): GRANT ALL ON `{own}`.* to the user"
+                    ) from exc
+                cur.execute(f"CREATE TABLE `{own}`.{OWNER_TABLE} (note varchar(200))")
+                mark = f"INSERT INTO `{own}`.{OWNER_TABLE} VALUES (%s)"  # noqa: S608 - our name
+                cur.execute(mark, (OWNER_MARK,))
+    finally:
+        conn.close()
+    return dataclasses.replace(target, database=own)
+
+
+def _own_firebird_file(target: Target, benchmark: str) -> Target:
+    from . import _firebird as fb
+
+    path = own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
+    own = dataclasses.replace(target, database=path)
+    database = fb.FirebirdDatabase.from_target(own)
+    if fb.exists(database) and not fb.is_marked(database):
+        raise NotOurs(
+            f"Firebird database {path} exists and benchhub-agent did not make it; it is left "
+            "alone: move it, or give --dsn a database in another folder"
+        )
+    return own
+
+
+def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str] = ()) -> None:
+    """Drop what the benchmark made for ``target`` (the --dsn's): its schema, database or
+    database file, each only while it carries the agent's mark."""
+    if target.engine == "firebird":
         from . import _firebird as fb
 
-        database = fb.FirebirdDatabase.from_target(target)
-        if fb.exists(database):
+        path = own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
+        database = fb.FirebirdDatabase.from_target(dataclasses.replace(target, database=path))
+        if fb.exists(database) and fb.is_marked(database):
             fb.isql(database, "DROP DATABASE;\n")
         return
-    if target.engine == "postgresql":
-        statements = [f"DROP SCHEMA IF EXISTS {schema_name(benchmark)} CASCADE"]
-    elif target.engine in MYSQL_FAMILY:
-        statements = [f"DROP TABLE IF EXISTS {table}" for table in tables]
-    else:
+    if target.engine not in MYSQL_FAMILY and target.engine != "postgresql":
         return
     conn = connect(target)
     try:
         with conn.cursor() as cur:
-            for statement in statements:
-                cur.execute(statement)
+            if target.engine == "postgresql":
+                schema = schema_name(benchmark)
+                cur.execute(
+                    "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace"
+                    " WHERE nspname = %s",
+                    (schema,),
+                )
+                found = cur.fetchone()
+                if found is not None and found[0] == OWNER_MARK:
+                    cur.execute(f"DROP SCHEMA {schema} CASCADE")
+            else:
+                own = own_database_name(target.database, benchmark)
+                if _mysql_database_exists(cur, own) and _mysql_mark(cur, own) == OWNER_MARK:
+                    cur.execute(f"DROP DATABASE `{own}`")
     finally:
         conn.close()
 

@@ -114,10 +114,16 @@ def _list_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
-def recreate(db: FirebirdDatabase, page_size: int = 8192) -> None:
-    """Drop the database if it exists, then create it empty through the server, so that
-    the file belongs to the server's user as any other database would."""
+OWNER_TABLE = "BENCHHUB_OWNER"
+
+
+def recreate(db: FirebirdDatabase, mark: str, page_size: int = 8192) -> None:
+    """Drop the database if it carries ``mark`` (a database without it is someone else's:
+    refused), then create it empty through the server, so that the file belongs to the
+    server's user as any other database would, and mark it."""
     if exists(db):
+        if not is_marked(db, mark):
+            raise FirebirdError(f"firebird: {db.path} is not a database benchhub-agent made")
         isql(db, "DROP DATABASE;\n")
     quoted = db.tcp().replace("'", "''")
     isql(
@@ -125,6 +131,23 @@ def recreate(db: FirebirdDatabase, page_size: int = 8192) -> None:
         f"CREATE DATABASE '{quoted}' PAGE_SIZE {int(page_size)} DEFAULT CHARACTER SET UTF8;\n",
         connect=False,
     )
+    note = mark.replace("'", "''")
+    isql(
+        db,
+        f"CREATE TABLE {OWNER_TABLE} (note varchar(200));\nCOMMIT;\n"
+        f"INSERT INTO {OWNER_TABLE} VALUES ('{note}');\nCOMMIT;\n",
+    )
+
+
+def is_marked(db: FirebirdDatabase, mark: str | None = None) -> bool:
+    """Whether ``db`` holds the agent's mark (``mark``, or the one _connections writes)."""
+    if mark is None:
+        from ._connections import OWNER_MARK as mark
+    try:
+        values = query_values(db, f"SELECT note FROM {OWNER_TABLE}")  # noqa: S608 - constant
+    except FirebirdError:
+        return False
+    return values == [mark]
 
 
 def exists(db: FirebirdDatabase) -> bool:

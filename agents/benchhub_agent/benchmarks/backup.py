@@ -66,6 +66,7 @@ TOOL_OPTIONS = {
 TABLE = "backup_rows"
 OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 MEGABYTE = 1_000_000
+SOURCES = ("dataset", "existing")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,6 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-init", action="store_true", help="back up the existing table, do not recreate it"
+    )
+    parser.add_argument(
+        "--source",
+        choices=SOURCES,
+        default="dataset",
+        help="dataset: a generated table in the agent's own database (default); existing: the"
+        " --dsn database itself, read-only (never created, written or dropped)",
     )
 
 
@@ -134,7 +142,7 @@ def create_dataset(target: Target, rows: int) -> None:
 
 
 def _create_firebird_dataset(db: fb.FirebirdDatabase, rows: int) -> None:
-    fb.recreate(db)
+    fb.recreate(db, dbc.OWNER_MARK)
     # Firebird 3 has no MD5(); digits of several HASH() values make a label as long and as
     # incompressible (gbak compresses runs of one character) as the other engines' md5 pair.
     script = f"""CREATE TABLE {TABLE} (id integer NOT NULL PRIMARY KEY, grp integer NOT NULL,
@@ -161,8 +169,9 @@ COMMIT;
     fb.isql(db, script)
 
 
-def database_bytes(target: Target) -> int:
-    """The size of what is backed up, as the server counts it."""
+def database_bytes(target: Target, *, existing: bool = False) -> int:
+    """The size of what is backed up, as the server counts it: the benchmark's own data, or
+    with ``existing`` the whole --dsn database."""
     if target.engine == "firebird":
         db = fb.FirebirdDatabase.from_target(target)
         size, pages = fb.query_values(db, "SELECT mon$page_size, mon$pages FROM mon$database")
@@ -170,7 +179,9 @@ def database_bytes(target: Target) -> int:
     conn = dbc.connect(target)
     try:
         with conn.cursor() as cur:
-            if target.engine == "postgresql":
+            if target.engine == "postgresql" and existing:
+                cur.execute("SELECT pg_database_size(current_database())")
+            elif target.engine == "postgresql":
                 cur.execute(
                     "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
                     " JOIN pg_namespace n ON n.oid = c.relnamespace"
@@ -181,8 +192,8 @@ def database_bytes(target: Target) -> int:
                 # InnoDB's figures are estimates from its statistics; ANALYZE refreshed them.
                 cur.execute(
                     "SELECT SUM(data_length + index_length) FROM information_schema.tables"
-                    " WHERE table_schema = DATABASE() AND table_name = %s",
-                    (TABLE,),
+                    " WHERE table_schema = DATABASE() AND (%s OR table_name = %s)",
+                    (existing, TABLE),
                 )
             return int(cur.fetchone()[0] or 0)
     finally:
@@ -192,7 +203,9 @@ def database_bytes(target: Target) -> int:
 # --- commands ------------------------------------------------------------------------------
 
 
-def plans(target: Target, protocols: list[str], out_dir: Path) -> list[Plan]:
+def plans(
+    target: Target, protocols: list[str], out_dir: Path, *, existing: bool = False
+) -> list[Plan]:
     builders = {
         "firebird": _firebird_plan,
         "postgresql": _postgresql_plan,
@@ -200,10 +213,12 @@ def plans(target: Target, protocols: list[str], out_dir: Path) -> list[Plan]:
         "mariadb": _mysql_plan,
     }
     build = builders[target.engine]
-    return [build(target, protocol, out_dir / f"backup-{protocol}") for protocol in protocols]
+    return [
+        build(target, protocol, out_dir / f"backup-{protocol}", existing) for protocol in protocols
+    ]
 
 
-def _firebird_plan(target: Target, protocol: str, output: Path) -> Plan:
+def _firebird_plan(target: Target, protocol: str, output: Path, existing: bool) -> Plan:
     db = fb.FirebirdDatabase.from_target(target)
     gbak = fb.tool("gbak")
     if protocol == "local":
@@ -217,7 +232,7 @@ def _firebird_plan(target: Target, protocol: str, output: Path) -> Plan:
     return Plan(protocol, "gbak", argv, db.environment(), output)
 
 
-def _postgresql_plan(target: Target, protocol: str, output: Path) -> Plan:
+def _postgresql_plan(target: Target, protocol: str, output: Path, existing: bool) -> Plan:
     binary = _binary("pg_dump")
     host = _postgresql_socket_dir(target) if protocol == "unix_socket" else _tcp_host(target)
     argv = [binary, *TOOL_OPTIONS["postgresql"].split(), f"--file={output}", f"--host={host}"]
@@ -225,8 +240,11 @@ def _postgresql_plan(target: Target, protocol: str, output: Path) -> Plan:
         argv.append(f"--port={target.port}")
     if target.user:
         argv.append(f"--username={target.user}")
-    # The benchmark's own schema only: whatever else the database holds is not measured.
-    argv += [f"--schema={dbc.schema_name(NAME)}", target.database]
+    # The benchmark's own schema only (whatever else the database holds is not measured),
+    # or with --source existing the whole database.
+    if not existing:
+        argv.append(f"--schema={dbc.schema_name(NAME)}")
+    argv.append(target.database)
     env = dict(os.environ)
     if target.password:
         env["PGPASSWORD"] = target.password
@@ -252,15 +270,18 @@ def _tcp_host(target: Target) -> str:
     return "127.0.0.1"
 
 
-def _mysql_plan(target: Target, protocol: str, output: Path) -> Plan:
+def _mysql_plan(target: Target, protocol: str, output: Path, existing: bool) -> Plan:
     binary = _binary("mysqldump", "mariadb-dump")
     argv = [binary, *TOOL_OPTIONS["mysql"].split(), f"--result-file={output}"]
     if protocol == "unix_socket":
         argv += ["--protocol=SOCKET", f"--socket={_mysql_socket(target)}"]
     else:
         argv += ["--protocol=TCP", f"--host={_tcp_host(target)}", f"--port={target.port or 3306}"]
-    # The benchmark's own table only: whatever else the database holds is not measured.
-    argv += [f"--user={target.user or 'root'}", target.database, TABLE]
+    # The benchmark's own table only (whatever else the database holds is not measured),
+    # or with --source existing the whole database.
+    argv += [f"--user={target.user or 'root'}", target.database]
+    if not existing:
+        argv.append(TABLE)
     env = dict(os.environ)
     if target.password:
         env["MYSQL_PWD"] = target.password  # kept off the command line that ps shows
@@ -341,17 +362,26 @@ def chosen_protocols(engine: str, spec: str | None, local_server: bool) -> list[
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
-    """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    """In the benchmark's own schema, database or file, removed afterwards unless --keep;
+    with --source existing, the --dsn database itself, only read."""
+    if dbc.option(options, "source", "dataset") == "existing":
+        if dbc.option(options, "no_init", False) or dbc.option(options, "keep", False):
+            raise ValueError(
+                "backup --source existing makes nothing: --no-init and --keep do not apply"
+            )
+        return _run(target, options, progress, existing=True)
     with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
         return _run(workspace, options, progress)
 
 
-def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
+def _run(
+    target: Target, options: argparse.Namespace, progress: Progress, *, existing: bool = False
+) -> BenchmarkResult:
     rows = int(dbc.option(options, "rows", 1_000_000))
     repeat = int(dbc.option(options, "repeat", 3))
     pin_mode = dbc.option(options, "pin", None)
     started_at = dt.datetime.now(dt.UTC)
-    if not dbc.option(options, "no_init", False):
+    if not (existing or dbc.option(options, "no_init", False)):
         with working(progress, f"backup: building {rows:,} rows"):
             create_dataset(target, rows)
     environment = _environment(target)
@@ -360,7 +390,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     protocols = chosen_protocols(
         target.engine, dbc.option(options, "protocols", None), local_server
     )
-    size = database_bytes(target)
+    size = database_bytes(target, existing=existing)
     pin = placement.plan(pin_mode, server_pid)
     environment["client"]["cpu_placement"] = pin.mode
     if len(protocols) == 1:
@@ -371,7 +401,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     checkpoints = dbc.Checkpoints(target)
     samples: dict[str, list[tuple[float, int]]] = {p: [] for p in protocols}
     with _work_dir() as out_dir, _pinned_server(target, server_pid, pin):
-        for plan in plans(target, protocols, out_dir):
+        for plan in plans(target, protocols, out_dir, existing=existing):
             timed_backup(plan, pin.client_cpus)  # warm-up: caches, first-connection costs
             progress.advance()
             for _ in range(repeat):
@@ -384,7 +414,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         benchmark=NAME,
         benchmark_version=VERSION,
         parameters={
-            "rows": rows,
+            **({"source": "existing"} if existing else {"rows": rows}),
             "tool": TOOLS[target.engine],
             "tool_options": TOOL_OPTIONS[target.engine],
             "protocols": ",".join(protocols),
