@@ -6,6 +6,8 @@ first), so a page's query count does not grow with its rows.
 
 from __future__ import annotations
 
+import json
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -495,9 +497,15 @@ class SpreadCell:
     low: float
     median: float
     high: float
-    # Measurements that differ in another parameter, pooled: the median is
-    # then the n-weighted mean of their medians, and the page says so.
+    # Measurements that differ in another parameter, pooled into one cell:
+    # the page says so, and links the comparison that separates them.
     pooled: bool = False
+
+    @classmethod
+    def of(cls, values: list[float], parameter_sets: int) -> SpreadCell:
+        return cls(
+            len(values), min(values), statistics.median(values), max(values), parameter_sets > 1
+        )
 
 
 @dataclass(frozen=True)
@@ -530,9 +538,9 @@ def spread_tables(
     primary: Mapping[str, Any],
     compare: Any = None,
 ) -> list[SpreadTable]:
-    """``groups`` are ``selectors.spread_of_runs`` rows grouped by benchmark,
-    engine, major version and parameters; ``compare(benchmark, metric,
-    point_name)`` gives each table's comparison link."""
+    """``groups`` are ``selectors.spread_of_runs`` rows (one measurement
+    each, with its benchmark, engine, major version and parameters);
+    ``compare(benchmark, metric, point_name)`` gives each table's comparison link."""
     by_benchmark: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for group in groups:
         by_benchmark[group["run__benchmark__name"]].append(group)
@@ -542,10 +550,11 @@ def spread_tables(
         names: dict[str, int] = defaultdict(int)
         for group in rows:
             for key in group["parameters"] or {}:
-                names[key] += group["n"]
+                names[key] += 1
         point_name = max(names, key=lambda key: (names[key], key == "clients")) if names else ""
         totals: dict[Any, int] = defaultdict(int)
-        cells: dict[tuple[str, Any], SpreadCell] = {}
+        values: dict[tuple[str, Any], list[float]] = defaultdict(list)
+        parameter_sets: dict[tuple[str, Any], set[str]] = defaultdict(set)
         labels: dict[str, tuple] = {}
         for group in rows:
             point = (group["parameters"] or {}).get(point_name) if point_name else "all"
@@ -555,9 +564,12 @@ def spread_tables(
                 filter(None, [group["run__server__engine"], group["run__server__version_major"]])
             )
             labels[label] = (group["run__server__engine"], _version_key(group))
-            totals[point] += group["n"]
-            previous = cells.get((label, point))
-            cells[(label, point)] = _merged(previous, group)
+            totals[point] += 1
+            values[(label, point)].append(group["value"])
+            parameter_sets[(label, point)].add(json.dumps(group["parameters"], sort_keys=True))
+        cells = {
+            key: SpreadCell.of(found, len(parameter_sets[key])) for key, found in values.items()
+        }
         top = sorted(totals, key=lambda p: -totals[p])[:POINTS_SHOWN]
         points = sorted(top, key=_point_order)
         table_rows = [
@@ -582,17 +594,6 @@ def spread_tables(
 def _version_key(group: Mapping[str, Any]) -> tuple:
     major = group["run__server__version_major"] or ""
     return tuple(int(part) if part.isdigit() else 0 for part in major.split("."))
-
-
-def _merged(previous: SpreadCell | None, group: Mapping[str, Any]) -> SpreadCell:
-    """Two groups of one cell (parameters besides the point differ): n and
-    the range add up exactly; the median is the n-weighted mean of medians."""
-    if previous is None:
-        return SpreadCell(group["n"], group["low"], group["median"], group["high"])
-    n = previous.n + group["n"]
-    median = (previous.median * previous.n + group["median"] * group["n"]) / n
-    low, high = min(previous.low, group["low"]), max(previous.high, group["high"])
-    return SpreadCell(n, low, median, high, pooled=True)
 
 
 def summary_compare_url(

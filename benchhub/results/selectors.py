@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from benchhub.accounts.roles import is_moderator
-from benchhub.lib.aggregates import Median
 from benchhub.results.filters import PARAM_NAME, RUN_FIELDS, can_be_empty
 from benchhub.results.models import (
     Benchmark,
@@ -489,9 +488,11 @@ SPREAD_GROUPS = ("run__benchmark__name", "run__server__engine", "run__server__ve
 
 
 def spread_of_runs(run_ids: list[int], metrics: list[Metric]) -> list[dict[str, Any]]:
-    """n, min, median and max of the measurements of ``metrics`` in runs
-    already known to be visible, per benchmark, engine, major version and
-    parameters, in one query: the pages' summaries of their latest runs.
+    """The values of the measurements of ``metrics`` in runs already known to
+    be visible, with their benchmark, engine, major version and parameters, in
+    one query: the pages' summaries of their latest runs. The values
+    themselves, not a per-group median: two groups of one cell have a median
+    of their own that no mean of their medians gives.
 
     ``metric_id + 0`` keeps the metric index out of the plan: with it,
     PostgreSQL intersected the run index with the metric index (the
@@ -504,8 +505,7 @@ def spread_of_runs(run_ids: list[int], metrics: list[Metric]) -> list[dict[str, 
         .alias(metric_plain=F("metric_id") + 0)
         .filter(metric_plain__in=[metric.pk for metric in metrics])
         .order_by()
-        .values(*SPREAD_GROUPS, "parameters")
-        .annotate(n=Count("id"), low=Min("value"), median=Median("value"), high=Max("value"))
+        .values(*SPREAD_GROUPS, "parameters", "value")
     )
 
 

@@ -4,13 +4,14 @@ benchmark: every visible result on it, summarized per benchmark."""
 from __future__ import annotations
 
 import re
+import statistics
 
 import pytest
 
 from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from tests.factories import sweep_document
+from tests.factories import sql_bench_document, sweep_document
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 EPYC = {"cpu": "AMD EPYC 7763 64-Core Processor", "cores": 64}
@@ -214,3 +215,22 @@ def test_the_pooled_mark_is_explained_under_the_table_that_has_one(client, bob):
         html = client.get(page).content.decode()
         assert '<span class="value">≈310</span>' in html
         assert "≈: measurements that differ in another parameter are pooled" in html
+
+
+def test_a_pooled_cell_shows_the_median_of_all_its_values_not_a_mean_of_medians(client, bob):
+    """Issue 27: alter_table_add's 2, 2, 3, 3, 3, 4, 4, 4, 4 showed 3.22222 (a mean)
+    where the median is 3. Here two iteration counts split the nine values
+    unevenly: a weighted mean of the two groups' medians would say 3.33."""
+    groups = {100: [2.0, 3.0, 2.0], 200: [4.0, 3.0, 4.0, 4.0, 3.0, 4.0]}
+    for iterations, values in groups.items():
+        for value in values:
+            document = sql_bench_document({"alter_table_add": value}, "ext4")
+            document["runs"][0]["measurements"][0]["parameters"]["iterations"] = iterations
+            submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    every = sorted(v for values in groups.values() for v in values)
+
+    for page in ("/filesystems/ext4/", "/benchmarks/sql-bench/"):
+        html = client.get(page).content.decode()
+        (cells,) = spread_cells(html, "sql-bench").values()
+        assert cells == [f"≈{statistics.median(every):g}"], page
+        assert f"n={len(every)}, 2\u20134" in html
