@@ -271,6 +271,11 @@ BENCHHUB_MAX_UPLOAD_BYTES = envint("BENCHHUB_MAX_UPLOAD_BYTES", 2 * 1024 * 1024,
 # Django's own limit must not trip first: it would answer 400, not 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = BENCHHUB_MAX_UPLOAD_BYTES + 1024 * 1024
 
+# How many reverse proxies stand in front of the web server (docker-compose.yml's nginx:
+# 1). Per-address limits read the address the nearest trusted proxy saw; with 0 they
+# read REMOTE_ADDR. A client's own X-Forwarded-For header is never believed.
+BENCHHUB_TRUSTED_PROXIES = envint("BENCHHUB_TRUSTED_PROXIES", 0, minimum=0)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "benchhub.accounts.auth.ApiTokenAuthentication",
@@ -286,6 +291,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "benchhub.lib.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "benchhub.lib.pagination.IdCursorPagination",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "NUM_PROXIES": BENCHHUB_TRUSTED_PROXIES,
     "DEFAULT_THROTTLE_CLASSES": [
         "benchhub.accounts.throttles.TokenRateThrottle",
         "benchhub.accounts.throttles.UserRateThrottle",
@@ -308,6 +314,10 @@ BENCHHUB_THROTTLE_RATES = {
 # (the cache lets such a key expire at once): no limit.
 BENCHHUB_AUTH_FAILURES_ALLOWED = envint("BENCHHUB_AUTH_FAILURES_ALLOWED", 10, minimum=1)
 BENCHHUB_AUTH_FAILURE_WINDOW = envint("BENCHHUB_AUTH_FAILURE_WINDOW", 300, minimum=1)
+# Sign-ins: per username and address, the wait doubles after the first few failures, up
+# to this many seconds; one address may fail this many times in a window over all names.
+BENCHHUB_SIGNIN_MAX_DELAY = envint("BENCHHUB_SIGNIN_MAX_DELAY", 300, minimum=1)
+BENCHHUB_SIGNIN_ADDRESS_FAILURES = envint("BENCHHUB_SIGNIN_ADDRESS_FAILURES", 50, minimum=1)
 
 # Accounts created from one client address within the window; the next
 # sign-up from it is refused (429) until the window has passed.

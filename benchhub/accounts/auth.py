@@ -14,9 +14,9 @@ from rest_framework.throttling import BaseThrottle
 from benchhub.accounts.models import ApiToken
 from benchhub.accounts.roles import group_names_remember
 from benchhub.accounts.services import (
-    auth_failure_record,
-    auth_failures_exceeded,
     token_digest,
+    token_failure_record,
+    token_failures_exceeded,
 )
 from benchhub.lib.prepared import prepared_cursor
 
@@ -28,7 +28,9 @@ User = get_user_model()
 
 
 def client_address(request) -> str:
-    """The client's address as the throttles see it (NUM_PROXIES aware)."""
+    """The client's address as the throttles see it: REMOTE_ADDR, or behind
+    BENCHHUB_TRUSTED_PROXIES proxies the address the nearest of them saw
+    (DRF's NUM_PROXIES). A client's own X-Forwarded-For is never believed."""
     return BaseThrottle().get_ident(request)
 
 
@@ -50,7 +52,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.NotAuthenticated(_foreign_scheme_message(header))
         secret = secret.strip()
         address = client_address(request)
-        if auth_failures_exceeded(address=address):
+        if token_failures_exceeded(address=address):
             raise exceptions.Throttled(
                 wait=settings.BENCHHUB_AUTH_FAILURE_WINDOW,
                 detail="Too many wrong API tokens from your address; wait before trying again.",
@@ -61,7 +63,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             )
         token, group_names = _token_with_user(token_digest(secret))
         if token is None or not token.user.is_active:
-            auth_failure_record(address=address)
+            token_failure_record(address=address)
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
         group_names_remember(token.user, group_names)
         now = timezone.now()

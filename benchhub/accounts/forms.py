@@ -5,7 +5,11 @@ from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.models import User
 
 from benchhub.accounts.auth import client_address
-from benchhub.accounts.services import auth_failure_record, auth_failures_exceeded
+from benchhub.accounts.services import (
+    signin_failure_record,
+    signin_success_record,
+    signin_wait,
+)
 
 
 class SignUpForm(UserCreationForm):
@@ -19,24 +23,32 @@ class SignUpForm(UserCreationForm):
 
 
 class SignInForm(AuthenticationForm):
-    """Django's sign-in, refused for a while after too many failures from one
-    address or for one username (see accounts.services)."""
+    """Django's sign-in, slowed after failures for one username from one address
+    (see accounts.services): ``wait`` is then the seconds to wait, and the page
+    answers 429 with Retry-After."""
 
     error_messages = {
         **AuthenticationForm.error_messages,
-        "too_many": "Too many failed sign-ins; wait a few minutes before trying again.",
+        "too_many": "Too many failed sign-ins for this account from your address; "
+        "try again in %(seconds)s seconds.",
     }
+    wait = 0
 
     def clean(self):
         address = client_address(self.request)
         username = self.cleaned_data.get("username") or ""
-        if auth_failures_exceeded(address=address, username=username):
-            raise forms.ValidationError(self.error_messages["too_many"], code="too_many")
+        self.wait = signin_wait(username=username, address=address)
+        if self.wait:
+            raise forms.ValidationError(
+                self.error_messages["too_many"], code="too_many", params={"seconds": self.wait}
+            )
         try:
-            return super().clean()
+            cleaned = super().clean()
         except forms.ValidationError:
-            auth_failure_record(address=address, username=username)
+            signin_failure_record(username=username, address=address)
             raise
+        signin_success_record(username=username, address=address)
+        return cleaned
 
 
 class ApiTokenForm(forms.Form):

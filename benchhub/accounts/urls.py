@@ -17,7 +17,7 @@ def _page(view, template: str, **kwargs):
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
-    path("login/", _page(auth_views.LoginView, "login", form_class=SignInForm), name="login"),
+    path("login/", _page(views.SignInView, "login", form_class=SignInForm), name="login"),
     path("logout/", page_methods("POST")(views.SignOutView.as_view()), name="logout"),
     path(
         "password/change/",

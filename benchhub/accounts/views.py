@@ -53,6 +53,18 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form})
 
 
+class SignInView(auth_views.LoginView):
+    """Django's sign-in; a refused attempt (too many failures) is a 429 with
+    Retry-After, the page saying when to try again."""
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if getattr(form, "wait", 0):
+            response.status_code = 429
+            response["Retry-After"] = str(form.wait)
+        return response
+
+
 class SignOutView(auth_views.LogoutView):
     """Django's sign-out, saying so on the page it leads to, where only the
     header's links had changed: the page it was clicked on (``next``, which
