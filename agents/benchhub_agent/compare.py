@@ -18,10 +18,11 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
+from benchhub_contract.verdicts import RunValues, verdict
+
 from .benchmarks.base import Measurement
 from .schema import metric_catalog
 from .upload import HttpError, get_json
-from .verdict import RunValues, verdict
 
 COMPARISON_HEADER = [
     "point",

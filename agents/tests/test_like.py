@@ -15,7 +15,7 @@ from benchhub_agent import document
 from benchhub_agent.benchmarks.base import Measurement
 from benchhub_agent.compare import comparison_rows
 from benchhub_agent.replay import CannotReplay, convert_sort_memory, replay
-from benchhub_agent.verdict import RunValues, verdict
+from benchhub_contract.verdicts import RunValues, verdict
 from contract_server import TOKEN, ContractServer
 from test_cli import agent
 

@@ -3,6 +3,7 @@ chart draws, as JSON or CSV."""
 
 from __future__ import annotations
 
+from benchhub_contract.verdicts import Verdict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -15,7 +16,6 @@ from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.exports import comparison_csv_response, ratio_rounded, relative_rounded
 from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
 from benchhub.comparisons.selectors import comparison_build
-from benchhub.comparisons.verdicts import Verdict
 from benchhub.lib.api import ApiError
 from benchhub.results.apis import PARAMETER_DOCS
 from benchhub.results.filters import MeasurementFilter

@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from benchhub_contract.verdicts import Verdict
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
@@ -20,7 +21,6 @@ from benchhub.comparisons.templatetags.comparisons import (
     verdict_mark,
     verdict_numbers,
 )
-from benchhub.comparisons.verdicts import Verdict
 
 MISSING = mark_safe('<span class="missing" title="no measurement">\u2014</span>')
 

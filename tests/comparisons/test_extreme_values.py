@@ -12,8 +12,8 @@ import json
 import math
 
 import pytest
+from benchhub_contract.verdicts import RunValues, verdict
 
-from benchhub.comparisons.verdicts import RunValues, verdict
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sql_bench_document, sweep_document

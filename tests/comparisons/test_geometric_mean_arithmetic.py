@@ -14,18 +14,20 @@ import random
 import statistics
 
 import pytest
-
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.inference import (
     _KEPT_DRAWS,
+    _packed_bootstrap_means,
+    bootstrap_means,
+    sign_flip_p,
+)
+from benchhub_contract.verdicts import (
     BOOTSTRAP_ROUNDS,
     SEED,
     Verdict,
-    _bootstrap_means,
-    _packed_bootstrap_means,
-    _sign_flip_p,
     geometric_mean_insufficient,
     geometric_mean_verdict,
 )
+
 from tests.comparisons.test_verdict_arithmetic import t_tail_by_integration
 
 
@@ -165,9 +167,7 @@ def flipped_p(ratios: list[float]) -> float:
      1.05, 1.25], [2.0, 0.7, 1.45, 0.95, 1.6, 0.85, 1.3, 0.9, 1.1, 5.0]],
 )  # fmt: skip
 def test_up_to_ten_operations_the_p_value_is_the_exact_sign_flip_tests(ratios):
-    assert _sign_flip_p([math.log(r) for r in ratios]) == pytest.approx(
-        flipped_p(ratios), abs=1e-12
-    )
+    assert sign_flip_p([math.log(r) for r in ratios]) == pytest.approx(flipped_p(ratios), abs=1e-12)
     result = geometric_mean_verdict(ratios, direction="higher")
     if len(ratios) < 6:  # see test_up_to_five_operations_are_insufficient_data
         assert (result.test, result.p_value) == (None, None)
@@ -359,4 +359,4 @@ def test_halfway_sums_round_to_even_as_fsum_does():
 
 def test_more_operations_than_kept_draws_take_the_plain_path_with_the_same_answer():
     logs = random_logs(random.Random(5), _KEPT_DRAWS + 1)
-    assert _bootstrap_means(logs, SEED) == fsum_means(logs, SEED)
+    assert bootstrap_means(logs, SEED) == fsum_means(logs, SEED)

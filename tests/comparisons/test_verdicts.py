@@ -9,15 +9,17 @@ import math
 import random
 
 import pytest
-
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.inference import (
+    mann_whitney_u,
+)
+from benchhub_contract.verdicts import (
     BOOTSTRAP,
     MANN_WHITNEY,
     RunValues,
-    mann_whitney_u,
     values_verdict,
     verdict,
 )
+
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document

@@ -8,13 +8,13 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from benchhub_contract.verdicts import Verdict
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from benchhub.baselines.histogram import bucket_of
 from benchhub.comparisons.aggregation import label_shown
 from benchhub.comparisons.exports import ratio_rounded, relative_rounded
-from benchhub.comparisons.verdicts import Verdict
 
 register = template.Library()
 
