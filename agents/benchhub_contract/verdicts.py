@@ -8,8 +8,7 @@ its value at this point and the samples of its repetitions.
 
 - Both sides with at least ``MIN_RUNS_FOR_U`` runs: the Mann-Whitney U test
   (two-sided) on the runs' values; the effect is the ratio of the medians,
-  its 95 % interval from each median's distribution-free interval (order
-  statistics), combined on the log scale.
+  its 95 % interval the U test's own (``inference.u_interval``).
 - Fewer runs: a bootstrap of the ratio of medians from the runs' repetition
   samples (a run without samples counts as its one value); the p-value is
   the two-sided bootstrap share on the other side of 1, or Welch's t
@@ -24,9 +23,22 @@ its value at this point and the samples of its repetitions.
 - A side that is a single unrepeated value: ``insufficient data``, never a
   winner.
 
-A difference counts when it is significant (p < ``ALPHA``) *and* the ratio
-is at least ``minimum_effect`` away from 1 (asv's minimum factor): a 0.3 %
-difference measured a million times is ``within noise`` for a reader.
+The words say what the test showed, with ``m`` the ``minimum_effect``
+(asv's minimum factor, a fraction):
+
+- ``better`` / ``worse`` (``higher`` / ``lower`` for a metric without a
+  direction): significant (p < ``ALPHA``) *and* the ratio at least ``m``
+  away from 1;
+- ``equivalent``: the ratio's 95 % interval lies wholly inside
+  (1 - m, 1 + m), so any difference the data allow is smaller than ``m``
+  (the interval rule; two one-sided tests at 2.5 % each);
+- ``inconclusive``: neither; the interval reaches past a bound, so the data
+  cannot tell a difference of ``m`` from none. A 0.3 % difference measured a
+  million times is ``equivalent``; a 71 % one with an interval of 0.86 to
+  2.63 is ``inconclusive``, never "the same";
+- ``insufficient data``: no test can tell (one unrepeated value, too few
+  runs for any p below ``ALPHA``, a reference of 0).
+
 Bootstraps are seeded, so the same data give the same verdict every time.
 
 Values may be anything finite an upload carries (±1e18, 5e-324, zero): a
@@ -66,10 +78,17 @@ from .inference import (
 
 __all__ = [
     "ALPHA",
+    "BETTER",
     "BOOTSTRAP_ROUNDS",
     "DEFAULT_MINIMUM_EFFECT",
+    "EQUIVALENT",
+    "HIGHER",
+    "INCONCLUSIVE",
+    "INSUFFICIENT",
+    "LOWER",
     "MIN_RUNS_FOR_U",
     "SEED",
+    "WORSE",
     "RunValues",
     "Verdict",
     "geometric_mean_insufficient",
@@ -83,8 +102,9 @@ MIN_RUNS_FOR_U = 4
 DEFAULT_MINIMUM_EFFECT = 0.05
 SEED = 20260101
 
-BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
-HIGHER, LOWER = "higher", "lower"
+BETTER, WORSE = "better", "worse"
+HIGHER, LOWER = "higher", "lower"  # a difference, for a metric without a direction
+EQUIVALENT, INCONCLUSIVE = "equivalent", "inconclusive"
 INSUFFICIENT = "insufficient data"
 MANN_WHITNEY, BOOTSTRAP, SIGN_FLIP = "mann-whitney-u", "bootstrap", "sign-flip"
 
@@ -203,7 +223,7 @@ def _verdict(
         if 2 / math.comb(len(x) + len(y), len(x)) >= ALPHA:
             # Even the runs of one side all above the other's would not be
             # a difference at 5 % (2 against 2 to 7, 3 against 3 or 4): no
-            # test can tell, and "within noise" would say it looked.
+            # test can tell, and "inconclusive" would say it looked.
             return _insufficient(minimum_effect, ratio)
         test = mann_whitney_u(x, y)
         low, high = u_interval(x, y, exact=test.exact)
@@ -225,7 +245,7 @@ def _verdict(
     )
     low, high = finite(quantile(ratios, 0.025)), finite(quantile(ratios, 0.975))
     # and its interval never narrower than Welch's of the logs: a bootstrap's
-    # alone could leave out 1 where the p said "within noise"
+    # alone could leave out 1 where the p said no difference
     welch = welch_log_interval(pooled_candidate, pooled_reference)
     if welch is not None and low is not None and high is not None:
         low, high = min(low, welch[0]), max(high, welch[1])
@@ -249,9 +269,21 @@ def _judged(
     high: float | None,
     minimum_effect: float,
 ) -> Verdict:
-    significant = p_value < ALPHA and abs(ratio - 1) >= minimum_effect
-    name = _name(ratio, direction) if significant else WITHIN_NOISE
+    if p_value < ALPHA and abs(ratio - 1) >= minimum_effect:
+        name = _name(ratio, direction)
+    elif _within_minimum_effect(low, high, minimum_effect):
+        name = EQUIVALENT
+    else:
+        name = INCONCLUSIVE
     return Verdict(name, test, p_value, ratio, low, high, minimum_effect)
+
+
+def _within_minimum_effect(low: float | None, high: float | None, minimum_effect: float) -> bool:
+    """The interval lies strictly inside (1 - m, 1 + m): a bound on the edge
+    allows a difference of m, which counts. No interval bounds nothing."""
+    if low is None or high is None:
+        return False
+    return 1 - minimum_effect < low and high < 1 + minimum_effect
 
 
 def _single_unrepeated(side: Sequence[RunValues]) -> bool:

@@ -43,9 +43,20 @@ class RatioField(serializers.FloatField):
 
 class ComparisonVerdictOutput(serializers.Serializer):
     verdict = serializers.ChoiceField(
-        choices=["better", "worse", "higher", "lower", "within noise", "insufficient data"],
-        help_text="against the reference series at this x; higher/lower for a metric without "
-        "a direction",
+        choices=[
+            "better",
+            "worse",
+            "higher",
+            "lower",
+            "equivalent",
+            "inconclusive",
+            "insufficient data",
+        ],
+        help_text="against the reference series at this x: better/worse when p < 0.05 and the "
+        "ratio at least minimum_effect from 1 (higher/lower for a metric without a direction); "
+        "equivalent when its 95 % interval ratio_low-ratio_high lies within 1 ± minimum_effect; "
+        "inconclusive when neither (the interval reaches past a bound); insufficient data when "
+        "no test can tell",
     )
     test = serializers.CharField(
         allow_null=True,

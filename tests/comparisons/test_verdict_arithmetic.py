@@ -507,15 +507,15 @@ def test_welchs_interval_needs_two_positive_values_a_side_and_a_spread(x, y):
     assert welch_log_interval(x, y) is None
 
 
-def test_a_bootstrap_within_noise_has_an_interval_that_holds_one():
+def test_an_inconclusive_bootstrap_has_an_interval_that_holds_one():
     """Three repetitions a side, one far out: the p (Welch's, 0.22) said
-    within noise while the bootstrap's interval, 1.08-1.6, left 1 out."""
+    no difference while the bootstrap's interval, 1.08-1.6, left 1 out."""
     candidate = [RunValues(112, (110, 112, 160))]
     reference = [RunValues(101, (100, 101, 102))]
 
     judged = verdict(candidate, reference, direction="higher")
 
-    assert (judged.test, judged.verdict) == ("bootstrap", "within noise")
+    assert (judged.test, judged.verdict) == ("bootstrap", "inconclusive")
     assert judged.ratio_low < 1 < judged.ratio_high
     welch = welch_log_interval([110, 112, 160], [100, 101, 102])
     assert (judged.ratio_low, judged.ratio_high) == (
