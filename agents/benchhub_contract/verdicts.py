@@ -33,7 +33,8 @@ The words say what the test showed, with ``m`` the ``minimum_effect``
   (1 - m, 1 + m), so any difference the data allow is smaller than ``m``
   (the interval rule; two one-sided tests at 2.5 % each);
 - ``inconclusive``: neither; the interval reaches past a bound, so the data
-  cannot tell a difference of ``m`` from none. A 0.3 % difference measured a
+  cannot tell whether the difference reaches ``m`` (also where p < ``ALPHA``
+  but the ratio is closer to 1 than ``m``). A 0.3 % difference measured a
   million times is ``equivalent``; a 71 % one with an interval of 0.86 to
   2.63 is ``inconclusive``, never "the same";
 - ``insufficient data``: no test can tell (one unrepeated value, too few

@@ -124,7 +124,7 @@ def test_a_verdict_without_an_interval_says_there_is_none():
         "mann-whitney-u, p = 0.333; ratio 1.21, no 95 % interval "
         "(too few runs or operations to bound one, or a value of 0 or less); "
         "inconclusive: the interval reaches past \u00b15 %, so the data cannot tell "
-        "a 5 % difference from none"
+        "whether the difference reaches 5 %"
     )
     assert verdict_label(judged) == "inconclusive: no 95 % interval"
 
@@ -144,7 +144,8 @@ def test_an_inconclusive_cell_shows_its_interval_beside_the_word():
     assert (
         '<span class="verdict verdict-inconclusive" title="mann-whitney-u, p = 0.111; ratio 1.713, '
         "95 % interval 0.8562 to 2.632; inconclusive: the interval reaches past \u00b15 %, so the "
-        'data cannot tell a 5 % difference from none">? inconclusive: 0.856\u20132.63 \u00d7</span>'
+        'data cannot tell whether the difference reaches 5 %">'
+        "? inconclusive: 0.856\u20132.63 \u00d7</span>"
     ) in cells
     # the interval once: beside the word, not again under it
     assert '<span class="verdict-numbers">p = 0.11 \u00b7 ratio 1.71</span>' in cells

@@ -127,7 +127,7 @@ def _meaning(verdict: Verdict) -> str:
     if verdict.verdict == INCONCLUSIVE:
         return (
             f"inconclusive: the interval reaches past \u00b1{effect}, so the data cannot tell "
-            f"a {effect} difference from none"
+            f"whether the difference reaches {effect}"
         )
     return f"{verdict.verdict}: p < 0.05 and at least {effect} apart"
 
