@@ -20,6 +20,7 @@ from benchhub_contract.verdicts import (
     verdict,
 )
 
+from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
@@ -350,3 +351,45 @@ def test_few_runs_are_judged_from_their_stored_repetitions(anonymous_api, bob):
         1.1,
     )
     assert judged["ratio_low"] < 1 < judged["ratio_high"]
+
+
+SEED_002_TOTALS = {
+    "benchmark": "sql-bench",
+    "metric": "seconds",
+    "x": "param.operation",
+    "series": "filesystem",
+    "param.operation": "TOTALS",
+}
+
+
+@pytest.mark.django_db
+def test_seed_002_totals_read_inconclusive_with_their_interval_everywhere(anonymous_api, client):
+    """The articles' UFS runs against their ZFS runs, five TOTALS against
+    four: ratio 1.71 (265.5 / 155), p = 1/9, 95 % interval 0.856-2.63.
+    Nothing shows the two as the same."""
+    articles_load()
+
+    body = anonymous_api.get(URL, SEED_002_TOTALS).json()
+    csv_text = anonymous_api.get(URL, {**SEED_002_TOTALS, "format": "csv"}).content.decode()
+    page = client.get("/compare/", SEED_002_TOTALS).content.decode()
+
+    (zfs,) = body["series"][1]["points"]
+    assert zfs["verdict"] == {
+        "verdict": "inconclusive",
+        "test": "mann-whitney-u",
+        "p_value": pytest.approx(1 / 9),
+        "ratio": 1.71290322581,  # 265.5 / 155
+        # the second-smallest and -largest of the 20 ratios of a ZFS run to a
+        # UFS run (exact U, 5 against 4: k = 2)
+        "ratio_low": 0.856209150327,  # 262 / 306
+        "ratio_high": 2.63157894737,  # 400 / 152
+        "minimum_effect": 0.05,
+    }
+    (row,) = [r for r in csv.DictReader(io.StringIO(csv_text)) if r["series"] == "zfs"]
+    assert (row["verdict"], row["ratio_low"], row["ratio_high"]) == (
+        "inconclusive",
+        "0.856209150327",
+        "2.63157894737",
+    )
+    assert "? inconclusive: 0.856\u20132.63 \u00d7</span>" in page
+    assert "within noise" not in page + csv_text
