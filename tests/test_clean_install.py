@@ -12,6 +12,7 @@ gunicorn and the worker run from that virtualenv on loopback.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -76,12 +77,18 @@ def started_worker(python: Path, environment: dict[str, str], log: Path) -> subp
 def test_the_venv_holds_requirements_txt_only(fresh_venv):
     python = fresh_venv / "bin" / "python"
 
+    # without the PYTHONPATH a worktree's test run sets (agents/): only what is installed
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
     def importable(module: str) -> bool:
-        return subprocess.run([str(python), "-c", f"import {module}"], check=False).returncode == 0
+        done = subprocess.run([str(python), "-c", f"import {module}"], env=environment, check=False)
+        return done.returncode == 0
 
     assert not importable("pytest")  # so it cannot bring packaging along
     assert importable("packaging")  # because requirements.txt pins it
     assert importable("kombu.transport.redis")
+    # the verdict statistics, which the server imports from the agent's distribution
+    assert importable("benchhub_contract.verdicts")
 
 
 def test_an_upload_with_redis_and_a_worker_from_the_fresh_venv_is_201(fresh_venv, alice, tmp_path):

@@ -1,10 +1,12 @@
 """``run --like``'s table: that run, yours, the difference and its verdict, and the baseline.
 
 Per point of the parameter space and metric: the published run's value and
-yours, the difference in %, and whether it is real — ``verdict.verdict``, the
-server's own rule (the repetitions' samples of both runs; "within noise"
-unless significant and at least 5 % apart; "insufficient data" for an
-unrepeated value) — then the server's baseline for the published run's
+yours, the difference in %, and what the test of it showed —
+``benchhub_contract.verdicts``, the rule the server judges with (the
+repetitions' samples of both runs; "better"/"worse" when significant and at
+least 5 % apart, "equivalent" when the ratio's 95 % interval lies within
+±5 %, "inconclusive" with that interval otherwise, "insufficient data" for
+an unrepeated value) — then the server's baseline for the published run's
 comparability key (its fingerprint): the community median, how many results
 it is made of, and your percentile among them.
 """
@@ -18,10 +20,11 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
+from benchhub_contract.verdicts import INCONCLUSIVE, RunValues, verdict
+
 from .benchmarks.base import Measurement
 from .schema import metric_catalog
 from .upload import HttpError, get_json
-from .verdict import RunValues, verdict
 
 COMPARISON_HEADER = [
     "point",
@@ -33,8 +36,9 @@ COMPARISON_HEADER = [
     "your percentile",
 ]
 VERDICT_NOTE = (
-    "verdict: the server's rule on both runs' repetitions (bootstrap of the ratio of medians, "
-    "p < 0.05 and at least 5 % apart); 'within noise' otherwise"
+    "verdict: the server's rule on both runs' repetitions (bootstrap of the ratio of medians): "
+    "better/worse when p < 0.05 and at least 5 % apart; equivalent when the ratio's 95 % "
+    "interval lies within +-5 %; inconclusive otherwise, with that interval (yours / that run's)"
 )
 NO_BASELINE = "no baseline yet"
 
@@ -104,7 +108,13 @@ def _verdict(mine: Measurement, other: dict[str, Any], direction: str) -> str:
     candidate = [RunValues(float(mine.value), tuple(float(s) for s in mine.samples))]
     samples = tuple(float(s) for s in other.get("samples") or ())
     reference = [RunValues(float(other["value"]), samples)]
-    return verdict(candidate, reference, direction=direction).verdict
+    judged = verdict(candidate, reference, direction=direction)
+    if judged.verdict != INCONCLUSIVE:
+        return judged.verdict
+    # with the interval that makes it so: how far either way the data still allow
+    if judged.ratio_low is None or judged.ratio_high is None:
+        return f"{INCONCLUSIVE}: no 95% interval"
+    return f"{INCONCLUSIVE}: {judged.ratio_low:.3g}-{judged.ratio_high:.3g}x"
 
 
 def _difference(mine: float, theirs: float) -> str:

@@ -8,6 +8,7 @@ direction and samples); the repeats run on the real PostgreSQL and MariaDB.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from benchhub_agent import document
 from benchhub_agent.benchmarks.base import Measurement
 from benchhub_agent.compare import comparison_rows
 from benchhub_agent.replay import CannotReplay, convert_sort_memory, replay
-from benchhub_agent.verdict import RunValues, verdict
+from benchhub_contract.verdicts import RunValues, verdict
 from contract_server import TOKEN, ContractServer
 from test_cli import agent
 
@@ -369,10 +370,40 @@ def test_a_clear_difference_in_repeated_samples_is_named_by_direction():
     assert verdict(fast, slow, direction="lower").verdict == "worse"
 
 
-def test_a_difference_below_the_minimum_effect_is_within_noise():
+def test_a_difference_well_inside_the_minimum_effect_is_equivalent():
     a = [RunValues(100.0, (100.0, 100.1, 99.9, 100.0))]
     b = [RunValues(103.0, (103.0, 103.1, 102.9, 103.0))]  # significant, but only 3 %
-    assert verdict(b, a, direction="higher").verdict == "within noise"
+    judged = verdict(b, a, direction="higher")
+    assert 0.95 < judged.ratio_low < judged.ratio_high < 1.05
+    assert judged.verdict == "equivalent"
+
+
+def test_an_overlapping_repeat_is_inconclusive_and_the_table_shows_its_interval():
+    """12 % faster on the median, but the repetitions overlap: the test
+    cannot tell, and the row says how far either way the data allow."""
+    mine = [Measurement("throughput", 112.0, "tx/s", {"clients": 4}, [96.5, 112.0, 131.0])]
+    theirs = [
+        {
+            "metric": "throughput",
+            "value": 100.0,
+            "parameters": {"clients": 4},
+            "samples": [88.0, 100.0, 121.5, 95.0],
+            "direction": "higher",
+        }
+    ]
+    # no fingerprint: no baseline asked for, so no server is reached
+    (row,) = comparison_rows("http://127.0.0.1:9", None, mine, theirs)
+    judged = verdict(
+        [RunValues(112.0, (96.5, 112.0, 131.0))],
+        [RunValues(100.0, (88.0, 100.0, 121.5, 95.0))],
+        direction="higher",
+    )
+    assert judged.verdict == "inconclusive"
+    assert judged.ratio_low < 0.95 and judged.ratio_high > 1.05
+    low, high = re.fullmatch(r"inconclusive: ([\d.]+)-([\d.]+)x", row[4]).groups()
+    assert float(low) == pytest.approx(judged.ratio_low, rel=5e-3)
+    assert float(high) == pytest.approx(judged.ratio_high, rel=5e-3)
+    assert row[3] == "+12.0%"
 
 
 def test_an_unrepeated_value_is_insufficient_data():

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from typing import Any, NamedTuple
 
-from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.verdicts import (
     MIN_RUNS_FOR_U,
     RunValues,
     Verdict,
@@ -31,6 +30,8 @@ from benchhub.comparisons.verdicts import (
     values_verdict,
     verdict,
 )
+
+from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 

@@ -3,6 +3,7 @@ chart draws, as JSON or CSV."""
 
 from __future__ import annotations
 
+from benchhub_contract.verdicts import Verdict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -15,7 +16,6 @@ from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.exports import comparison_csv_response, ratio_rounded, relative_rounded
 from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
 from benchhub.comparisons.selectors import comparison_build
-from benchhub.comparisons.verdicts import Verdict
 from benchhub.lib.api import ApiError
 from benchhub.results.apis import PARAMETER_DOCS
 from benchhub.results.filters import MeasurementFilter
@@ -43,9 +43,20 @@ class RatioField(serializers.FloatField):
 
 class ComparisonVerdictOutput(serializers.Serializer):
     verdict = serializers.ChoiceField(
-        choices=["better", "worse", "higher", "lower", "within noise", "insufficient data"],
-        help_text="against the reference series at this x; higher/lower for a metric without "
-        "a direction",
+        choices=[
+            "better",
+            "worse",
+            "higher",
+            "lower",
+            "equivalent",
+            "inconclusive",
+            "insufficient data",
+        ],
+        help_text="against the reference series at this x: better/worse when p < 0.05 and the "
+        "ratio at least minimum_effect from 1 (higher/lower for a metric without a direction); "
+        "equivalent when its 95 % interval ratio_low-ratio_high lies within 1 ± minimum_effect; "
+        "inconclusive when neither (the interval reaches past a bound); insufficient data when "
+        "no test can tell",
     )
     test = serializers.CharField(
         allow_null=True,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import io
 
+from benchhub_contract.verdicts import Verdict
 from django.http import HttpResponse
 
 from benchhub.comparisons.aggregation import Comparison
-from benchhub.comparisons.verdicts import Verdict
 from benchhub.results.exports import csv_cell
 
 COLUMNS = (

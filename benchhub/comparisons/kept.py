@@ -376,15 +376,17 @@ def answer_key(parts: tuple) -> str:
 
 @cache
 def code_digest() -> str:
-    """Of every Python file of benchhub and of the agent's package (whose
-    schema the filters read): a release that changes any of them keeps
-    nothing from the one before."""
+    """Of every Python file of benchhub, of the agent's package (whose
+    schema the filters read) and of the contract package (whose verdicts
+    the answers carry): a release that changes any of them keeps nothing
+    from the one before."""
     import benchhub_agent
+    import benchhub_contract
 
     import benchhub
 
     digest = hashlib.sha256()
-    for package in (benchhub, benchhub_agent):
+    for package in (benchhub, benchhub_agent, benchhub_contract):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*.py")):
             digest.update(str(path.relative_to(root)).encode())

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchhub.comparisons.verdicts import DEFAULT_MINIMUM_EFFECT
+from benchhub_contract.verdicts import DEFAULT_MINIMUM_EFFECT
+
 from benchhub.results.filters import PARAM_NAME, RUN_FIELDS, known_values
 from benchhub.results.models import Metric
 

@@ -24,14 +24,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from benchhub.comparisons.aggregation import NO_RUNS, Comparison, verdict_reference
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.verdicts import (
     Verdict,
     geometric_mean_insufficient,
     geometric_mean_verdict,
     ratio_of,
     values_verdict,
 )
+
+from benchhub.comparisons.aggregation import NO_RUNS, Comparison, verdict_reference
 
 # Units a sum of makes sense for (the catalog's time units).
 ADDITIVE_UNITS = {"s", "ms", "us", "min", "h"}

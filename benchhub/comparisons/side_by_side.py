@@ -16,11 +16,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchhub_contract.verdicts import RunValues, Verdict, ratio_of, verdict
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from benchhub.comparisons.verdicts import RunValues, Verdict, ratio_of, verdict
 from benchhub.results import selectors
 from benchhub.results.models import Measurement, Run
 

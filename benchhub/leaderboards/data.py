@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchhub_contract.verdicts import Verdict
 from django.urls import reverse
 
-from benchhub.comparisons.verdicts import Verdict
 from benchhub.leaderboards.selectors import Leaderboard, Row
 
 

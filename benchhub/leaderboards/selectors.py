@@ -17,13 +17,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchhub_contract.verdicts import RunValues, Verdict, verdict
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
 
-from benchhub.comparisons.verdicts import RunValues, Verdict, verdict
 from benchhub.results import selectors
 from benchhub.results.filters import MeasurementFilter
 from benchhub.results.headlines import headline_rules

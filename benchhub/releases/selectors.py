@@ -14,12 +14,12 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from benchhub_contract.verdicts import RunValues, Verdict, verdict
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Case, F, IntegerField, Q, Value, When, Window
 from django.db.models.functions import RowNumber
 from rest_framework.exceptions import ValidationError
 
-from benchhub.comparisons.verdicts import RunValues, Verdict, verdict
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
 from benchhub.results.models import Client, Hardware, OperatingSystem, Storage

@@ -143,14 +143,15 @@
   };
 
   // Each point's verdict against the reference series, drawn above it
-  // with the same glyphs as the table.
+  // with the same glyphs as the table (templatetags/comparisons.py, _MARKS).
   const VERDICT_MARKS = {
     better: ["▲", "#1b7a3a"],
     worse: ["▼", "#b3261e"],
     higher: ["▲", "#5b6472"],
     lower: ["▼", "#5b6472"],
-    "within noise": ["≈", "#5b6472"],
-    "insufficient data": ["?", "#9aa1ad"],
+    equivalent: ["=", "#5b6472"],
+    inconclusive: ["?", "#5b6472"],
+    "insufficient data": ["…", "#9aa1ad"],
   };
   const verdictMarkers = {
     id: "benchhubVerdictMarkers",
@@ -179,6 +180,19 @@
     },
   };
 
+  // The verdict's word as the table labels it (verdict_label): inconclusive
+  // with the interval that makes it so.
+  function verdictLabel(verdict) {
+    if (verdict.verdict !== "inconclusive") {
+      return verdict.verdict;
+    }
+    if (verdict.ratio_low === null || verdict.ratio_high === null) {
+      return "inconclusive: no 95 % interval";
+    }
+    const short = (value) => String(Number(value.toPrecision(3)));
+    return "inconclusive: " + short(verdict.ratio_low) + "–" + short(verdict.ratio_high) + " ×";
+  }
+
   function verdictLine(verdict) {
     if (!verdict) {
       return null;
@@ -186,9 +200,9 @@
     if (verdict.test === null) {
       return "verdict: " + verdict.verdict;
     }
-    let line = "verdict: " + verdict.verdict + " (" + verdict.test + ", p = " + verdict.p_value.toPrecision(2);
+    let line = "verdict: " + verdictLabel(verdict) + " (" + verdict.test + ", p = " + verdict.p_value.toPrecision(2);
     line += "; ratio " + number(verdict.ratio);
-    if (verdict.ratio_low !== null) {
+    if (verdict.ratio_low !== null && verdict.verdict !== "inconclusive") {
       line += ", 95 % " + number(verdict.ratio_low) + "–" + number(verdict.ratio_high);
     }
     return line + ")";

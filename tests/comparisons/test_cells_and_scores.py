@@ -145,7 +145,7 @@ def test_a_point_where_the_reference_has_no_cell_gets_no_verdict():
 
     (_, zfs) = comparison_with_verdicts(comparison, {}).series
 
-    assert zfs.points[0].verdict.verdict == "within noise"
+    assert zfs.points[0].verdict.verdict == "inconclusive"  # 10-13 against 10-13: 0.77-1.3
     assert zfs.points[1].verdict is None
 
 
@@ -265,7 +265,9 @@ def test_the_scores_judge_with_the_querys_minimum_effect():
     assert scored(medians)[0].geometric_mean.verdict.verdict == "worse"
     (row,) = scored(medians, minimum_effect=0.3)
     assert row.totals.verdict.minimum_effect == row.geometric_mean.verdict.minimum_effect == 0.3
-    assert row.totals.verdict.verdict == row.geometric_mean.verdict.verdict == "within noise"
+    assert (
+        row.totals.verdict.verdict == row.geometric_mean.verdict.verdict == "equivalent"
+    )  # 1.2 within 1 ± 0.3
 
 
 def test_a_metric_that_does_not_add_up_has_no_totals():

@@ -146,7 +146,7 @@ def test_each_series_totals_are_judged_against_the_reference_over_its_own_operat
     assert summary["ext2"]["totals"]["verdict"]["verdict"] == "worse"
     assert summary["xfs"]["operations"] == 5
     assert summary["xfs"]["totals"]["reference"] == pytest.approx(41 + 5 * 0.025)  # medians
-    assert summary["xfs"]["totals"]["verdict"]["verdict"] == "within noise"
+    assert summary["xfs"]["totals"]["verdict"]["verdict"] == "equivalent"
     assert summary["xfs"]["totals"]["verdict"]["p_value"] == 1.0
 
 

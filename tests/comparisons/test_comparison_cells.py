@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from benchhub_contract.verdicts import Verdict
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
@@ -17,10 +18,10 @@ from benchhub.comparisons.templatetags.comparisons import (
     figure,
     verdict_class,
     verdict_detail,
+    verdict_label,
     verdict_mark,
     verdict_numbers,
 )
-from benchhub.comparisons.verdicts import Verdict
 
 MISSING = mark_safe('<span class="missing" title="no measurement">\u2014</span>')
 
@@ -48,7 +49,7 @@ def format_html_cell(point: Any, reference: Any, unit: str) -> SafeString:
             verdict_class(verdict),
             verdict_detail(verdict),
             verdict_mark(verdict),
-            verdict.verdict,
+            verdict_label(verdict),
         )
         if verdict_numbers(verdict):
             html = format_html(
@@ -65,7 +66,7 @@ def random_verdict(rng: random.Random) -> Verdict | None:
         return Verdict("insufficient data", None, None, rng.choice((None, 1.5)), None, None, 0.05)
     low, high = (None, None) if kind == "no interval" else (rng.uniform(0.5, 1), rng.uniform(1, 2))
     return Verdict(
-        rng.choice(("better", "worse", "higher", "lower", "within noise")),
+        rng.choice(("better", "worse", "higher", "lower", "equivalent", "inconclusive")),
         "mann-whitney-u" if kind == "u" else "bootstrap",
         rng.choice((0.0, 1e-12, 0.04999, 1.0)),
         rng.uniform(0.5, 2),
@@ -118,8 +119,53 @@ def test_a_unit_with_markup_is_escaped():
 
 
 def test_a_verdict_without_an_interval_says_there_is_none():
-    judged = Verdict("within noise", "mann-whitney-u", 0.333, 1.21, None, None, 0.05)
+    judged = Verdict("inconclusive", "mann-whitney-u", 0.333, 1.21, None, None, 0.05)
     assert verdict_detail(judged) == (
         "mann-whitney-u, p = 0.333; ratio 1.21, no 95 % interval "
-        "(too few runs or operations to bound one, or a value of 0 or less)"
+        "(too few runs or operations to bound one, or a value of 0 or less); "
+        "inconclusive: the interval reaches past \u00b15 %, so the data cannot tell "
+        "whether the difference reaches 5 %"
     )
+    assert verdict_label(judged) == "inconclusive: no 95 % interval"
+
+
+# seed 002's TOTALS, UFS against ZFS, as the comparison gives it
+SEED_002_TOTALS = Verdict(
+    "inconclusive", "mann-whitney-u", 0.1111111111111111, 1.71290322581, 0.856209150327,
+    2.63157894737, 0.05,
+)  # fmt: skip
+
+
+def test_an_inconclusive_cell_shows_its_interval_beside_the_word():
+    point = Point(
+        x="TOTALS", value=265.5, n=4, min=255.0, max=400.0, relative=171.29, verdict=SEED_002_TOTALS
+    )
+    cells = comparison_cells([point], "ufs", "s")
+    assert (
+        '<span class="verdict verdict-inconclusive" title="mann-whitney-u, p = 0.111; ratio 1.713, '
+        "95 % interval 0.8562 to 2.632; inconclusive: the interval reaches past \u00b15 %, so the "
+        'data cannot tell whether the difference reaches 5 %">'
+        "? inconclusive: 0.856\u20132.63 \u00d7</span>"
+    ) in cells
+    # the interval once: beside the word, not again under it
+    assert '<span class="verdict-numbers">p = 0.11 \u00b7 ratio 1.71</span>' in cells
+
+
+@pytest.mark.parametrize(
+    ("word", "mark", "meaning"),
+    [
+        ("better", "\u25b2", "better: p < 0.05 and at least 5 % apart"),
+        ("lower", "\u25bc", "lower: p < 0.05 and at least 5 % apart"),
+        (
+            "equivalent",
+            "=",
+            "equivalent: the interval lies within \u00b15 %, so any difference is smaller",
+        ),
+    ],
+)
+def test_each_word_has_its_mark_and_says_what_it_means(word, mark, meaning):
+    judged = Verdict(word, "bootstrap", 0.0123, 0.97, 0.961, 0.983, 0.05)
+    assert verdict_mark(judged) == mark
+    assert verdict_label(judged) == word
+    assert verdict_detail(judged).endswith("; " + meaning)
+    assert verdict_numbers(judged) == "p = 0.012 \u00b7 ratio 0.97 (0.961\u20130.983)"

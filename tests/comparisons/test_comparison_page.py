@@ -459,7 +459,8 @@ def test_each_table_cell_shows_value_spread_and_verdict_or_a_dash(client, bob):
     assert re.fullmatch(
         r'<span class="value">66\.9421</span> <span class="absolute">202\.5&nbsp;tx/s</span> '
         r'<span class="n">n=4, 190\u2013210</span> <span class="verdict verdict-worse" '
-        r'title="mann-whitney-u, p = 0\.0286; ratio 0\.6694, 95 % interval [0-9.]+ to [0-9.]+">'
+        r'title="mann-whitney-u, p = 0\.0286; ratio 0\.6694, 95 % interval [0-9.]+ to [0-9.]+; '
+        r'worse: p &lt; 0\.05 and at least 5 % apart">'
         r"▼ worse</span> "
         r'<span class="verdict-numbers">p = 0\.029 · ratio 0\.669 \([0-9.]+\u2013[0-9.]+\)</span>',
         cells[1],

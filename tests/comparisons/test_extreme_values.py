@@ -12,8 +12,8 @@ import json
 import math
 
 import pytest
+from benchhub_contract.verdicts import RunValues, verdict
 
-from benchhub.comparisons.verdicts import RunValues, verdict
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sql_bench_document, sweep_document
@@ -171,4 +171,4 @@ def test_a_bootstrap_whose_resamples_reach_infinity_has_no_bound_there():
     # of e (1 and 5e-324) and the candidate sits 41 above 1: Welch's t test
     # of the logs, which bounds the bootstrap's p, says 0.056. No winner.
     assert judged.p_value == pytest.approx(0.0555, abs=5e-4)
-    assert judged.verdict == "within noise"
+    assert judged.verdict == "inconclusive"

@@ -14,18 +14,20 @@ import random
 import statistics
 
 import pytest
-
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.inference import (
     _KEPT_DRAWS,
+    _packed_bootstrap_means,
+    bootstrap_means,
+    sign_flip_p,
+)
+from benchhub_contract.verdicts import (
     BOOTSTRAP_ROUNDS,
     SEED,
     Verdict,
-    _bootstrap_means,
-    _packed_bootstrap_means,
-    _sign_flip_p,
     geometric_mean_insufficient,
     geometric_mean_verdict,
 )
+
 from tests.comparisons.test_verdict_arithmetic import t_tail_by_integration
 
 
@@ -95,7 +97,7 @@ def test_the_score_is_the_geometric_mean_with_the_wider_of_two_intervals_and_the
     assert (p_value, low, high) == (t_p, math.exp(t_low), math.exp(t_high))
     assert bootstrap_p(means) < t_p
     assert 0.7 < low < 1 < high < 5.0  # neither the extremes nor outside them
-    assert (result.verdict, result.minimum_effect) == ("within noise", 0.1)
+    assert (result.verdict, result.minimum_effect) == ("inconclusive", 0.1)
 
 
 def test_the_far_side_is_above_one_when_the_operations_lean_below_it():
@@ -123,7 +125,7 @@ def test_one_operation_far_out_is_no_difference_the_t_test_would_not_call():
     t_p, t_low, t_high = t_by_the_book(ONE_FAR)
     assert bootstrap_p(means) < 0.01 < 0.05 < t_p
     assert result.p_value == pytest.approx(t_p, rel=1e-6)
-    assert result.verdict == "within noise"
+    assert result.verdict == "inconclusive"
     # the bounds from either side: the lower the t test's, the upper the bootstrap's
     assert result.ratio_low == pytest.approx(math.exp(t_low), rel=1e-9)
     assert result.ratio_high == pytest.approx(interval(means)[1], rel=1e-9)
@@ -165,9 +167,7 @@ def flipped_p(ratios: list[float]) -> float:
      1.05, 1.25], [2.0, 0.7, 1.45, 0.95, 1.6, 0.85, 1.3, 0.9, 1.1, 5.0]],
 )  # fmt: skip
 def test_up_to_ten_operations_the_p_value_is_the_exact_sign_flip_tests(ratios):
-    assert _sign_flip_p([math.log(r) for r in ratios]) == pytest.approx(
-        flipped_p(ratios), abs=1e-12
-    )
+    assert sign_flip_p([math.log(r) for r in ratios]) == pytest.approx(flipped_p(ratios), abs=1e-12)
     result = geometric_mean_verdict(ratios, direction="higher")
     if len(ratios) < 6:  # see test_up_to_five_operations_are_insufficient_data
         assert (result.test, result.p_value) == (None, None)
@@ -262,14 +262,15 @@ def test_a_score_of_exactly_one_has_p_one():
     # ln 0.5 + ln 2 + ln 0.25 + ln 4 + ln 1 + ln 1 = 0: every pattern is as far from 0 as 0 is.
     ratios = [0.5, 2.0, 0.25, 4.0, 1.0, 1.0]
     result = geometric_mean_verdict(ratios, direction="higher", minimum_effect=0.0)
-    assert (result.ratio, result.p_value, result.verdict) == (1.0, 1.0, "within noise")
+    assert (result.ratio, result.p_value, result.verdict) == (1.0, 1.0, "inconclusive")
 
 
-def test_a_consistent_difference_below_the_minimum_effect_is_noise():
+def test_a_consistent_difference_below_the_minimum_effect_is_equivalent():
     small = [1.04, 1.03, 1.045, 1.035, 1.02, 1.041]
     result = geometric_mean_verdict(small, direction="higher")
     assert result.p_value == 2 / 64
-    assert result.verdict == "within noise"
+    assert (result.ratio_low, result.ratio_high) == (1.02, 1.045)  # the least and greatest
+    assert result.verdict == "equivalent"
     larger = [1.06, 1.07, 1.08, 1.065, 1.09, 1.075]
     assert geometric_mean_verdict(larger, direction="higher").verdict == "better"
 
@@ -359,4 +360,4 @@ def test_halfway_sums_round_to_even_as_fsum_does():
 
 def test_more_operations_than_kept_draws_take_the_plain_path_with_the_same_answer():
     logs = random_logs(random.Random(5), _KEPT_DRAWS + 1)
-    assert _bootstrap_means(logs, SEED) == fsum_means(logs, SEED)
+    assert bootstrap_means(logs, SEED) == fsum_means(logs, SEED)

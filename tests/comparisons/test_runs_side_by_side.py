@@ -11,8 +11,8 @@ import re
 import statistics
 
 import pytest
+from benchhub_contract.verdicts import RunValues, verdict
 
-from benchhub.comparisons.verdicts import RunValues, verdict
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import example_document, sweep_document

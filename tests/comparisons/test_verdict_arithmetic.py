@@ -11,25 +11,26 @@ import random
 import statistics
 
 import pytest
-
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.inference import (
+    UTest,
+    _normal_approximation,
+    _order_statistic_interval,
+    _t_critical,
+    bootstrap_ratios,
+    mann_whitney_u,
+    quantile,
+    student_t_sf2,
+    u_interval,
+    welch_log_interval,
+    welch_p,
+)
+from benchhub_contract.verdicts import (
     BOOTSTRAP_ROUNDS,
     SEED,
     RunValues,
-    UTest,
     Verdict,
-    _bootstrap_ratios,
-    _normal_approximation,
-    _order_statistic_interval,
-    _quantile,
     _samples,
-    _t_critical,
-    _u_interval,
-    mann_whitney_u,
-    student_t_sf2,
     verdict,
-    welch_log_interval,
-    welch_p,
 )
 
 
@@ -87,11 +88,11 @@ def test_no_interval_when_a_side_has_a_value_that_has_no_logarithm(x, y):
 )
 def test_bootstrap_percentiles_interpolate_between_the_closest_ranks(q, expected):
     # numpy.quantile([1, 2, 4, 8, 100], q) gives the same
-    assert _quantile([1.0, 2.0, 4.0, 8.0, 100.0], q) == pytest.approx(expected, rel=1e-12)
+    assert quantile([1.0, 2.0, 4.0, 8.0, 100.0], q) == pytest.approx(expected, rel=1e-12)
 
 
 def test_resamples_whose_reference_median_is_zero_are_left_out():
-    ratios = _bootstrap_ratios([2.0, 2.0], [0.0, 0.0, 1.0], random.Random(7))
+    ratios = bootstrap_ratios([2.0, 2.0], [0.0, 0.0, 1.0], random.Random(7))
 
     # the reference resample's median is 0 (left out) or 1 (ratio 2)
     assert 0 < len(ratios) < BOOTSTRAP_ROUNDS
@@ -99,7 +100,7 @@ def test_resamples_whose_reference_median_is_zero_are_left_out():
 
 
 def test_bootstrap_ratios_are_sorted_and_come_from_both_sides():
-    ratios = _bootstrap_ratios([30.0, 10.0, 20.0], [5.0, 1.0, 2.0], random.Random(7))
+    ratios = bootstrap_ratios([30.0, 10.0, 20.0], [5.0, 1.0, 2.0], random.Random(7))
 
     assert len(ratios) == BOOTSTRAP_ROUNDS
     assert ratios == sorted(ratios)
@@ -279,7 +280,7 @@ def test_a_bootstrap_without_a_usable_resample_keeps_the_ratio_and_the_minimum_e
 def test_the_bootstrap_p_value_is_twice_the_far_side_share_ties_on_both_sides():
     # identical repetitions: many resampled ratios are exactly 1 and count on both sides
     side = [RunValues(2.0, (1.0, 2.0, 3.0))]
-    ratios = _bootstrap_ratios(_samples(side), _samples(side), random.Random(SEED))
+    ratios = bootstrap_ratios(_samples(side), _samples(side), random.Random(SEED))
     at_most_one = sum(1 for r in ratios if r <= 1)
     at_least_one = sum(1 for r in ratios if r >= 1)
     assert sum(1 for r in ratios if r == 1) > 100  # the case this test is about
@@ -292,7 +293,7 @@ def test_far_apart_repetitions_get_the_bootstraps_least_p():
     # no resample on the other side: 1 / (2000 + 1), which Welch's p of
     # these tight samples (about 4e-6) does not raise
     candidate, reference = (299.0, 300.0, 301.0), (99.0, 100.0, 101.0)
-    ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    ratios = bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
     assert min(ratios) > 1
     assert welch_p(candidate, reference) < 1e-4
 
@@ -305,7 +306,7 @@ def test_three_against_three_apart_but_spread_get_welchs_p():
     # every resample on one side of 1 (the ranks are apart), but the spread
     # is wide for three values: the bootstrap said 0.0005, Welch says 0.046
     candidate, reference = (112.0, 130.0, 121.0), (100.0, 110.0, 95.0)
-    ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    ratios = bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
     assert min(ratios) > 1
 
     result = verdict(
@@ -406,7 +407,7 @@ def test_the_bootstrap_p_value_is_the_larger_of_its_share_and_welchs(candidate, 
     # candidate is higher, above it when lower): the bootstrap's p is twice
     # their share, each counted once, plus the +1; the verdict's p is that or
     # Welch's t test's of the same samples, whichever is larger.
-    ratios = _bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
+    ratios = bootstrap_ratios(list(candidate), list(reference), random.Random(SEED))
     candidate_higher = statistics.median(candidate) > statistics.median(reference)
     far = sum(1 for r in ratios if (r <= 1 if candidate_higher else r >= 1))
     assert 0 < far < len(ratios) / 4  # the smaller side, not empty: the case at hand
@@ -425,15 +426,15 @@ def test_the_bootstrap_p_value_is_the_larger_of_its_share_and_welchs(candidate, 
 # --- the U test's interval -----------------------------------------------------------
 
 
-def u_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
+def judged_interval(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
     """The interval as a verdict asks for it: exact when its U test was."""
-    return _u_interval(x, y, exact=mann_whitney_u(x, y).exact)
+    return u_interval(x, y, exact=mann_whitney_u(x, y).exact)
 
 
 def test_the_u_tests_interval_of_four_runs_against_four_is_the_extreme_ratios():
     # 4 against 4, exact: P(U = 0) = 1/70 <= 2.5 % < P(U <= 1) = 2/70, so
     # k = 1: the smallest and the largest of the 16 ratios x_i / y_j.
-    low, high = u_interval([10.0, 11.0, 12.5, 13.0], [20.0, 21.0, 22.0, 23.0])
+    low, high = judged_interval([10.0, 11.0, 12.5, 13.0], [20.0, 21.0, 22.0, 23.0])
     assert low == pytest.approx(10.0 / 23.0, rel=1e-12)
     assert high == pytest.approx(13.0 / 20.0, rel=1e-12)
 
@@ -445,7 +446,7 @@ def test_too_few_runs_for_a_95_percent_interval_give_none(m, n):
     # than the truth.
     x = [10.0 + i for i in range(m)]
     y = [30.0 + 2 * i for i in range(n)]
-    assert u_interval(x, y) == (None, None)
+    assert judged_interval(x, y) == (None, None)
     judged = verdict(runs(*x), runs(*y), direction="higher")
     # nor can any test tell at 5 % (2 / C(m + n, m) >= 0.05)
     assert (judged.verdict, judged.ratio_low, judged.ratio_high) == (
@@ -466,7 +467,7 @@ def test_the_interval_beside_the_u_test_covers_the_true_ratio_95_times_in_100(m,
     for _ in range(draws):
         x = sorted(1.3 * math.exp(rng.gauss(0, 1)) for _ in range(m))
         y = sorted(math.exp(rng.gauss(0, 1)) for _ in range(n))
-        low, high = u_interval(x, y)
+        low, high = judged_interval(x, y)
         held += low <= 1.3 <= high
     assert held / draws >= 0.94
 
@@ -506,15 +507,15 @@ def test_welchs_interval_needs_two_positive_values_a_side_and_a_spread(x, y):
     assert welch_log_interval(x, y) is None
 
 
-def test_a_bootstrap_within_noise_has_an_interval_that_holds_one():
+def test_an_inconclusive_bootstrap_has_an_interval_that_holds_one():
     """Three repetitions a side, one far out: the p (Welch's, 0.22) said
-    within noise while the bootstrap's interval, 1.08-1.6, left 1 out."""
+    no difference while the bootstrap's interval, 1.08-1.6, left 1 out."""
     candidate = [RunValues(112, (110, 112, 160))]
     reference = [RunValues(101, (100, 101, 102))]
 
     judged = verdict(candidate, reference, direction="higher")
 
-    assert (judged.test, judged.verdict) == ("bootstrap", "within noise")
+    assert (judged.test, judged.verdict) == ("bootstrap", "inconclusive")
     assert judged.ratio_low < 1 < judged.ratio_high
     welch = welch_log_interval([110, 112, 160], [100, 101, 102])
     assert (judged.ratio_low, judged.ratio_high) == (

@@ -9,15 +9,18 @@ import math
 import random
 
 import pytest
-
-from benchhub.comparisons.verdicts import (
+from benchhub_contract.inference import (
+    mann_whitney_u,
+)
+from benchhub_contract.verdicts import (
     BOOTSTRAP,
     MANN_WHITNEY,
     RunValues,
-    mann_whitney_u,
     values_verdict,
     verdict,
 )
+
+from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
@@ -88,13 +91,15 @@ def test_the_same_difference_is_worse_when_lower_is_better_and_higher_without_di
     assert verdict(slower, faster, direction="none").verdict == "lower"
 
 
-def test_a_significant_difference_smaller_than_the_minimum_effect_is_within_noise():
-    # 3 % apart and perfectly separated: significant, but under 5 %.
+def test_a_significant_difference_smaller_than_the_minimum_effect_is_equivalent():
+    # 3 % apart and perfectly separated: significant, but under 5 %, and its
+    # interval (103 / 100.3 to 103.3 / 100) inside 0.95-1.05.
     result = verdict(
         runs(103, 103.1, 103.2, 103.3), runs(100, 100.1, 100.2, 100.3), direction="higher"
     )
     assert result.p_value < 0.05
-    assert result.verdict == "within noise"
+    assert 0.95 < result.ratio_low < result.ratio_high < 1.05
+    assert result.verdict == "equivalent"
     assert (
         verdict(
             runs(103, 103.1, 103.2, 103.3),
@@ -106,10 +111,11 @@ def test_a_significant_difference_smaller_than_the_minimum_effect_is_within_nois
     )
 
 
-def test_overlapping_runs_are_within_noise_whatever_their_medians():
+def test_overlapping_runs_are_inconclusive_whatever_their_medians():
     result = verdict(runs(90, 130, 100, 125), runs(95, 120, 105, 98), direction="higher")
-    assert result.verdict == "within noise"
+    assert result.verdict == "inconclusive"
     assert result.p_value > 0.05
+    assert result.ratio_low < 0.95 and result.ratio_high > 1.05  # it allows either
 
 
 def test_a_single_unrepeated_value_is_never_a_winner():
@@ -200,11 +206,11 @@ def test_the_bootstrap_of_few_repetitions_keeps_its_false_alarms_below_alpha():
         assert alarms / trials <= 0.05, (runs_a_side, repetitions, alarms)
 
 
-def test_a_bootstrap_of_overlapping_repetitions_is_within_noise():
+def test_a_bootstrap_of_overlapping_repetitions_is_inconclusive():
     candidate = [RunValues(104, (90, 120, 104))]
     reference = [RunValues(100, (85, 115, 100, 110))]
     result = verdict(candidate, reference, direction="higher")
-    assert (result.verdict, result.test) == ("within noise", BOOTSTRAP)
+    assert (result.verdict, result.test) == ("inconclusive", BOOTSTRAP)
     assert result.ratio_low < 1 < result.ratio_high
 
 
@@ -230,7 +236,7 @@ def test_runs_given_as_values_are_judged_as_runs_without_repetitions():
     # every path was taken: insufficient and the U test (runs without
     # repetitions are never bootstrapped), and their verdicts
     assert {test for test, _ in seen} == {None, MANN_WHITNEY}
-    assert {name for _, name in seen} >= {"better", "worse", "within noise", "insufficient data"}
+    assert {name for _, name in seen} >= {"better", "worse", "inconclusive", "insufficient data"}
 
 
 # --- in the API --------------------------------------------------------------------
@@ -280,7 +286,7 @@ def test_minimum_effect_is_a_percentage_and_a_bad_one_is_named(anonymous_api, bo
     two_percent = anonymous_api.get(URL, {**BY_FILESYSTEM, "minimum_effect": "2"}).json()
     bad = anonymous_api.get(URL, {**BY_FILESYSTEM, "minimum_effect": "lots"})
 
-    assert default["series"][1]["points"][0]["verdict"]["verdict"] == "within noise"
+    assert default["series"][1]["points"][0]["verdict"]["verdict"] == "equivalent"
     assert two_percent["series"][1]["points"][0]["verdict"]["verdict"] == "better"
     assert bad.status_code == 400
     assert bad.json()["error"]["details"][0]["path"] == "$.minimum_effect"
@@ -325,7 +331,7 @@ def test_ratios_carry_no_float_noise_in_json_csv_or_the_page(anonymous_api, bob,
 def test_few_runs_are_judged_from_their_stored_repetitions(anonymous_api, bob):
     """Two runs a side, too few for the U test: their repetitions decide.
     Run values alone (100, 100 against 110, 110) would look 10 % apart
-    without any doubt; the repetitions overlap, so it is within noise."""
+    without any doubt; the repetitions overlap, so it is inconclusive."""
     for filesystem, value, samples in (
         ("ext4", 100.0, [80.0, 100.0, 125.0, 95.0]),
         ("ext4", 100.0, [120.0, 100.0, 78.0]),
@@ -340,8 +346,50 @@ def test_few_runs_are_judged_from_their_stored_repetitions(anonymous_api, bob):
 
     judged = body["series"][1]["points"][0]["verdict"]
     assert (judged["verdict"], judged["test"], judged["ratio"]) == (
-        "within noise",
+        "inconclusive",
         "bootstrap",
         1.1,
     )
     assert judged["ratio_low"] < 1 < judged["ratio_high"]
+
+
+SEED_002_TOTALS = {
+    "benchmark": "sql-bench",
+    "metric": "seconds",
+    "x": "param.operation",
+    "series": "filesystem",
+    "param.operation": "TOTALS",
+}
+
+
+@pytest.mark.django_db
+def test_seed_002_totals_read_inconclusive_with_their_interval_everywhere(anonymous_api, client):
+    """The articles' UFS runs against their ZFS runs, five TOTALS against
+    four: ratio 1.71 (265.5 / 155), p = 1/9, 95 % interval 0.856-2.63.
+    Nothing shows the two as the same."""
+    articles_load()
+
+    body = anonymous_api.get(URL, SEED_002_TOTALS).json()
+    csv_text = anonymous_api.get(URL, {**SEED_002_TOTALS, "format": "csv"}).content.decode()
+    page = client.get("/compare/", SEED_002_TOTALS).content.decode()
+
+    (zfs,) = body["series"][1]["points"]
+    assert zfs["verdict"] == {
+        "verdict": "inconclusive",
+        "test": "mann-whitney-u",
+        "p_value": pytest.approx(1 / 9),
+        "ratio": 1.71290322581,  # 265.5 / 155
+        # the second-smallest and -largest of the 20 ratios of a ZFS run to a
+        # UFS run (exact U, 5 against 4: k = 2)
+        "ratio_low": 0.856209150327,  # 262 / 306
+        "ratio_high": 2.63157894737,  # 400 / 152
+        "minimum_effect": 0.05,
+    }
+    (row,) = [r for r in csv.DictReader(io.StringIO(csv_text)) if r["series"] == "zfs"]
+    assert (row["verdict"], row["ratio_low"], row["ratio_high"]) == (
+        "inconclusive",
+        "0.856209150327",
+        "2.63157894737",
+    )
+    assert "? inconclusive: 0.856\u20132.63 \u00d7</span>" in page
+    assert "within noise" not in page + csv_text

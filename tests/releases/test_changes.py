@@ -7,8 +7,8 @@ from __future__ import annotations
 import html
 
 import pytest
+from benchhub_contract.verdicts import RunValues, verdict
 
-from benchhub.comparisons.verdicts import RunValues, verdict
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import example_document, sweep_document

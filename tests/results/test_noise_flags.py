@@ -115,7 +115,7 @@ def test_verdicts_quiet_leaves_noisy_runs_out_of_the_verdict_only(anonymous_api,
     every_run = anonymous_api.get("/api/v1/comparisons/", query).json()
     quiet = anonymous_api.get("/api/v1/comparisons/", {**query, "verdicts": "quiet"}).json()
 
-    assert every_run["series"][1]["points"][0]["verdict"]["verdict"] == "within noise"
+    assert every_run["series"][1]["points"][0]["verdict"]["verdict"] == "inconclusive"
     assert quiet["series"][1]["points"][0]["verdict"]["verdict"] == "better"
     assert quiet["series"][1]["points"][0]["n"] == 8  # the median still counts every run
 

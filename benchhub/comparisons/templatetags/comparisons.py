@@ -8,13 +8,13 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from benchhub_contract.verdicts import EQUIVALENT, INCONCLUSIVE, Verdict
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from benchhub.baselines.histogram import bucket_of
 from benchhub.comparisons.aggregation import label_shown
 from benchhub.comparisons.exports import ratio_rounded, relative_rounded
-from benchhub.comparisons.verdicts import Verdict
 
 register = template.Library()
 
@@ -58,13 +58,17 @@ def lookup(mapping: Any, key: str) -> Any:
     return mapping.get(key, "") if isinstance(mapping, dict) else ""
 
 
+# The chart's glyphs (static/comparisons/compare.js, VERDICT_MARKS): "=" only
+# where the interval shows the two the same within the minimum effect; "?"
+# where it could not tell; "…" where no test could run (more data needed).
 _MARKS = {
     "better": "▲",
     "higher": "▲",
     "worse": "▼",
     "lower": "▼",
-    "within noise": "≈",
-    "insufficient data": "?",
+    "equivalent": "=",
+    "inconclusive": "?",
+    "insufficient data": "…",
 }
 
 
@@ -72,6 +76,19 @@ _MARKS = {
 def verdict_mark(verdict: Verdict) -> str:
     """The glyph the chart draws for this verdict, so the table reads the same."""
     return _MARKS.get(verdict.verdict, "")
+
+
+@register.filter
+def verdict_label(verdict: Verdict) -> str:
+    """The verdict's word; "inconclusive" with the interval that makes it so
+    (seed 002's TOTALS: "inconclusive: 0.856\u20132.63 \u00d7"), so that a
+    reader sees at once how far either way the data still allow."""
+    if verdict.verdict != INCONCLUSIVE:
+        return verdict.verdict
+    _, low, high = _ratios(verdict)
+    if low is None or high is None:
+        return f"{INCONCLUSIVE}: no 95 % interval"
+    return f"{INCONCLUSIVE}: {low:.3g}\u2013{high:.3g} \u00d7"
 
 
 @register.filter
@@ -83,9 +100,9 @@ def verdict_class(verdict: Verdict) -> str:
 def verdict_detail(verdict: Verdict) -> str:
     """How the verdict was reached, for the cell's title."""
     if verdict.test is None:
-        # Verdict does not say which (the agent's copy of the rule carries the
-        # same class): each of them, rather than the first alone, which a
-        # cell of four runs a side against a reference of 0 was told.
+        # Verdict does not say which (the agent judges with the same class):
+        # each of them, rather than the first alone, which a cell of four
+        # runs a side against a reference of 0 was told.
         return (
             "no verdict: a side is a single unrepeated value or a single run, too few runs "
             "(2 against up to 7, 3 against 3 or 4) or operations (up to 5) for any test to "
@@ -99,7 +116,20 @@ def verdict_detail(verdict: Verdict) -> str:
         text += (
             ", no 95 % interval (too few runs or operations to bound one, or a value of 0 or less)"
         )
-    return text
+    return f"{text}; {_meaning(verdict)}"
+
+
+def _meaning(verdict: Verdict) -> str:
+    """What the word says, in the terms of this verdict's minimum effect."""
+    effect = percent(verdict.minimum_effect)
+    if verdict.verdict == EQUIVALENT:
+        return f"equivalent: the interval lies within \u00b1{effect}, so any difference is smaller"
+    if verdict.verdict == INCONCLUSIVE:
+        return (
+            f"inconclusive: the interval reaches past \u00b1{effect}, so the data cannot tell "
+            f"whether the difference reaches {effect}"
+        )
+    return f"{verdict.verdict}: p < 0.05 and at least {effect} apart"
 
 
 @register.filter
@@ -115,7 +145,8 @@ def verdict_numbers(verdict: Verdict) -> str:
         # insufficient data: no test, but the ratio the JSON and CSV give
         return f"ratio {ratio:.3g}"
     text = f"p = {verdict.p_value:.2g} · ratio {ratio:.3g}"
-    if low is not None and high is not None:
+    if low is not None and high is not None and verdict.verdict != INCONCLUSIVE:
+        # (an inconclusive verdict's label carries its interval)
         text += f" ({low:.3g}\u2013{high:.3g})"
     return text
 
@@ -175,7 +206,7 @@ def _cell_html(point: Any, reference: Any, unit: str) -> str:
         html_text = (
             f'{html_text} <span class="verdict {html.escape(verdict_class(verdict))}" '
             f'title="{html.escape(verdict_detail(verdict))}">'
-            f"{html.escape(verdict_mark(verdict))} {html.escape(str(verdict.verdict))}</span>"
+            f"{html.escape(verdict_mark(verdict))} {html.escape(verdict_label(verdict))}</span>"
         )
         numbers = verdict_numbers(verdict)
         if numbers:

@@ -1,36 +1,19 @@
-"""Is a difference real? One cell of a comparison against the reference's
-cell at the same x. Pure Python, standard library only (no Django): the
-agent's ``--like`` verdict can carry a copy of this module as it is.
+"""The tests and intervals the verdicts rest on, standard library only: a
+server and an agent that must agree cannot depend on numpy or scipy.
+``tests/contract/test_statistics_against_scipy.py`` holds each one that
+scipy also has to scipy's answer, to 1e-9, on random uneven data.
 
-The unit of replication is the run: each side is a list of runs, each run
-its value at this point and the samples of its repetitions.
+- Welch's t test and its interval of the ratio of geometric means (of the
+  logs), Student's t distribution (its two-sided tail by the regularized
+  incomplete beta function, its 5 % point by Newton's method);
+- the Mann-Whitney U test (exact, or normal with tie and continuity
+  corrections, as scipy's "auto") and the ratio's interval beside it
+  (Bauer's, or the medians' order statistics for large samples);
+- the exact sign-flip test and its interval (Hartigan's subset means);
+- seeded bootstraps of a ratio of medians and of a mean log ratio.
 
-- Both sides with at least ``MIN_RUNS_FOR_U`` runs: the Mann-Whitney U test
-  (two-sided) on the runs' values; the effect is the ratio of the medians,
-  its 95 % interval from each median's distribution-free interval (order
-  statistics), combined on the log scale.
-- Fewer runs: a bootstrap of the ratio of medians from the runs' repetition
-  samples (a run without samples counts as its one value); the p-value is
-  the two-sided bootstrap share on the other side of 1, or Welch's t
-  test's of the same samples where that is larger (a bootstrap of three
-  repetitions against three, where nothing differs, said p < 0.05 16 % of
-  the time). Without a single repeated run there is nothing to resample but
-  the runs' own values, two or three of them a side, whose bootstrap put
-  every resample on one side of 1 and called two runs against two a winner
-  at p = 0.0005: those are
-  judged by the U test too, whose exact p (1/3 for two runs a side) says
-  what so few runs can show.
-- A side that is a single unrepeated value: ``insufficient data``, never a
-  winner.
-
-A difference counts when it is significant (p < ``ALPHA``) *and* the ratio
-is at least ``minimum_effect`` away from 1 (asv's minimum factor): a 0.3 %
-difference measured a million times is ``within noise`` for a reader.
-Bootstraps are seeded, so the same data give the same verdict every time.
-
-Values may be anything finite an upload carries (±1e18, 5e-324, zero): a
-ratio or interval bound that has no finite value (1e18 / 5e-324) is None,
-and a ratio of None is ``insufficient data``, never inf or NaN.
+Every test is two-sided at ``ALPHA``; every interval is the matching
+1 - ``ALPHA`` interval (95 %), so a bound of 1 inside it agrees with p.
 """
 
 from __future__ import annotations
@@ -43,165 +26,13 @@ import struct
 import sys
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
 from itertools import repeat, starmap
-from typing import NamedTuple
 
 ALPHA = 0.05
-MIN_RUNS_FOR_U = 4
-DEFAULT_MINIMUM_EFFECT = 0.05
 BOOTSTRAP_ROUNDS = 2000
-SEED = 20260101
-
-BETTER, WORSE, WITHIN_NOISE = "better", "worse", "within noise"
-HIGHER, LOWER = "higher", "lower"
-INSUFFICIENT = "insufficient data"
-MANN_WHITNEY, BOOTSTRAP, SIGN_FLIP = "mann-whitney-u", "bootstrap", "sign-flip"
-
-
-class RunValues(NamedTuple):
-    """One run at one point: its value and its repetitions' samples. (A
-    tuple: a comparison builds one per run per cell, tens of thousands.)"""
-
-    value: float
-    samples: tuple[float, ...] = ()
-
-    @property
-    def repeated(self) -> bool:
-        return len(self.samples) >= 2
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verdict: str
-    test: str | None  # MANN_WHITNEY, BOOTSTRAP, SIGN_FLIP, or None (insufficient data)
-    p_value: float | None
-    ratio: float | None  # median(candidate) / median(reference)
-    ratio_low: float | None  # its 95 % interval
-    ratio_high: float | None
-    minimum_effect: float
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "verdict": self.verdict,
-            "test": self.test,
-            "p_value": self.p_value,
-            "ratio": self.ratio,
-            "ratio_low": self.ratio_low,
-            "ratio_high": self.ratio_high,
-            "minimum_effect": self.minimum_effect,
-        }
-
-
-def verdict(
-    candidate: Sequence[RunValues],
-    reference: Sequence[RunValues],
-    *,
-    direction: str,
-    minimum_effect: float = DEFAULT_MINIMUM_EFFECT,
-    seed: int = SEED,
-) -> Verdict:
-    """``candidate`` against ``reference``; ``direction`` is the metric's
-    ("higher" or "lower" is better, anything else has none)."""
-
-    if _single_unrepeated(candidate) or _single_unrepeated(reference):
-        return _insufficient(minimum_effect)
-    return _verdict(
-        [run.value for run in candidate],
-        [run.value for run in reference],
-        partial(_samples, candidate),
-        partial(_samples, reference),
-        direction,
-        minimum_effect,
-        seed,
-        resampled=any(run.repeated for run in candidate) or any(run.repeated for run in reference),
-    )
-
-
-def values_verdict(
-    candidate: Sequence[float],
-    reference: Sequence[float],
-    *,
-    direction: str,
-    minimum_effect: float = DEFAULT_MINIMUM_EFFECT,
-    seed: int = SEED,
-) -> Verdict:
-    """``verdict`` of runs without repetition samples, given their values in
-    run order: the same answer as ``verdict`` of ``RunValues(value)`` each,
-    without building them (a comparison judges tens of thousands of runs)."""
-    if len(candidate) <= 1 or len(reference) <= 1:  # a single unrepeated value
-        return _insufficient(minimum_effect)
-    return _verdict(
-        candidate,
-        reference,
-        partial(list, candidate),
-        partial(list, reference),
-        direction,
-        minimum_effect,
-        seed,
-        resampled=False,
-    )
-
-
-def _insufficient(minimum_effect: float, ratio: float | None = None) -> Verdict:
-    return Verdict(INSUFFICIENT, None, None, ratio, None, None, minimum_effect)
-
-
-def _verdict(
-    candidate: Sequence[float],
-    reference: Sequence[float],
-    candidate_samples: Callable[[], list[float]],
-    reference_samples: Callable[[], list[float]],
-    direction: str,
-    minimum_effect: float,
-    seed: int,
-    *,
-    resampled: bool,
-) -> Verdict:
-    """Runs' values in, each side at least two runs or one repeated run; the
-    samples a bootstrap resamples are asked for only when it runs, which is
-    only when a run is ``resampled`` (repeated): else the U test judges."""
-    # sorted once: the median, the ranks and the interval each sort again,
-    # which is linear on sorted input
-    x = sorted(candidate)
-    y = sorted(reference)
-    ratio = ratio_of(_median_of_sorted(x), _median_of_sorted(y))
-    if ratio is None:
-        # a ratio to zero, or beyond a double, says nothing
-        return _insufficient(minimum_effect)
-    if not resampled or (len(x) >= MIN_RUNS_FOR_U and len(y) >= MIN_RUNS_FOR_U):
-        if 2 / math.comb(len(x) + len(y), len(x)) >= ALPHA:
-            # Even the runs of one side all above the other's would not be
-            # a difference at 5 % (2 against 2 to 7, 3 against 3 or 4): no
-            # test can tell, and "within noise" would say it looked.
-            return _insufficient(minimum_effect, ratio)
-        test = mann_whitney_u(x, y)
-        low, high = _u_interval(x, y, exact=test.exact)
-        return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
-    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
-    pooled_candidate, pooled_reference = candidate_samples(), reference_samples()
-    ratios = _bootstrap_ratios(pooled_candidate, pooled_reference, rng)
-    if not ratios:
-        return _insufficient(minimum_effect, ratio)
-    # Two-sided: the resamples on the far side of 1, with the +1 that keeps a
-    # finite number of resamples from claiming p = 0. A bootstrap of a few
-    # samples is overconfident (3 against 3 where nothing differs: p < 0.05
-    # 16 % of the time), so p is never below Welch's t test of the same
-    # samples, which holds its 5 % there.
-    far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
-    p_value = max(
-        min(1.0, (2 * far + 1) / (len(ratios) + 1)),
-        welch_p(pooled_candidate, pooled_reference),
-    )
-    low, high = _finite(_quantile(ratios, 0.025)), _finite(_quantile(ratios, 0.975))
-    # and its interval never narrower than Welch's of the logs: a bootstrap's
-    # alone could leave out 1 where the p said "within noise"
-    welch = welch_log_interval(pooled_candidate, pooled_reference)
-    if welch is not None and low is not None and high is not None:
-        low, high = min(low, welch[0]), max(high, welch[1])
-    return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
 
 
 def welch_p(x: Sequence[float], y: Sequence[float]) -> float:
@@ -254,7 +85,7 @@ def welch_log_interval(x: Sequence[float], y: Sequence[float]) -> tuple[float, f
     if spread == 0 or not math.isfinite(spread):
         return None
     reach = _t_critical(df) * math.sqrt(spread)
-    low, high = _exp(difference - reach), _exp(difference + reach)
+    low, high = exp_or_none(difference - reach), exp_or_none(difference + reach)
     return None if low is None or high is None else (low, high)
 
 
@@ -302,7 +133,7 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     return result
 
 
-def _median_of_sorted(ordered: Sequence[float]) -> float:
+def median_of_sorted(ordered: Sequence[float]) -> float:
     """statistics.median of values already in order, without sorting them
     again: the middle one, or the mean of the two middle ones."""
     n = len(ordered)
@@ -311,19 +142,11 @@ def _median_of_sorted(ordered: Sequence[float]) -> float:
     return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
-def ratio_of(numerator: float, denominator: float) -> float | None:
-    """``numerator / denominator``, or None where that has no finite value:
-    a zero denominator, or a quotient beyond a double (1e18 / 5e-324)."""
-    if not denominator:
-        return None
-    return _finite(numerator / denominator)
-
-
-def _finite(value: float) -> float | None:
+def finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _exp(value: float) -> float | None:
+def exp_or_none(value: float) -> float | None:
     """e**value, or None beyond a double (a ratio's bound of 1e18 / 5e-324)."""
     return math.exp(value) if value < _LARGEST_LOG else None
 
@@ -331,37 +154,7 @@ def _exp(value: float) -> float | None:
 _LARGEST_LOG = math.log(sys.float_info.max)
 
 
-def _judged(
-    ratio: float,
-    direction: str,
-    test: str,
-    p_value: float,
-    low: float | None,
-    high: float | None,
-    minimum_effect: float,
-) -> Verdict:
-    significant = p_value < ALPHA and abs(ratio - 1) >= minimum_effect
-    name = _name(ratio, direction) if significant else WITHIN_NOISE
-    return Verdict(name, test, p_value, ratio, low, high, minimum_effect)
-
-
-def _single_unrepeated(side: Sequence[RunValues]) -> bool:
-    return len(side) == 0 or (len(side) == 1 and not side[0].repeated)
-
-
-def _samples(side: Sequence[RunValues]) -> list[float]:
-    return [s for run in side for s in (run.samples if run.samples else (run.value,))]
-
-
-def _name(ratio: float, direction: str) -> str:
-    if direction == "higher":
-        return BETTER if ratio > 1 else WORSE
-    if direction == "lower":
-        return BETTER if ratio < 1 else WORSE
-    return HIGHER if ratio > 1 else LOWER
-
-
-def _bootstrap_ratios(candidate: list[float], reference: list[float], rng: random.Random):
+def bootstrap_ratios(candidate: list[float], reference: list[float], rng: random.Random):
     """Ratios of the medians of resamples (with replacement) of each side;
     resamples whose reference median is 0 are left out."""
     ratios = []
@@ -415,9 +208,7 @@ _KEPT_DRAWS = 128
 _PAIRED_INTERVAL_LIMIT = 400
 
 
-def _u_interval(
-    x: list[float], y: list[float], *, exact: bool
-) -> tuple[float | None, float | None]:
+def u_interval(x: list[float], y: list[float], *, exact: bool) -> tuple[float | None, float | None]:
     """The ratio's 95 % interval beside a U test, from sorted positive runs.
 
     Up to _PAIRED_INTERVAL_LIMIT pairs, the test's own interval (Bauer 1972;
@@ -439,7 +230,7 @@ def _u_interval(
     log_x = [math.log(v) for v in x]
     log_y = [math.log(v) for v in y]
     differences = sorted(a - b for a in log_x for b in log_y)
-    return _exp(differences[k - 1]), _exp(differences[m * n - k])
+    return exp_or_none(differences[k - 1]), exp_or_none(differences[m * n - k])
 
 
 def _u_critical_count(m: int, n: int, *, exact: bool) -> int:
@@ -474,15 +265,15 @@ def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | N
         lo = ordered[max(0, math.floor(n / 2 - half_width))]
         hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
         spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
-        return math.log(_median_of_sorted(ordered)), spread**2
+        return math.log(median_of_sorted(ordered)), spread**2
 
     mx, vx = log_median_and_variance(x)
     my, vy = log_median_and_variance(y)
     margin = 1.96 * math.sqrt(vx + vy)
-    return _exp(mx - my - margin), _exp(mx - my + margin)
+    return exp_or_none(mx - my - margin), exp_or_none(mx - my + margin)
 
 
-def _quantile(ordered: list[float], q: float) -> float:
+def quantile(ordered: list[float], q: float) -> float:
     """Linear interpolation between the closest ranks (numpy's default)."""
     position = q * (len(ordered) - 1)
     lower = math.floor(position)
@@ -490,53 +281,7 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
-def geometric_mean_verdict(
-    ratios: Sequence[float],
-    *,
-    direction: str,
-    minimum_effect: float = DEFAULT_MINIMUM_EFFECT,
-    seed: int = SEED,
-) -> Verdict:
-    """ClickBench's combined score: the geometric mean of per-operation
-    ratios (candidate / reference). Each operation is one unit here: the
-    question is whether the operations agree. Up to EXACT_SIGN_FLIPS
-    operations, the p-value is the exact sign-flip test's (of the 2^n ways
-    to give each log ratio a sign, the share whose mean is at least as far
-    from 0): a bootstrap of so few units called three operations that agree
-    a difference at p = 0.0005, where no test of three units can go below
-    0.25. Its interval is the test's own (``_sign_flip_interval``), none
-    below 6 operations, where no sign-flip test reaches 5 %; a bootstrap's
-    held the true ratio in only 82-90 % of simulated draws of 6 to 10
-    operations (tests/comparisons/test_geometric_mean_arithmetic.py).
-    More operations: a seeded bootstrap over them for both, never more
-    sure than Student's t test of the mean log ratio (the larger p, the
-    wider interval: the bootstrap's alone held the true ratio in 89-93 %
-    of draws of 11 to 20 operations). Fewer than two operations, or a
-    ratio that is not positive, is insufficient data."""
-    logs = _log_ratios(ratios)
-    if logs is None:
-        return _insufficient(minimum_effect)
-    ratio = math.exp(statistics.fmean(logs))  # between the finite ratios'
-    if 2 / (1 << len(logs)) >= ALPHA:
-        # up to 5 operations: not even all agreeing would be a difference at 5 %
-        return _insufficient(minimum_effect, ratio)
-    if len(logs) <= EXACT_SIGN_FLIPS:
-        low, high = _sign_flip_interval(logs)
-        return _judged(ratio, direction, SIGN_FLIP, _sign_flip_p(logs), low, high, minimum_effect)
-    means = _bootstrap_means(logs, seed)
-    # the means at or below 0 and at or above it, counted by bisection
-    far = min(bisect_right(means, 0.0), len(means) - bisect_left(means, 0.0))
-    # Never more sure than the t test of the mean log ratio: a bootstrap's
-    # interval of 11 to 20 units held the true ratio in only 89-93 % of
-    # simulated draws.
-    t_p, t_low, t_high = _one_sample_t(logs)
-    p_value = max(min(1.0, (2 * far + 1) / (len(means) + 1)), t_p)
-    low = _exp(min(_quantile(means, 0.025), t_low))
-    high = _exp(max(_quantile(means, 0.975), t_high))
-    return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)
-
-
-def _one_sample_t(logs: list[float]) -> tuple[float, float, float]:
+def one_sample_t(logs: list[float]) -> tuple[float, float, float]:
     """The two-sided p of Student's t test that the mean of ``logs`` (at
     least two) is 0, and the mean's 95 % interval by the same t."""
     n = len(logs)
@@ -576,29 +321,10 @@ def _t_critical(df: float) -> float:
     return t
 
 
-def geometric_mean_insufficient(
-    ratios: Sequence[float], *, minimum_effect: float = DEFAULT_MINIMUM_EFFECT
-) -> Verdict:
-    """Insufficient data, with the ratio ``geometric_mean_verdict`` would
-    give (None where it gives none): for a caller that knows before any test
-    that the operations cannot be judged (a side with a single run), without
-    the test's cost."""
-    logs = _log_ratios(ratios)
-    return _insufficient(minimum_effect, None if logs is None else math.exp(statistics.fmean(logs)))
-
-
-def _log_ratios(ratios: Sequence[float]) -> list[float] | None:
-    """The logs of ``ratios``; None for fewer than two, or one that is not
-    positive and finite."""
-    if len(ratios) < 2 or min(ratios) <= 0 or not all(map(math.isfinite, ratios)):
-        return None
-    return [math.log(r) for r in ratios]
-
-
 EXACT_SIGN_FLIPS = 10  # 1,024 sign patterns, about 1 ms
 
 
-def _sign_flip_p(logs: list[float]) -> float:
+def sign_flip_p(logs: list[float]) -> float:
     """Two-sided exact p of the sign-flip test that the logs are symmetric
     about 0: the share of the 2^n sign patterns whose sum is at least as far
     from 0 as the observed one (which is among them: p >= 2 / 2^n). A
@@ -612,7 +338,7 @@ def _sign_flip_p(logs: list[float]) -> float:
     return far / (1 << n)
 
 
-def _sign_flip_interval(logs: list[float]) -> tuple[float | None, float | None]:
+def sign_flip_interval(logs: list[float]) -> tuple[float | None, float | None]:
     """The ratios the sign-flip test does not reject, each side at 2.5 %:
     of the means of the 2^n - 1 nonempty subsets of the logs, sorted, the
     k-th from each end, k = floor(2^n * 0.025) (Hartigan 1969: for logs
@@ -626,10 +352,10 @@ def _sign_flip_interval(logs: list[float]) -> tuple[float | None, float | None]:
         math.fsum(v for i, v in enumerate(logs) if subset >> i & 1) / bin(subset).count("1")
         for subset in range(1, 1 << n)
     )
-    return _exp(means[k - 1]), _exp(means[-k])
+    return exp_or_none(means[k - 1]), exp_or_none(means[-k])
 
 
-def _bootstrap_means(logs: list[float], seed: int) -> list[float]:
+def bootstrap_means(logs: list[float], seed: int) -> list[float]:
     """The means of ``BOOTSTRAP_ROUNDS`` resamples of ``logs``, sorted, each
     ``math.fsum(resample) / n`` (statistics.fmean's own arithmetic)."""
     n = len(logs)
@@ -640,7 +366,7 @@ def _bootstrap_means(logs: list[float], seed: int) -> list[float]:
 
 
 def _packed_bootstrap_means(logs: list[float], seed: int) -> list[float]:
-    """``_bootstrap_means`` to the last bit, without a step of the
+    """``bootstrap_means`` to the last bit, without a step of the
     interpreter per value drawn (a comparison of operations makes 2,000
     resamples per series; summing each with fsum was most of its scores).
 

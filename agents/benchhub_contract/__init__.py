@@ -1,0 +1,1 @@
+"""What the BenchHub server and its agent must agree on, in one place (README.md)."""
