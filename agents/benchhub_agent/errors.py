@@ -46,6 +46,11 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+def driver_message(exc: BaseException) -> str:
+    """A driver's message as text, on one line (PyMySQL gives a (code, message) tuple)."""
+    return " ".join(_message(exc).split())
+
+
 def _message(exc: BaseException) -> str:
     if exc.args and isinstance(exc.args[0], int) and len(exc.args) > 1:
         return str(exc.args[1])  # PyMySQL: (code, message)

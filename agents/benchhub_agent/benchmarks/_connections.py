@@ -262,9 +262,11 @@ def _own_mysql_database(target: Target, benchmark: str) -> Target:
                 try:
                     cur.execute(f"CREATE DATABASE `{own}`")
                 except Exception as exc:
+                    user = target.user or "root"
                     raise NotOurs(
-                        f"benchhub-agent works in a database of its own, {own}, and may not "
-                        f"create it ({str(exc).strip()}): GRANT ALL ON `{own}`.* to the user"
+                        f"user {user!r} may not create the database {own} that benchhub-agent "
+                        f"works in, beside {target.database} ({db_errors.driver_message(exc)}): "
+                        f"GRANT ALL ON `{own}`.* TO '{user}'"
                     ) from exc
                 cur.execute(f"CREATE TABLE `{own}`.{OWNER_TABLE} (note varchar(200))")
                 mark = f"INSERT INTO `{own}`.{OWNER_TABLE} VALUES (%s)"  # noqa: S608 - our name
