@@ -40,6 +40,7 @@ from benchhub.comparisons.side_by_side import (
 from benchhub.lib.api import error_body
 from benchhub.lib.methods import page_methods
 from benchhub.results import selectors as results_selectors
+from benchhub.results.feeds import feed_url_for
 from benchhub.results.filters import MeasurementFilter
 from benchhub.results.models import Benchmark, Metric
 
@@ -165,6 +166,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "page_url": page_url,
         "api_url": api_url,
         "csv_url": f"{api_url}&format=csv",
+        "feed_url": feed_url_for((key, v) for key, values in params.items() for v in values),
         "presets": PRESETS,
     }
     if request.htmx:

@@ -7,6 +7,7 @@ from benchhub.leaderboards.data import leaderboard_as_data
 from benchhub.leaderboards.selectors import InvalidLeaderboard, leaderboard_build
 from benchhub.lib.api import error_body
 from benchhub.lib.methods import page_methods
+from benchhub.results.feeds import feed_url_for
 
 
 @page_methods("GET")
@@ -32,4 +33,8 @@ def leaderboard_page(request: HttpRequest, name: str) -> HttpResponse:
         return render(request, "leaderboards/leaderboard.html", context, status=status)
     if wanted == "json":
         return JsonResponse(leaderboard_as_data(board))
-    return render(request, "leaderboards/leaderboard.html", {"board": board})
+    feed = feed_url_for(
+        [("benchmark", board.benchmark.name)]
+        + [(key, value) for key, values in board.filters.items() for value in values]
+    )
+    return render(request, "leaderboards/leaderboard.html", {"board": board, "feed_url": feed})

@@ -7,6 +7,7 @@ from benchhub.lib.api import error_body
 from benchhub.lib.methods import page_methods
 from benchhub.releases.data import changes_as_data
 from benchhub.releases.selectors import InvalidChanges, changes_build
+from benchhub.results.feeds import feed_url_for
 
 
 @page_methods("GET")
@@ -33,4 +34,14 @@ def changes_page(request: HttpRequest) -> HttpResponse:
         )
     if wanted == "json":
         return JsonResponse(changes_as_data(changes))
-    return render(request, "releases/changes.html", {**context, "changes": changes})
+    low, high = sorted((changes.before, changes.after), key=_version_key)
+    feed = feed_url_for(
+        [("engine", changes.engine), ("version_min", low), ("version_max", f"{high}.99999.99999")]
+    )
+    return render(
+        request, "releases/changes.html", {**context, "changes": changes, "feed_url": feed}
+    )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))

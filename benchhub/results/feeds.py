@@ -9,7 +9,9 @@ naming it, as on the page.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.syndication.views import Feed
 from django.http import HttpRequest, HttpResponse
@@ -18,11 +20,28 @@ from django.utils.feedgenerator import Atom1Feed
 
 from benchhub.lib.methods import page_methods
 from benchhub.results import selectors
+from benchhub.results.filters import RUN_FIELDS
 from benchhub.results.headlines import run_headlines
 from benchhub.results.models import Run
 from benchhub.results.views import browser_query
 
 FEED_ENTRIES = 50
+# Run filters besides RUN_FIELDS that the results browser takes (filters.ParameterFilterSet).
+RUN_EXTRA_FILTERS = ("mount_option", "version_min", "version_max", "noise")
+
+
+def feed_url_for(filters: Iterable[tuple[str, str]]) -> str:
+    """The results feed of the runs these filters name: what a comparison, a
+    leaderboard or a changes page follows. Filters on a measurement's point
+    (param.*) and a page's own parameters say nothing about which runs are new
+    and are left out; every other filter is a run filter the feed applies."""
+    pairs = [
+        (key, value)
+        for key, value in filters
+        if key in RUN_FIELDS or key.startswith("run_param.") or key in RUN_EXTRA_FILTERS
+    ]
+    query = urlencode(pairs)
+    return reverse("results:feed") + (f"?{query}" if query else "")
 
 
 class ResultsFeed(Feed):

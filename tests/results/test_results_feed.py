@@ -80,3 +80,35 @@ def test_the_results_browser_links_the_feed_of_what_it_shows(client, bob):
 
     assert href == "/results/feed.atom?engine=postgresql&q=ext4"
     assert len(entries(client.get(href))) == 1
+
+
+def test_comparisons_leaderboards_and_changes_link_the_feed_of_their_runs(client, bob):
+    pg16 = {"database": {"version_string": "PostgreSQL 16.2 on x86_64", "config_profile": "x"}}
+    fifteen = store(bob, {1: 410.0})
+    sixteen = store(bob, {1: 450.0}, **pg16)
+    feeds = {}
+    for page, anchor in (
+        ("/compare/?benchmark=select-update&metric=throughput&x=param.clients&engine=postgresql"
+         "&param.clients=1", "comparison-feed"),
+        ("/benchmarks/select-update/leaderboard/?version_major=16", "leaderboard-feed"),
+        ("/changes/?engine=postgresql&from=16&to=15", "changes-feed"),
+    ):  # fmt: skip
+        html_page = client.get(page).content.decode()
+        href = re.search(rf'<a href="([^"]+)" id="{anchor}"', html_page)[1]
+        feeds[anchor] = html.unescape(href)
+
+    assert (
+        feeds["comparison-feed"] == "/results/feed.atom?benchmark=select-update&engine=postgresql"
+    )
+    assert (
+        feeds["leaderboard-feed"] == "/results/feed.atom?benchmark=select-update&version_major=16"
+    )
+    assert feeds["changes-feed"] == (
+        "/results/feed.atom?engine=postgresql&version_min=15&version_max=16.99999.99999"
+    )
+    links = {anchor: [e["link"] for e in entries(client.get(url))] for anchor, url in feeds.items()}
+    assert links["leaderboard-feed"] == [f"http://testserver/runs/{sixteen}/"]
+    assert links["changes-feed"] == [
+        f"http://testserver/runs/{sixteen}/",
+        f"http://testserver/runs/{fifteen}/",
+    ]
