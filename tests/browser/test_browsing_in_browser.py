@@ -67,6 +67,11 @@ def published(bob) -> dict[str, str]:
         "&series=cpu_model",
         "compare-sql-bench": "/compare/?benchmark=sql-bench&metric=seconds&x=param.operation"
         "&series=filesystem&config_profile=my-huge.cnf",
+        "search": "/results/?q=postgresql+15+ext4+redis&sort=headline",
+        "leaderboard": "/benchmarks/select-update/leaderboard/",
+        "leaderboard-sql-bench": "/benchmarks/sql-bench/leaderboard/",
+        "runs-side-by-side": f"/runs/compare/?run={runs[0].pk}&run={runs[1].pk}&run={hostile.pk}",
+        "changes": "/changes/?engine=mysql&from=5.0&to=5.1",
     }
 
 
