@@ -1,5 +1,6 @@
 """How fast are the result pages on a full database? Server time of the
-results browser, a run page, a dimension page and a benchmark page.
+results browser, its search, the leaderboards, runs side by side, the
+changes between releases, a run page, a dimension page and a benchmark page.
 
 Fills its own PostgreSQL database (``bh_browse_pages`` by default) with
 about 1,000,000 measurements through the upload service itself: ~17,000
@@ -12,14 +13,16 @@ Then it times each page (Django's test client in this process: URL
 routing, queries, template, no network) over varied URLs and prints
 p50/p95 in ms, the SQL queries per page, the JavaScript each page loads,
 and the load average (the machine is shared: read the figures with it).
-Target: p95 < 150 ms each; JavaScript per page < 300 KB.
+Targets: p95 < 150 ms for the browser, run, dimension and benchmark pages
+and < 300 ms for search, leaderboards, runs side by side and changes;
+JavaScript per page < 300 KB.
 
     .venv/bin/python benchmarks/pages.py [--measurements 1000000] [--requests 40] [--keep]
     .venv/bin/python benchmarks/pages.py --fill-only   # fill and compute baselines, no timing
 
 ``--keep`` reuses a database already filled by an earlier run. On a shared
-machine, fill with ``--fill-only`` under /work/wt/busy (about 4 minutes at
-load ~3, 17 at load 18), then time with ``--keep`` under /work/wt/quiet.
+machine, fill with ``--fill-only`` (about 4 minutes at load ~3, 17 at load
+18), then time with ``--keep`` when the machine is quiet.
 """
 
 from __future__ import annotations
@@ -344,8 +347,34 @@ def page_urls(rng: random.Random, count: int) -> dict[str, list[str]]:
         else:
             engine, version = rng.choice(servers)
             dimensions.append(f"/servers/{engine}/{version}/")
+    searches = [
+        "postgresql 15 ext4 epyc",
+        "xfs noatime",
+        "mariadb 11",
+        "postgres 16 xeon",
+        "zfs redis",
+        "rocky bfq",
+    ]
+    leaderboards = [
+        "select-update/leaderboard/",
+        "select-update/leaderboard/?engine=postgresql&param.clients=16",
+        "sql-bench/leaderboard/",
+        "tpcb/leaderboard/?filesystem=xfs",
+    ]
+    changes = [
+        "?engine=postgresql&from=15&to=16",
+        "?engine=postgresql&from=16&to=17",
+        "?engine=mariadb&from=10&to=11",
+    ]
+    side_by_side = [
+        "&".join(f"run={pk}" for pk in rng.sample(ids, rng.randint(2, 12))) for _ in range(count)
+    ]
     return {
         "results browser": [f"/results/{rng.choice(filters)}" for _ in range(count)],
+        "search": [f"/results/?q={rng.choice(searches).replace(' ', '+')}" for _ in range(count)],
+        "leaderboard": [f"/benchmarks/{rng.choice(leaderboards)}" for _ in range(count)],
+        "runs side by side": [f"/runs/compare/?{query}" for query in side_by_side],
+        "changes": [f"/changes/{rng.choice(changes)}" for _ in range(count)],
         "run page": [f"/runs/{pk}/" for pk in ids],
         "dimension page": dimensions,
         "benchmark page": [
