@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1:8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/benchhub
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint format vendor worker clean mutation bench-tools
+.PHONY: run test check lint format vendor worker clean mutation bench-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,22 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 		bash .ci/pytest.sh $(PYTEST_ARGS)
+
+# The fast loop while changing code: lint, then the server's unit and API tests on
+# test databases kept between runs (--reuse-db; the first run makes them), two
+# pytest-xdist workers. Not the browser, agent, deploy, fault and gunicorn tests:
+# make test, which CI runs, is the whole gate.
+CHECK_TESTS := tests/results tests/comparisons tests/contract tests/leaderboards tests/releases \
+	tests/moderation tests/accounts tests/imports tests/baselines tests/lib
+CHECK_SKIP := --ignore=tests/lib/test_http_on_gunicorn.py --ignore=tests/lib/test_database_outage.py \
+	--ignore=tests/lib/test_gunicorn_errors.py --ignore=tests/baselines/test_refresh_protocol.py
+
+check: $(VENV)/.installed-dev
+	bash .ci/ensure-services.sh
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+		bash .ci/pytest.sh -q -n 2 --reuse-db $(CHECK_TESTS) $(CHECK_SKIP) $(PYTEST_ARGS)
 
 lint:
 	$(BIN)/ruff check .

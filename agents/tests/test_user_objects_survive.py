@@ -233,3 +233,32 @@ def test_backup_of_an_existing_database_only_reads_it(engine):
             )
         else:
             assert not own_database_exists(target, "backup")
+
+
+@pytest.mark.parametrize(
+    ("engine", "name"),
+    [
+        ("postgresql", "tpcb"),
+        ("mariadb", "external-sort"),
+        ("mariadb", "backup"),
+        ("firebird", "backup"),
+    ],
+)
+def test_no_init_without_kept_data_is_refused_and_makes_nothing(engine, name):
+    target = getattr(dbs, engine)(f"no_init_{engine}_{name}")
+    dbc.remove_own_objects(target, name, MODULES[name].OWN_TABLES)
+
+    with pytest.raises(dbc.NotKept, match=f"{name} --no-init: no data kept by an earlier run"):
+        run(name, target, no_init=True)
+
+    assert dbc._kept_tables_missing(target, name, MODULES[name].OWN_TABLES)
+    if engine == "mariadb":
+        assert not own_database_exists(target, name)
+    elif engine == "postgresql":
+        assert (
+            execute(target, f"SELECT 1 FROM pg_namespace WHERE nspname = '{dbc.schema_name(name)}'")
+            == []
+        )
+    run(name, target, keep=True)  # kept now: the next --no-init reuses it
+    assert run(name, target, no_init=True).measurements
+    dbc.remove_own_objects(target, name, MODULES[name].OWN_TABLES)

@@ -167,6 +167,60 @@ class NotOurs(db_errors.ConnectionProblem):
     """An object the agent would use has the agent's name but not its mark: refused."""
 
 
+class NotKept(db_errors.ConnectionProblem):
+    """--no-init, and no data kept by an earlier run to reuse: refused before anything."""
+
+
+def _own_place(target: Target, benchmark: str) -> str:
+    if target.engine == "postgresql":
+        return f"schema {schema_name(benchmark)} of {target.database}"
+    if target.engine in MYSQL_FAMILY:
+        return f"database {own_database_name(target.database, benchmark)}"
+    from . import _firebird as fb
+
+    return own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
+
+
+def _kept_tables_missing(target: Target, benchmark: str, tables: Sequence[str]) -> list[str]:
+    """Which of ``tables`` the benchmark's own marked object lacks (all of them when the
+    object itself is missing or not the agent's)."""
+    if target.engine == "firebird":
+        from . import _firebird as fb
+
+        path = own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
+        own = fb.FirebirdDatabase.from_target(dataclasses.replace(target, database=path))
+        if not (fb.exists(own) and fb.is_marked(own)):
+            return list(tables)
+        names = fb.table_names(own)
+        return [table for table in tables if table.upper() not in names]
+    conn = connect(target)
+    try:
+        with conn.cursor() as cur:
+            if target.engine == "postgresql":
+                schema = schema_name(benchmark)
+                cur.execute(
+                    "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace"
+                    " WHERE nspname = %s",
+                    (schema,),
+                )
+                found = cur.fetchone()
+                if found is None or found[0] != OWNER_MARK:
+                    return list(tables)
+                cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))
+            else:
+                own = own_database_name(target.database, benchmark)
+                if not _mysql_database_exists(cur, own) or _mysql_mark(cur, own) != OWNER_MARK:
+                    return list(tables)
+                cur.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                    (own,),
+                )
+            present = {row[0].lower() for row in cur.fetchall()}
+    finally:
+        conn.close()
+    return [table for table in tables if table.lower() not in present]
+
+
 def own_database_name(database: str, benchmark: str) -> str:
     """MySQL/MariaDB: the database a benchmark works in, beside the one --dsn names
     (``shop`` → ``shop_benchhub_tpcb``), so that its tables never meet the user's."""
@@ -329,7 +383,16 @@ def own_objects(
     target: Target, options: argparse.Namespace, benchmark: str, tables: Sequence[str]
 ) -> Iterator[Target]:
     """Run a benchmark in its own schema or tables, removed afterwards unless --keep
-    (or --no-init: the objects were kept by an earlier run for this one)."""
+    (or --no-init: the objects were kept by an earlier run for this one, and are
+    refused in one line, before anything is made, when they were not)."""
+    if option(options, "no_init", False):
+        missing = _kept_tables_missing(target, benchmark, tables)
+        if missing:
+            raise NotKept(
+                f"{benchmark} --no-init: no data kept by an earlier run ({', '.join(missing)} "
+                f"missing in {_own_place(target, benchmark)}); run once with --keep and "
+                "without --no-init to build it"
+            )
     workspace = in_own_schema(target, benchmark)
     try:
         yield workspace

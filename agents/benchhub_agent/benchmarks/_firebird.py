@@ -139,6 +139,16 @@ def recreate(db: FirebirdDatabase, mark: str, page_size: int = 8192) -> None:
     )
 
 
+def table_names(db: FirebirdDatabase) -> set[str]:
+    """The user tables of ``db``, as Firebird names them (upper case)."""
+    out = isql(
+        db,
+        "SET LIST ON;\nSELECT TRIM(rdb$relation_name) AS name FROM rdb$relations"
+        " WHERE rdb$system_flag = 0;\n",
+    )
+    return {line.split(None, 1)[1].strip() for line in _list_lines(out) if " " in line.strip()}
+
+
 def is_marked(db: FirebirdDatabase, mark: str | None = None) -> bool:
     """Whether ``db`` holds the agent's mark (``mark``, or the one _connections writes)."""
     if mark is None:
