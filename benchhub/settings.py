@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "benchhub.comparisons",
     "benchhub.leaderboards",
     "benchhub.releases",
+    "benchhub.studies",
     "benchhub.moderation",
 ]
 

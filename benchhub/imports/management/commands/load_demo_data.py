@@ -32,6 +32,7 @@ class Command(BaseCommand):
                 "site runs with DEBUG off. Load the articles alone with `manage.py load_articles`."
             )
         call_command("load_articles", stdout=self.stdout)
+        call_command("load_seed_studies", stdout=self.stdout)
         User = get_user_model()
         user, created = User.objects.get_or_create(username=DEMO_USERNAME)
         if created:
