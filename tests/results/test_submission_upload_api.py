@@ -225,6 +225,11 @@ def test_invalid_document_lists_every_error_with_its_path(alice_api):
             "before",
         ),
         (
+            lambda d: d["runs"][0].update(ended_at="2026-11-20T10:04:13.5"),
+            "$.runs[0].ended_at",
+            "'2026-11-20T10:04:13.5' has no UTC offset; add one",
+        ),
+        (
             lambda d: d["runs"][0].update(started_at="yesterday"),
             "$.runs[0].started_at",
             "date-time",
