@@ -128,8 +128,8 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
                     block = []
         yield "".join(block)
     except Exception as exc:
-        if not started:
-            raise  # nothing sent yet: the view answers it
+        if not started or isinstance(exc.__context__, GeneratorExit):
+            raise  # nothing sent yet (the view answers it), or nobody reads on
         yield "".join(block)
         error_id = uuid.uuid4().hex[:16]
         logger.exception("CSV export failed after %d rows; error id %s", rows, error_id)

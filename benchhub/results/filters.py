@@ -467,6 +467,14 @@ class ParameterFilterSet(django_filters.FilterSet):
                 queryset = self._extra(queryset, p, key, value)
         return queryset
 
+    @classmethod
+    def empty_hint(cls, key: str) -> str:
+        """How to ask for the empty value of ``key``, if it has one
+        (benchhub.lib.ordering.refuse_empty_parameters)."""
+        if key.startswith(("param.", "run_param.")) or (key in RUN_FIELDS and can_be_empty(key)):
+            return f"; {EMPTY_SHOWN} selects the empty value"
+        return ""
+
     def filter_metric(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """A metric of the catalog; of the filtered benchmark when there is one."""
         metric = closed_value("metric", value, self.data.get("benchmark", ""))
