@@ -45,8 +45,9 @@ CHECKS = [
 # says why, and those refusals are tested on their own.
 ACCEPTS_WHAT_IT_ALLOWS = [checks.positive_data_acceptance]
 BEYOND_THE_SCHEMA = {
-    # x and series must be dimensions the chosen runs can vary in, the
-    # metric one of the benchmark's (tests/comparisons)
+    # reference must be a value one of the series has (the data decides),
+    # x and series dimensions that differ, the fixed filters the
+    # measurements' (tests/comparisons)
     "GET /api/v1/comparisons/",
     # output must be the named tool's real output (tests/imports)
     "POST /api/v1/imports/",
