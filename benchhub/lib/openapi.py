@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from typing import Any
 
@@ -89,6 +90,7 @@ def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[s
     schemas["Error"] = ERROR_SCHEMA
     schemas.update(submission_document_schemas())
     _closed_request_bodies(schemas)
+    _fixed_filters_as_the_measurements(result.get("paths", {}))
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
@@ -139,6 +141,8 @@ def _query_parameters_as_read(operation: dict[str, Any]) -> None:
             schema["pattern"] = FINGERPRINT
         elif name in ("version_min", "version_max"):  # compared by their numbers
             schema["pattern"] = VERSION
+        elif name in ("x", "series") and operation.get("operationId") == "comparisons_retrieve":
+            schema["pattern"] = _axis_pattern()
         elif name in CATALOG_NAMES and "enum" not in schema:
             schema["enum"] = CATALOG_NAMES[name]()
         elif "enum" in schema:
@@ -166,6 +170,34 @@ CATALOG_NAMES = {
         {m["name"] for entry in benchmark_catalog()["benchmarks"] for m in entry["metrics"]}
     ),
 }
+
+
+def _fixed_filters_as_the_measurements(paths: dict[str, Any]) -> None:
+    """A comparison's fixed filters are the measurement list's (its
+    description says so): each takes the values that list's does, a
+    number where it takes a number, an enum where it has one."""
+    listed = paths.get("/api/v1/measurements/", {}).get("get", {}).get("parameters", [])
+    schemas = {p["name"]: p["schema"] for p in listed if p.get("in") == "query"}
+    for operations in paths.values():
+        for operation in operations.values():
+            if operation.get("operationId") != "comparisons_retrieve":
+                continue
+            for parameter in operation.get("parameters", []):
+                own, name = parameter.get("schema", {}), parameter["name"]
+                if name in schemas and own.get("type") == "string" and "enum" not in own:
+                    parameter["schema"] = copy.deepcopy(schemas[name])
+                if name == "minimum_effect":  # a percentage (benchhub.comparisons.query)
+                    own.update(minimum=0, exclusiveMaximum=1000)
+
+
+def _axis_pattern() -> str:
+    """What a comparison's x and series may name: a parameter, or a
+    dimension (benchhub.comparisons.query)."""
+    from benchhub.comparisons.query import AXIS_DIMENSIONS  # it reads the results app's
+
+    names = "|".join(re.escape(name) for name in AXIS_DIMENSIONS)
+    return f"^(?:(?:param|run_param)\\.[a-z][a-z0-9_]{{0,39}}|{names})$"
+
 
 # Reasons the moderation service requires (benchhub.moderation.services.REASON_REQUIRED).
 _REASON_REQUIRED = ["reject", "flag", "request_rerun"]

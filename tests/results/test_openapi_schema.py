@@ -130,7 +130,13 @@ def test_no_query_parameter_the_document_allows_empty_or_by_a_placeholder_name(c
             seen += 1
             assert not re.search(schema["pattern"], ""), (where, parameter["name"])
             assert not re.search(schema["pattern"], " \t "), (where, parameter["name"])
-            taken = {"fingerprint": "3e" * 31 + "a7", "version_min": "15.2", "version_max": "9"}
+            taken = {
+                "fingerprint": "3e" * 31 + "a7",
+                "version_min": "15.2",
+                "version_max": "9",
+                "x": "param.clients",
+                "series": "filesystem",
+            }
             assert re.search(schema["pattern"], taken.get(parameter["name"], "ext4 ")), where
     assert seen > 50
     measurements = document["paths"]["/api/v1/measurements/"]["get"]
