@@ -67,18 +67,40 @@ def gunicorn(
         stop(server)
 
 
+@contextlib.contextmanager
+def runserver(*, env: dict[str, str] | None = None) -> Iterator[int]:
+    """manage.py runserver as ``make run`` starts it (DEBUG on, threaded,
+    without the reloader) on the test database; yields its port."""
+    port = free_port()
+    environment = {**os.environ, "DATABASE_URL": live_database_url(), "DEBUG": "true"}
+    environment.update(env or {})
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until_answering(server, port, "/api/v1/benchmarks/")
+        yield port
+    finally:
+        stop(server)
+
+
 def wait_until_answering(server: subprocess.Popen, port: int, path: str, limit: float = 60) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with status {server.returncode}")
+            raise RuntimeError(f"the server exited with status {server.returncode}")
         with contextlib.suppress(OSError, http.client.HTTPException):
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", path)
             if conn.getresponse().status == 200:
                 return
         time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer in time")
+    raise RuntimeError("the server did not answer in time")
 
 
 def stop(process: subprocess.Popen) -> None:

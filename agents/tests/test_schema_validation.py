@@ -552,3 +552,33 @@ def test_a_catalog_range_names_each_number_outside_it(value, samples, expected) 
     assert [e.message for e in schema._range_errors(high_only, {"value": 11}, "$.m")] == [
         "11 is out of range for m (from -∞ to 10)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "valid"),
+    [
+        ("started_at", "2026-11-20T10:00:07", False),
+        ("ended_at", "2026-11-20 10:04:13.250", False),
+        ("ended_at", "2026-11-20", False),  # a date alone is midnight, without an offset
+        ("started_at", "2026-11-20T10:00:07Z", True),
+        ("ended_at", "2026-11-20T16:34:13.25+05:30", True),
+        ("started_at", "2026-11-20T00:59:59-03:00", True),
+    ],
+)
+def test_a_run_time_without_a_utc_offset_is_refused_naming_the_field(
+    field: str, value: str, valid: bool
+) -> None:
+    """Taken as UTC, a local time would be stored hours off; the document
+    must say which time it means."""
+    document = load(EXAMPLE)
+    document["runs"][0].pop("started_at", None)
+    document["runs"][0].pop("ended_at", None)
+    document["runs"][0][field] = value
+
+    errors = [e for e in schema.catalog_errors(document) if e.path.endswith("_at")]
+
+    if valid:
+        assert errors == []
+    else:
+        assert [e.path for e in errors] == [f"$.runs[0].{field}"]
+        assert errors[0].message.startswith(f"{value!r} has no UTC offset; add one")

@@ -153,6 +153,7 @@ class ToolImportApi(APIView):
             ),
             401: OpenApiResponse(description="missing or wrong API token, and no session"),
             409: OpenApiResponse(description="uuid already used by other content"),
+            410: OpenApiResponse(description="the submission of this uuid was deleted"),
             413: OpenApiResponse(description="body over the upload limit"),
             503: UPLOAD_UNAVAILABLE,
         },

@@ -21,7 +21,12 @@ from benchhub.imports.services import (
 from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, database_trouble
 from benchhub.lib.methods import page_methods
 from benchhub.results.selectors import submission_is_public
-from benchhub.results.services import CatalogIncomplete, InvalidDocument, SubmissionConflict
+from benchhub.results.services import (
+    CatalogIncomplete,
+    InvalidDocument,
+    SubmissionConflict,
+    SubmissionGone,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +59,8 @@ def tool_upload(request: HttpRequest) -> HttpResponse:
             form.add_service_error(exc)
         except InvalidDocument as exc:
             form.add_document_errors(exc.errors)
+        except SubmissionGone:
+            form.add_error(None, "You uploaded this before and it was deleted; nothing stored.")
         except SubmissionConflict:
             form.add_error(None, "This upload's id is taken by another submission; nothing stored.")
         except CatalogIncomplete as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from typing import Any
 
@@ -88,14 +89,19 @@ def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[s
         schemas[name] = _without_ambiguous_one_of(schema)
     schemas["Error"] = ERROR_SCHEMA
     schemas.update(submission_document_schemas())
+    _closed_request_bodies(schemas)
+    _fixed_filters_as_the_measurements(result.get("paths", {}))
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
+            _query_parameters_as_read(operation)
             responses = operation.setdefault("responses", {})
             errors = {**COMMON_ERRORS, **(WRITE_ERRORS if method != "get" else {})}
             for status, description in errors.items():
                 entry = responses.setdefault(status, {"description": description})
-                entry["content"] = error
+            for status, entry in responses.items():
+                if status.isdigit() and int(status) >= 400:
+                    entry["content"] = error
             if operation.get("operationId") == "submissions_create":
                 operation["requestBody"] = {
                     "required": True,
@@ -107,6 +113,121 @@ def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[s
                     },
                 }
     return result
+
+
+# Not empty and not only spaces (benchhub.lib.ordering.refuse_empty_parameters),
+# without NUL, which no text filter takes.
+NON_BLANK = "^[^\\u0000]*[^\\u0000\\s][^\\u0000]*$"
+
+
+def _query_parameters_as_read(operation: dict[str, Any]) -> None:
+    """Query parameters as the server reads them: a value given empty is a
+    400, so a string is at least one non-space character and an enum has no
+    ""; the families ``param.<name>`` and ``run_param.<name>`` are no
+    parameter of that literal name (which is a 400) but any name after the
+    prefix, which OpenAPI cannot declare: the description says so."""
+    families = []
+    kept = []
+    for parameter in operation.get("parameters", []):
+        if parameter.get("in") != "query":
+            kept.append(parameter)
+            continue
+        name = parameter["name"]
+        if "<" in name:
+            families.append(f"`{name}`: {parameter.get('description', '')}")
+            continue
+        schema = parameter.setdefault("schema", {})
+        if name == "fingerprint":  # a run's comparability key, as runs show it
+            schema["pattern"] = FINGERPRINT
+        elif name in ("version_min", "version_max"):  # compared by their numbers
+            schema["pattern"] = VERSION
+        elif name in ("x", "series") and operation.get("operationId") == "comparisons_retrieve":
+            schema["pattern"] = _axis_pattern()
+        elif name in CATALOG_NAMES and "enum" not in schema:
+            schema["enum"] = CATALOG_NAMES[name]()
+        elif "enum" in schema:
+            schema["enum"] = [value for value in schema["enum"] if value != ""]
+        elif schema.get("type") == "string" and "format" not in schema:
+            schema.setdefault("minLength", 1)
+            schema["pattern"] = NON_BLANK
+        kept.append(parameter)
+    if "parameters" in operation:
+        operation["parameters"] = kept
+    if families:
+        text = "Also, not declared as parameters (any name after the prefix): " + "; ".join(
+            families
+        )
+        operation["description"] = (operation.get("description", "") + "\n\n" + text).strip()
+
+
+FINGERPRINT = "^[0-9a-f]{64}$"
+VERSION = "^[^\\u0000]*[0-9][^\\u0000]*$"
+# Parameters that name an entry of the benchmark catalog, which the server
+# checks (a metric of the benchmark, when one is given too, beyond this).
+CATALOG_NAMES = {
+    "benchmark": lambda: [entry["name"] for entry in benchmark_catalog()["benchmarks"]],
+    "metric": lambda: sorted(
+        {m["name"] for entry in benchmark_catalog()["benchmarks"] for m in entry["metrics"]}
+    ),
+}
+
+
+def _fixed_filters_as_the_measurements(paths: dict[str, Any]) -> None:
+    """A comparison's fixed filters are the measurement list's (its
+    description says so): each takes the values that list's does, a
+    number where it takes a number, an enum where it has one."""
+    listed = paths.get("/api/v1/measurements/", {}).get("get", {}).get("parameters", [])
+    schemas = {p["name"]: p["schema"] for p in listed if p.get("in") == "query"}
+    for operations in paths.values():
+        for operation in operations.values():
+            if operation.get("operationId") != "comparisons_retrieve":
+                continue
+            for parameter in operation.get("parameters", []):
+                own, name = parameter.get("schema", {}), parameter["name"]
+                if name in schemas and own.get("type") == "string" and "enum" not in own:
+                    parameter["schema"] = copy.deepcopy(schemas[name])
+                if name == "minimum_effect":  # a percentage (benchhub.comparisons.query)
+                    own.update(minimum=0, exclusiveMaximum=1000)
+
+
+def _axis_pattern() -> str:
+    """What a comparison's x and series may name: a parameter, or a
+    dimension (benchhub.comparisons.query)."""
+    from benchhub.comparisons.query import AXIS_DIMENSIONS  # it reads the results app's
+
+    names = "|".join(re.escape(name) for name in AXIS_DIMENSIONS)
+    return f"^(?:(?:param|run_param)\\.[a-z][a-z0-9_]{{0,39}}|{names})$"
+
+
+# Reasons the moderation service requires (benchhub.moderation.services.REASON_REQUIRED).
+_REASON_REQUIRED = ["reject", "flag", "request_rerun"]
+
+
+def _closed_request_bodies(schemas: dict[str, Any]) -> None:
+    """Request bodies as the server reads them: an unknown field is a 400
+    (benchhub.lib.api's strict input serializers), so no extra property is
+    allowed; a moderation action that needs a reason requires one that is
+    not blank; a JSON import needs its output."""
+    for name, schema in schemas.items():
+        if name.endswith("Request") and schema.get("type") == "object":
+            schema["additionalProperties"] = False
+    moderation = schemas.get("ModerationInputRequest")
+    if moderation is not None:
+        moderation["allOf"] = [
+            {
+                "if": {"properties": {"action": {"enum": _REASON_REQUIRED}}},
+                "then": {
+                    "required": ["reason"],
+                    "properties": {"reason": {"minLength": 1, "pattern": NON_BLANK}},
+                },
+            }
+        ]
+    report = schemas.get("ReportInputRequest")
+    if report is not None:
+        report["properties"]["reason"]["pattern"] = NON_BLANK
+    tool_import = schemas.get("ToolImportJsonInputRequest")
+    if tool_import is not None and "output" not in tool_import.get("required", []):
+        tool_import["required"] = [*tool_import.get("required", []), "output"]
 
 
 def _without_ambiguous_one_of(schema: Any) -> Any:
@@ -156,7 +277,10 @@ NO_NUL = "^[^\\u0000]*$"
 def _nul_free(schema: Any) -> Any:
     if isinstance(schema, dict):
         out = {key: _nul_free(value) for key, value in schema.items()}
-        if out.get("type") == "string" and "pattern" not in out:
+        types = out.get("type")
+        if (types == "string" or (isinstance(types, list) and "string" in types)) and (
+            "pattern" not in out
+        ):
             out["pattern"] = NO_NUL
         return out
     if isinstance(schema, list):

@@ -58,15 +58,37 @@ def refuse_unknown_parameters(request: Request, view: Any) -> None:
         )
 
 
+def refuse_empty_parameters(request: Request, view: Any) -> None:
+    """A list's parameter given empty (``submission=``, ``page_size=``) is a
+    400 naming it: it was read as absent, and a script whose variable was
+    unset got every row as if it had asked for them. A filter set that has
+    an explicit empty value says how to ask for it (``empty_hint``)."""
+    hint = getattr(getattr(view, "filterset_class", None), "empty_hint", None)
+    empty = [
+        key
+        for key in request.query_params
+        if key != api_settings.URL_FORMAT_OVERRIDE  # content negotiation, not the list's
+        and any(not value.strip() for value in request.query_params.getlist(key))
+    ]
+    if empty:
+        raise ValidationError(
+            {
+                key: "given empty; leave it out, or give a value" + (hint(key) if hint else "")
+                for key in empty
+            }
+        )
+
+
 class FixedOrdering(BaseFilterBackend):
-    """Refuses an ``ordering`` other than the list's own, and a parameter
-    the list does not know; filters nothing."""
+    """Refuses an ``ordering`` other than the list's own, a parameter the
+    list does not know, and one given empty; filters nothing."""
 
     def filter_queryset(self, request: Request, queryset: QuerySet, view: Any) -> QuerySet:
         refuse_unknown_parameters(request, view)
+        refuse_empty_parameters(request, view)
         accepted = list_ordering(view)
         for given in request.query_params.getlist(ORDERING_PARAM):
-            if given not in ("", accepted):  # empty: the default, as for page_size
+            if given != accepted:
                 raise ApiError(
                     f"{ORDERING_PARAM}: {given!r} is not an order of this list; "
                     f"accepted: {accepted} (its only order)",
@@ -82,10 +104,8 @@ class FixedOrdering(BaseFilterBackend):
                 "name": ORDERING_PARAM,
                 "required": False,
                 "in": "query",
-                "description": (
-                    f"the list's only order, {accepted}; empty is the same; any other is a 400"
-                ),
-                "schema": {"type": "string", "enum": [accepted, ""]},
+                "description": f"the list's only order, {accepted}; any other is a 400",
+                "schema": {"type": "string", "enum": [accepted]},
             }
         ]
 

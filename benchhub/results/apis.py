@@ -48,6 +48,7 @@ from benchhub.results.services import (
     CatalogIncomplete,
     InvalidDocument,
     SubmissionConflict,
+    SubmissionGone,
     SubmissionOutcome,
     submission_create,
 )
@@ -122,7 +123,9 @@ class SubmissionCollectionApi(generics.ListAPIView):
             "Upload a submission document (JSON Schema: /api/v1/schema/submission.json, "
             "embedded below). "
             "Idempotent on the document's uuid: the same uuid and content again answers 200 "
-            "with the stored submission; the same uuid with other content answers 409."
+            "with the stored submission; the same uuid with other content answers 409, and "
+            "a uuid whose submission was deleted answers 410. Uuids compare in any letter "
+            "case: the same document with its uuid in upper case is the same submission."
         ),
         responses={
             201: SubmissionStoredOutput,
@@ -130,6 +133,7 @@ class SubmissionCollectionApi(generics.ListAPIView):
             400: OpenApiResponse(description="invalid document: every error with its JSON path"),
             401: OpenApiResponse(description="missing or wrong API token"),
             409: OpenApiResponse(description="uuid already used by other content"),
+            410: OpenApiResponse(description="the submission of this uuid was deleted"),
             413: OpenApiResponse(description="body over the upload limit"),
             503: UPLOAD_UNAVAILABLE,
         },
@@ -171,6 +175,13 @@ def catalog_incomplete_error(exc: CatalogIncomplete) -> ApiError:
 
 
 def conflict_error(exc: SubmissionConflict) -> ApiError:
+    if isinstance(exc, SubmissionGone):
+        return ApiError(
+            f"submission {exc.existing.uuid} was deleted; it is not stored again under the "
+            "same uuid: send it with a new uuid to publish it again",
+            status_code=status.HTTP_410_GONE,
+            code="gone",
+        )
     if exc.other_submitter:
         # Somebody else's document replayed: do not reveal it.
         message = f"uuid {exc.existing.uuid} is already used by another submitter"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from django.db import transaction
@@ -98,22 +99,28 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
 
     The transaction keeps the cursor a plain one: outside a transaction
     Django declares it WITH HOLD, and PostgreSQL then computes every row
-    before the first is sent. A failure part-way (the database gone, a bug)
-    cannot change the 200 already sent, so it is made visible twice: a last
-    line ``#error,<message with an id>`` and, by re-raising, an aborted
-    connection (no final chunk), which HTTP clients report as an incomplete
-    transfer. A complete export has no such line.
+    before the first is sent. The query runs and its first row is read
+    before the header is yielded: a database that does not answer fails the
+    first ``next()``, which measurements_csv_response calls in the view, so
+    the answer is the API's 503 instead of a 200. A failure after that (the
+    database gone, a bug) cannot change the 200 already sent, so it is made
+    visible twice: a last line ``#error,<message with an id>`` and, by
+    re-raising, an aborted connection (no final chunk), which HTTP clients
+    report as an incomplete transfer. A complete export has no such line.
     """
     writer = csv.writer(_Echo())
-    yield writer.writerow([name for name, _ in COLUMNS])
     # Plain tuples of the printed columns: no model instances (seven per row
     # with their joins), which cost most of an export's time.
     lookups = [path.replace(".", "__") for _, path in COLUMNS]
     values = queryset.values_list(*lookups)
-    rows, block = 0, []
+    rows, block, started = 0, [], False
     try:
         with transaction.atomic(using=queryset.db):
-            for row in values.iterator(chunk_size=_CHUNK_ROWS):
+            found = values.iterator(chunk_size=_CHUNK_ROWS)
+            first = next(found, None)
+            started = True
+            yield writer.writerow([name for name, _ in COLUMNS])
+            for row in itertools.chain(() if first is None else (first,), found):
                 block.append(writer.writerow([csv_cell(value) for value in row]))
                 rows += 1
                 if len(block) == _BLOCK_ROWS:  # one write per block, not per row
@@ -121,6 +128,8 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
                     block = []
         yield "".join(block)
     except Exception as exc:
+        if not started or isinstance(exc.__context__, GeneratorExit):
+            raise  # nothing sent yet (the view answers it), or nobody reads on
         yield "".join(block)
         error_id = uuid.uuid4().hex[:16]
         logger.exception("CSV export failed after %d rows; error id %s", rows, error_id)
@@ -132,6 +141,18 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
 
 
 def measurements_csv_response(queryset: QuerySet[Measurement]) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(measurement_rows(queryset), content_type="text/csv")
+    rows = measurement_rows(queryset)
+    header = next(rows)  # the query runs here, in the view: its failure is the API's answer
+    response = StreamingHttpResponse(_after(header, rows), content_type="text/csv")
     response["Content-Disposition"] = 'attachment; filename="benchhub-measurements.csv"'
     return response
+
+
+def _after(first: str, rest: Generator[str]) -> Iterator[str]:
+    """``first``, then ``rest``, which is closed with this (the response
+    closes it): its transaction and cursor are open from the view on."""
+    try:
+        yield first
+        yield from rest
+    finally:
+        rest.close()

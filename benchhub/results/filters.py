@@ -234,6 +234,7 @@ class _UUIDField(_EmptyShownField, forms.UUIDField):
     pass
 
 
+@extend_schema_field(OpenApiTypes.INT)  # a NumberFilter is documented as any number
 class WholeNumberFilter(django_filters.NumberFilter):
     """A count (cores, threads, bytes): "8.5" is refused. NumberFilter reads
     a decimal, which Django's integer lookup cut to 8 and answered with the
@@ -338,6 +339,10 @@ def _filter(name: str, path: str, lookup: str) -> django_filters.Filter:
             return closed_value(name, value)
 
     normalize = normalize or (lambda value: value)
+
+    known = known_values(name)
+    if known is not None:  # what the server takes, "(none)" where a value can be empty
+        schema_type = {"type": "string", "enum": [*known, *([EMPTY_SHOWN] * can_be_empty(name))]}
 
     @extend_schema_field(schema_type)  # the value's type, which "(none)" made Any
     def method(queryset: QuerySet, field: str, value: Any) -> QuerySet:
@@ -466,6 +471,14 @@ class ParameterFilterSet(django_filters.FilterSet):
             for value in self._values(key):
                 queryset = self._extra(queryset, p, key, value)
         return queryset
+
+    @classmethod
+    def empty_hint(cls, key: str) -> str:
+        """How to ask for the empty value of ``key``, if it has one
+        (benchhub.lib.ordering.refuse_empty_parameters)."""
+        if key.startswith(("param.", "run_param.")) or (key in RUN_FIELDS and can_be_empty(key)):
+            return f"; {EMPTY_SHOWN} selects the empty value"
+        return ""
 
     def filter_metric(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """A metric of the catalog; of the filtered benchmark when there is one."""

@@ -74,6 +74,14 @@ class SubmissionConflict(Exception):
         self.other_submitter = other_submitter
 
 
+class SubmissionGone(SubmissionConflict):
+    """The submitter's own upload under this uuid was deleted: storing it
+    again would bring back what was removed, and its URL answers 404."""
+
+    def __init__(self, existing: Submission) -> None:
+        super().__init__(existing)
+
+
 class CatalogIncomplete(Exception):
     """The document names a benchmark or metric of the catalog file (the
     schema accepted it) whose row the database lacks: deleted outside the
@@ -140,6 +148,9 @@ def submission_create(
     if errors:
         raise InvalidDocument(errors)
     submission_uuid = uuid_module.UUID(document["uuid"])
+    # One submission whatever the letter case of its uuid: stored, and
+    # digested, in the canonical lower case.
+    document = {**document, "uuid": str(submission_uuid)}
     canonical = canonical_json(document)
     digest = sha256_hex(canonical)
 
@@ -189,6 +200,8 @@ def _same_or_conflict(
     replayed document never hands out somebody else's submission."""
     if existing.submitter_id != submitter.pk:
         raise SubmissionConflict(existing, other_submitter=True)
+    if existing.status == Submission.Status.DELETED:
+        raise SubmissionGone(existing)
     if existing.content_digest != digest:
         raise SubmissionConflict(existing)
     return SubmissionOutcome(existing, created=False)

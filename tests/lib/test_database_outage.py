@@ -41,6 +41,9 @@ COMPARISON = (
         ("GET", "/api/v1/submissions/", {}),
         ("GET", "/api/v1/measurements/?engine=postgresql", {}),
         ("GET", COMPARISON, {}),
+        # Streamed, but its query runs before the first byte.
+        ("GET", "/api/v1/measurements/export.csv?engine=postgresql&cores=24", {}),
+        ("GET", "/api/v1/measurements/export.csv", {}),
         # The token is checked against the database before anything else.
         ("GET", "/api/v1/submissions/", {"Authorization": "Token some-token"}),
         ("POST", "/api/v1/submissions/", {"Authorization": "Token some-token",

@@ -103,7 +103,7 @@ def test_the_csv_export_fetches_in_chunks_inside_a_transaction(anonymous_api, pu
     autocommit, as a server runs, not in a test's transaction.)"""
     response = anonymous_api.get("/api/v1/measurements/export.csv")
     stream = iter(response.streaming_content)
-    next(stream)  # the header, sent before any query
+    next(stream)  # the header, sent once the query has its first row
     with CaptureQueriesContext(connection):
         next(stream)
         with connection.cursor() as cursor:

@@ -87,7 +87,10 @@ def test_every_list_documents_its_one_ordering_and_takes_what_it_documents(clien
         assert ordering[0]["in"] == "query"
         assert ordering[0]["schema"]["enum"][0] == accepted, path
         for value in ordering[0]["schema"]["enum"]:
-            assert client.get(path, {"ordering": value}).status_code == 200, (path, value)
+            response = client.get(path, {"ordering": value})
+            assert response.status_code == 200, (path, value)
+            if response.streaming:  # read to its end, as a server does: its cursor closes
+                assert b"".join(response.streaming_content).startswith(b"measurement_id,")
 
 
 def test_the_csv_export_documents_the_filters_of_the_measurement_list(client, db):
@@ -101,3 +104,81 @@ def test_the_csv_export_documents_the_filters_of_the_measurement_list(client, db
     listed = names("/api/v1/measurements/") - {"cursor", "page_size"}
     assert "benchmark" in listed
     assert names("/api/v1/measurements/export.csv") == listed
+
+
+def query_parameters(document: dict):
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "query":
+                    yield f"{method.upper()} {path}", parameter
+
+
+def test_no_query_parameter_the_document_allows_empty_or_by_a_placeholder_name(client, db):
+    """The server refuses a parameter given empty and one literally named
+    param.<name>; the document offered both, and fuzzers sent them."""
+    import re
+
+    document = openapi(client)
+    seen = 0
+    for where, parameter in query_parameters(document):
+        schema = parameter["schema"]
+        assert "<" not in parameter["name"], where
+        if "enum" in schema:
+            assert "" not in schema["enum"], (where, parameter["name"])
+        elif schema.get("type") == "string" and "format" not in schema:
+            seen += 1
+            assert not re.search(schema["pattern"], ""), (where, parameter["name"])
+            assert not re.search(schema["pattern"], " \t "), (where, parameter["name"])
+            taken = {
+                "fingerprint": "3e" * 31 + "a7",
+                "version_min": "15.2",
+                "version_max": "9",
+                "x": "param.clients",
+                "series": "filesystem",
+            }
+            assert re.search(schema["pattern"], taken.get(parameter["name"], "ext4 ")), where
+    assert seen > 50
+    measurements = document["paths"]["/api/v1/measurements/"]["get"]
+    assert "`param.<name>`: measurement parameter equals value" in measurements["description"]
+
+
+def request_body_validator(document: dict, name: str):
+    import jsonschema
+
+    components = document["components"]["schemas"]
+    return jsonschema.Draft202012Validator(
+        {**components[name], "components": {"schemas": components}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "valid"),
+    [
+        ({"action": "hide"}, True),
+        ({"action": "approve", "reason": ""}, True),
+        ({"action": "reject", "reason": "wrong units on 3 of 7 runs"}, True),
+        ({"action": "reject"}, False),
+        ({"action": "flag", "reason": "  "}, False),
+        ({"action": "request_rerun", "reason": ""}, False),
+        ({"action": "hide", "extra": 1}, False),
+    ],
+)
+def test_the_moderation_body_says_which_actions_need_a_reason(client, db, body, valid):
+    validator = request_body_validator(openapi(client), "ModerationInputRequest")
+
+    assert validator.is_valid(body) is valid
+
+
+@pytest.mark.parametrize(
+    ("body", "valid"),
+    [
+        ({"reason": "numbers copied from another run"}, True),
+        ({"reason": "spam", "y": 2}, False),
+        ({"reason": " "}, False),
+    ],
+)
+def test_the_report_body_takes_a_reason_and_nothing_else(client, db, body, valid):
+    validator = request_body_validator(openapi(client), "ReportInputRequest")
+
+    assert validator.is_valid(body) is valid

@@ -9,6 +9,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from benchhub.accounts.roles import role_grant
+from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Benchmark, Hardware, Measurement, Metric, Run, Submission
 from benchhub.results.outputs import SubmissionStoredOutput
 from benchhub.results.services import SubmissionConflict, catalog_sync, submission_create
@@ -116,6 +117,56 @@ def test_replaying_another_users_document_is_a_conflict(alice_api, bob_api):
     assert "another submitter" in response.json()["error"]["message"]
 
 
+def test_the_same_document_with_its_uuid_in_upper_case_is_the_same_submission(alice_api):
+    document = example_document()
+    document["uuid"] = "9b2E4c1a-07fd-4e3B-a5c8-d16f0E2b7a94"  # mixed case, as some tools write
+    first = post(alice_api, document)
+
+    again = post(alice_api, {**document, "uuid": document["uuid"].upper()})
+    lower = post(alice_api, {**document, "uuid": document["uuid"].lower()})
+
+    assert first.status_code == 201, first.json()
+    assert (again.status_code, lower.status_code) == (200, 200), (again.json(), lower.json())
+    assert again.json()["url"] == lower.json()["url"] == first.json()["url"]
+    assert first.json()["uuid"] == "9b2e4c1a-07fd-4e3b-a5c8-d16f0e2b7a94"
+    stored = Submission.objects.get()
+    assert stored.document["uuid"] == "9b2e4c1a-07fd-4e3b-a5c8-d16f0e2b7a94"
+    assert Measurement.objects.count() == 54
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_re_posting_a_deleted_submission_is_410_gone(alice_api, alice, changed):
+    document = example_document()
+    url = post(alice_api, document).json()["url"]
+    submission_moderate(
+        submission=Submission.objects.get(), actor=alice, action="delete", reason="wrong host"
+    )
+    if changed:
+        document["runs"][0]["measurements"][3]["value"] += 0.25
+
+    response = post(alice_api, {**document, "uuid": document["uuid"].upper()})
+
+    assert response.status_code == 410, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "gone"
+    assert f"submission {document['uuid']} was deleted" in error["message"]
+    assert "new uuid" in error["message"]
+    assert alice_api.get(url).status_code == 404
+    assert Submission.objects.get().status == Submission.Status.DELETED
+    assert Measurement.objects.count() == 54
+
+
+def test_re_posting_somebody_elses_deleted_submission_stays_a_409(alice_api, bob_api, alice):
+    document = example_document()
+    post(alice_api, document)
+    submission_moderate(submission=Submission.objects.get(), actor=alice, action="delete")
+
+    response = post(bob_api, document)
+
+    assert response.status_code == 409  # nothing said about alice's submission
+    assert "another submitter" in response.json()["error"]["message"]
+
+
 def test_invalid_document_lists_every_error_with_its_path(alice_api):
     document = example_document()
     document["runs"][0]["measurements"][3]["value"] = "fast"
@@ -172,6 +223,11 @@ def test_invalid_document_lists_every_error_with_its_path(alice_api):
             lambda d: d["runs"][0].update(ended_at="2020-01-01T00:00:00Z"),
             "$.runs[0].ended_at",
             "before",
+        ),
+        (
+            lambda d: d["runs"][0].update(ended_at="2026-11-20T10:04:13.5"),
+            "$.runs[0].ended_at",
+            "'2026-11-20T10:04:13.5' has no UTC offset; add one",
         ),
         (
             lambda d: d["runs"][0].update(started_at="yesterday"),

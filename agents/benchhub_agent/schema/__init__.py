@@ -449,7 +449,8 @@ def catalog_errors(document: dict[str, Any]) -> list[DocumentError]:
 
 
 def parse_time(value: str) -> dt.datetime | None:
-    """An ISO 8601 date-time; naive ones are taken as UTC. None if unparsable."""
+    """An ISO 8601 date-time, None if unparsable. Validation (time_problem)
+    refuses one without a UTC offset; any other is read as UTC."""
     try:
         parsed = dt.datetime.fromisoformat(value)
     except ValueError:
@@ -468,16 +469,23 @@ MAX_UTC_OFFSET = dt.timedelta(hours=14)
 
 def time_problem(value: str) -> str | None:
     """What is wrong with ``value`` as a run's time, or None."""
-    parsed = parse_time(value)
-    if parsed is None:
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
         return f"{value!r} is not a date-time like 2026-11-20T10:00:00Z"
-    offset = parsed.utcoffset()
-    if offset is not None and abs(offset) > MAX_UTC_OFFSET:
+    if parsed.tzinfo is None:
+        # Read as UTC, a local time would be stored hours away from when it ran.
+        return (
+            f"{value!r} has no UTC offset; add one, e.g. 2026-11-20T10:00:00Z (UTC) "
+            "or 2026-11-20T11:00:00+01:00"
+        )
+    offset = parsed.utcoffset() or dt.timedelta()
+    if abs(offset) > MAX_UTC_OFFSET:
         return f"{value!r} has a UTC offset beyond ±14:00"
-    if offset is not None and offset % dt.timedelta(minutes=1):
+    if offset % dt.timedelta(minutes=1):
         return f"{value!r} has a UTC offset that is not whole minutes"
     # Compared on the local clock: converting to UTC itself fails at year 1 and 9999.
-    local, shift = parsed.replace(tzinfo=None), offset or dt.timedelta()
+    local, shift = parsed.replace(tzinfo=None), offset
     earliest, latest = (t.replace(tzinfo=None) + shift for t in (EARLIEST_TIME, LATEST_TIME))
     if not earliest <= local < latest:
         return (
