@@ -47,6 +47,9 @@ ACCEPTS_WHAT_IT_ALLOWS = [checks.positive_data_acceptance]
 BEYOND_THE_SCHEMA = {
     # output must be the named tool's real output (tests/imports)
     "POST /api/v1/imports/",
+    # the submissions must be the caller's own, and the varied factor must vary among
+    # their runs (tests/studies)
+    "POST /api/v1/studies/",
 }
 
 

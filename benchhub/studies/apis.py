@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from benchhub.lib.api import ApiError
 from benchhub.studies.data import study_as_data, study_summary
 from benchhub.studies.selectors import study_get, study_list, study_table
-from benchhub.studies.services import InvalidStudy, study_create
+from benchhub.studies.services import MAX_SUBMISSIONS, VARIABLE, InvalidStudy, study_create
 
 MAX_LISTED = 200
 
@@ -30,7 +30,25 @@ class StudyListApi(APIView):
 
     @extend_schema(
         operation_id="studies_create",
-        request=OpenApiTypes.OBJECT,
+        request=inline_serializer(
+            "StudyCreate",
+            {
+                "title": serializers.CharField(max_length=200),
+                "question": serializers.CharField(max_length=2000),
+                "benchmark": serializers.CharField(max_length=40),
+                "metric": serializers.CharField(max_length=40),
+                "vary": serializers.ListField(
+                    child=serializers.ChoiceField(choices=VARIABLE), min_length=1, max_length=2
+                ),
+                "submissions": serializers.ListField(
+                    child=serializers.UUIDField(), min_length=1, max_length=MAX_SUBMISSIONS
+                ),
+                "reference": serializers.CharField(max_length=200, required=False),
+                "point": serializers.DictField(required=False),
+                "write_up": serializers.CharField(max_length=20000, required=False),
+                "repeats": serializers.UUIDField(required=False, allow_null=True),
+            },
+        ),
         responses={201: OpenApiTypes.OBJECT},
         description="A study of your own submissions: title, question, benchmark, metric, "
         "vary (one or two axes), submissions (uuids); optional reference, point, write_up, "
