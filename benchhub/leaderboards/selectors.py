@@ -19,8 +19,7 @@ from typing import Any
 
 from benchhub_contract.verdicts import RunValues, Verdict, verdict
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Max, Min
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
 
@@ -141,32 +140,30 @@ def _best_per_run(user: User | AnonymousUser, filters: QueryDict, metric: Metric
         raise InvalidLeaderboard(
             {k: " ".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in detail.items()}
         ) from exc
-    best_first = F("value").desc() if metric.direction == "higher" else F("value").asc()
-    ranked = (
+    # One row per run: its best value, by a hash aggregate over the metric's slice of
+    # the covering index (a window function sorted every measurement of the metric).
+    best = Max("value") if metric.direction == "higher" else Min("value")
+    per_run = (
         queryset.order_by()
-        .annotate(place=Window(RowNumber(), partition_by=F("run_id"), order_by=best_first))
-        .filter(place=1)
+        .values("run_id", "run__hardware_id", "run__storage_id", "run__os_id", "run__server_id")
+        .annotate(best=best)
         .values_list(
             "run_id",
             "run__hardware_id",
             "run__storage_id",
             "run__os_id",
             "run__server_id",
-            "value",
-            "samples",
+            "best",
         )
     )
-    return list(ranked)
+    return list(per_run)
 
 
 def _rows(user: User | AnonymousUser, filters: QueryDict, metric: Metric) -> tuple[list[Row], int]:
     grouped: dict[tuple[int, int, int, int], list[tuple[int, RunValues]]] = defaultdict(list)
-    for run_id, hardware, storage, os_id, server, value, samples in _best_per_run(
-        user, filters, metric
-    ):
-        grouped[(hardware, storage, os_id, server)].append(
-            (run_id, RunValues(value, tuple(samples or ())))
-        )
+    # A run is one observation of its environment: the verdict compares runs.
+    for run_id, hardware, storage, os_id, server, value in _best_per_run(user, filters, metric):
+        grouped[(hardware, storage, os_id, server)].append((run_id, RunValues(value)))
     higher = metric.direction == "higher"
     medians = {key: statistics.median(v.value for _, v in runs) for key, runs in grouped.items()}
     order = sorted(grouped, key=lambda key: medians[key], reverse=higher)

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 
 from benchhub_contract.verdicts import RunValues, Verdict, verdict
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Case, F, IntegerField, Q, Value, When, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Case, IntegerField, Max, Min, Q, Value, When
 from rest_framework.exceptions import ValidationError
 
 from benchhub.results import selectors
@@ -104,10 +103,19 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
     if errors:
         raise InvalidChanges(errors)
 
-    sign = Case(
-        When(metric__direction="lower", then=Value(-1)),
-        default=Value(1),
-        output_field=IntegerField(),
+    # One row per run and metric, its best value: a hash aggregate (a window function
+    # sorted every measurement of both versions' runs).
+    columns = (
+        "run_id",
+        "metric__benchmark__name",
+        "metric__name",
+        "metric__unit",
+        "metric__direction",
+        "run__hardware_id",
+        "run__storage_id",
+        "run__os_id",
+        "run__client_id",
+        "is_after",
     )
     rows = (
         selectors.measurement_list(user=user)
@@ -115,53 +123,24 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
         .filter(_version_q(before) | _version_q(after))
         .order_by()
         .annotate(
-            place=Window(
-                RowNumber(),
-                partition_by=[F("run_id"), F("metric_id")],
-                order_by=(F("value") * sign).desc(),
-            ),
             is_after=Case(
                 When(_version_q(after), then=Value(1)),
                 default=Value(0),
                 output_field=IntegerField(),
-            ),
+            )
         )
-        .filter(place=1)
-        .values_list(
-            "run_id",
-            "metric__benchmark__name",
-            "metric__name",
-            "metric__unit",
-            "metric__direction",
-            "run__hardware_id",
-            "run__storage_id",
-            "run__os_id",
-            "run__client_id",
-            "is_after",
-            "value",
-            "samples",
-        )
+        .values(*columns)
+        .annotate(high=Max("value"), low=Min("value"))
+        .values_list(*columns, "high", "low")
     )
     sides: dict[tuple, dict[tuple, tuple[list[RunValues], list[RunValues]]]] = defaultdict(
         lambda: defaultdict(lambda: ([], []))
     )
     runs_of: dict[tuple, set[int]] = defaultdict(set)
-    for (
-        run_id,
-        benchmark,
-        metric,
-        unit,
-        direction,
-        hw,
-        st,
-        os_id,
-        cl,
-        is_after,
-        value,
-        samples,
-    ) in rows:
-        pair = sides[(benchmark, metric, unit, direction)][(hw, st, os_id, cl)]
-        pair[is_after].append(RunValues(value, tuple(samples or ())))
+    for run_id, *metric_key, hw, st, os_id, cl, is_after, high, low in rows:
+        pair = sides[tuple(metric_key)][(hw, st, os_id, cl)]
+        # A run is one observation of its machine: the verdict compares runs.
+        pair[is_after].append(RunValues(low if metric_key[-1] == "lower" else high))
         runs_of[(hw, st, os_id, cl)].add(run_id)
     paired_keys = {env for envs in sides.values() for env, (b, a) in envs.items() if b and a}
     dimensions = _dimensions(paired_keys)
