@@ -40,7 +40,9 @@ _COMMON = (
 )
 POLICY = "; ".join((*_COMMON, "style-src 'self'", "style-src-attr 'unsafe-inline'"))
 # Redoc builds its styles as <style> elements and its search index in a blob: worker.
-POLICY_WITH_STYLE_ELEMENTS = "; ".join((*_COMMON, "style-src 'self'", "worker-src 'self' blob:"))
+POLICY_WITH_STYLE_ELEMENTS = "; ".join(
+    (*_COMMON, "style-src 'self' 'unsafe-inline'", "worker-src 'self' blob:")
+)
 
 # A report body is a few hundred bytes; a larger one is not logged whole.
 _REPORT_LIMIT = 8192
