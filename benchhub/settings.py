@@ -87,6 +87,7 @@ MIDDLEWARE = [
     "benchhub.lib.jsonbody.ContentCodingMiddleware",
     "benchhub.lib.jsonbody.ChunkedBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "benchhub.lib.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -17,6 +17,7 @@ from typing import Any
 from benchhub_agent.schema import benchmark_catalog, submission_schema
 from django.http import HttpResponseBase
 from django.utils import translation
+from drf_spectacular.settings import spectacular_settings
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView, SpectacularRedocView
 from rest_framework.renderers import JSONRenderer
@@ -340,6 +341,15 @@ class DocsPage(_ErrorsInJson, SpectacularRedocView):
     its HTML template, whose context reads the user: a 406 (Accept:
     application/json) with a malformed or wrong token authenticated during
     rendering, and the AuthenticationFailed it raised there was a 500."""
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = super().get(request, *args, **kwargs)
+        if isinstance(getattr(response, "data", None), dict):
+            # the template hands these to Redoc in a JSON data block, not in inline script
+            response.data["settings_object"] = spectacular_settings.REDOC_UI_SETTINGS
+        response.csp_style_elements = True  # type: ignore[attr-defined]  # Redoc's own <style>s
+        return response
 
 
 class SchemaApi(_ErrorsInJson, SpectacularAPIView):

@@ -152,3 +152,43 @@ def test_wrong_tokens_and_failed_sign_ins_are_counted_apart(ann, settings):
     assert [api.get("/api/v1/submissions/").status_code for _ in range(4)] == [401] * 3 + [429]
 
     assert sign_in("203.0.113.77", PASSWORD).status_code == 302
+
+
+def test_behind_two_proxies_the_second_address_from_the_right_counts(alice, settings):
+    """Two proxies: the outer one appended the client it saw, the inner one the
+    outer's; whatever the client wrote before them is its own word."""
+    settings.BENCHHUB_AUTH_FAILURES_ALLOWED = 3
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 2}
+
+    def wrong_token(forwarded: str) -> int:
+        api = APIClient(REMOTE_ADDR="10.0.0.4")
+        api.credentials(HTTP_AUTHORIZATION="Token bh_not_this_one")
+        return api.get("/api/v1/submissions/", HTTP_X_FORWARDED_FOR=forwarded).status_code
+
+    spoofed = [f"6.6.{i}.{3 * i + 1}, 203.0.113.201, 10.0.0.3" for i in range(4)]
+    assert [wrong_token(chain) for chain in spoofed] == [401, 401, 401, 429]
+    assert wrong_token("203.0.113.201, 198.51.100.57, 10.0.0.3") == 401  # another client
+
+
+def test_the_number_of_trusted_proxies_comes_from_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    read = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.REST_FRAMEWORK['NUM_PROXIES'])"
+    )
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "benchhub.settings"}
+    answers = {}
+    for value in ("3", None):
+        if value is None:
+            environment.pop("BENCHHUB_TRUSTED_PROXIES", None)
+        else:
+            environment["BENCHHUB_TRUSTED_PROXIES"] = value
+        done = subprocess.run(
+            [sys.executable, "-c", read], env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        answers[value] = done.stdout.strip()
+    assert answers == {"3": "3", None: "0"}
