@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from benchhub.baselines.selectors import baseline_point
 from benchhub.imports.forms import ENUM_LABELS
+from benchhub.lib.spread import spread_of
 from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.noise import (  # the run's own flag uses the same cut
     NOISY_CV,
@@ -496,7 +497,7 @@ class SpreadCell:
     median: float
     high: float
     # Measurements that differ in another parameter, pooled: the median is
-    # then the n-weighted mean of their medians, and the page says so.
+    # that of all their values, and the page says so.
     pooled: bool = False
 
 
@@ -542,10 +543,11 @@ def spread_tables(
         names: dict[str, int] = defaultdict(int)
         for group in rows:
             for key in group["parameters"] or {}:
-                names[key] += group["n"]
+                names[key] += len(group["values"])
         point_name = max(names, key=lambda key: (names[key], key == "clients")) if names else ""
         totals: dict[Any, int] = defaultdict(int)
-        cells: dict[tuple[str, Any], SpreadCell] = {}
+        values: dict[tuple[str, Any], list[float]] = defaultdict(list)
+        groups_in: dict[tuple[str, Any], int] = defaultdict(int)
         labels: dict[str, tuple] = {}
         for group in rows:
             point = (group["parameters"] or {}).get(point_name) if point_name else "all"
@@ -555,9 +557,10 @@ def spread_tables(
                 filter(None, [group["run__server__engine"], group["run__server__version_major"]])
             )
             labels[label] = (group["run__server__engine"], _version_key(group))
-            totals[point] += group["n"]
-            previous = cells.get((label, point))
-            cells[(label, point)] = _merged(previous, group)
+            totals[point] += len(group["values"])
+            values[label, point].extend(group["values"])
+            groups_in[label, point] += 1
+        cells = {key: _cell(cell, pooled=groups_in[key] > 1) for key, cell in values.items()}
         top = sorted(totals, key=lambda p: -totals[p])[:POINTS_SHOWN]
         points = sorted(top, key=_point_order)
         table_rows = [
@@ -584,15 +587,11 @@ def _version_key(group: Mapping[str, Any]) -> tuple:
     return tuple(int(part) if part.isdigit() else 0 for part in major.split("."))
 
 
-def _merged(previous: SpreadCell | None, group: Mapping[str, Any]) -> SpreadCell:
-    """Two groups of one cell (parameters besides the point differ): n and
-    the range add up exactly; the median is the n-weighted mean of medians."""
-    if previous is None:
-        return SpreadCell(group["n"], group["low"], group["median"], group["high"])
-    n = previous.n + group["n"]
-    median = (previous.median * previous.n + group["median"] * group["n"]) / n
-    low, high = min(previous.low, group["low"]), max(previous.high, group["high"])
-    return SpreadCell(n, low, median, high, pooled=True)
+def _cell(values: list[float], *, pooled: bool) -> SpreadCell:
+    """A cell of a summary table: the spread of all its values, by the one
+    definition every page shares (``benchhub.lib.spread``)."""
+    spread = spread_of(values)
+    return SpreadCell(spread.n, spread.min, spread.median, spread.max, pooled=pooled)
 
 
 def summary_compare_url(
