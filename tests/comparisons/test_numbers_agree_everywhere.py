@@ -79,7 +79,7 @@ def load_dataset(user) -> None:
 
 CELL = re.compile(
     r'<span class="value">(?P<value>.*?)</span>\s*<span class="(?:n|sub)">'
-    r"n=(?P<n>\d+)(?:, (?P<low>[^<–]+)–(?P<high>[^<]+))?</span>"
+    r"n=(?P<n>\d+)(?:, (?P<low>[^<\u2013]+)\u2013(?P<high>[^<]+))?</span>"
 )
 
 
