@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from benchhub_agent.schema import benchmark_catalog
 from django.urls import reverse
 
-from benchhub.baselines.selectors import baseline_point
+from benchhub.baselines.selectors import baseline_point, rank_refusal
 from benchhub.imports.forms import ENUM_LABELS
 from benchhub.lib.spread import spread_of
 from benchhub.results.models import Measurement, Run, Submission
@@ -258,7 +258,9 @@ class Standing:
     """Where a value stands among the approved results of its key and point."""
 
     n: int  # the baseline's results, this one among them when it is counted
-    percentile: float  # share (in %) of the others this one does better than
+    # Share (in %) of the others this one does better than; None where a
+    # rank means nothing, and ``unranked`` says why (baselines.rank_refusal).
+    percentile: float | None
     others: int  # the baseline's results but this one
     median: float
     q1: float
@@ -267,6 +269,7 @@ class Standing:
     maximum: float
     # Positions on a 0 to 100 strip between minimum and maximum, for the page.
     marks: dict[str, float] = field(default_factory=dict)
+    unranked: str = ""
 
 
 @dataclass(frozen=True)
@@ -298,9 +301,10 @@ def standing_of(
     them and the slower of two better than 25 %. It is ranked among the
     others instead (the fastest of five, 100 % of the 4 others)."""
     low, high = min(baseline.minimum, value), max(baseline.maximum, value)
-    percentile = rank(value, baseline, direction)
     others = baseline.n - 1 if counted else baseline.n
-    if counted and others:
+    unranked = rank_refusal(baseline, others)
+    percentile = None if unranked else rank(value, baseline, direction)
+    if percentile is not None and counted and others:
         percentile = max(0.0, min(100.0, (percentile * baseline.n - 50.0) / others))
     return Standing(
         n=baseline.n,
@@ -311,6 +315,7 @@ def standing_of(
         q3=baseline.q3,
         minimum=baseline.minimum,
         maximum=baseline.maximum,
+        unranked=unranked,
         marks={
             "min": _position(baseline.minimum, low, high),
             "q1": _position(baseline.q1, low, high),
