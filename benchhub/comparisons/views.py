@@ -334,6 +334,7 @@ def is_totals(x: Any) -> bool:
 class FixLinks:
     parameter: PooledParameter
     links: list[tuple[str, str]]  # (value, the page's URL with it fixed)
+    vary_url: str = ""  # the page with it as the series, x kept
 
 
 def _fix_links(parameter: PooledParameter, params: dict[str, list[str]]) -> FixLinks:
@@ -341,7 +342,11 @@ def _fix_links(parameter: PooledParameter, params: dict[str, list[str]]) -> FixL
     for value in parameter.values[:8]:
         fixed = {**params, parameter.filter: [value]}
         links.append((value, reverse("comparisons:compare") + "?" + _query(fixed)))
-    return FixLinks(parameter, links)
+    # The series, not x: x is the sweep the reader plots (clients, operation).
+    varied = {key: value for key, value in params.items() if key != "reference"}
+    varied["series"] = [parameter.filter]
+    vary_url = reverse("comparisons:compare") + "?" + _query(varied)
+    return FixLinks(parameter, links, vary_url)
 
 
 def _query(params: dict[str, list[str]]) -> str:
