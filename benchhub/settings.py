@@ -239,6 +239,11 @@ CACHES = {
     }
 }
 
+# A run is ranked (a percentile, "better than x %") only among at least this
+# many other comparable results: among fewer, one result moves it by tens of
+# percent.
+RANK_MIN_RESULTS = envint("BENCHHUB_RANK_MIN_RESULTS", 10, minimum=1)
+
 # A sweep picks up baselines whose refresh was abandoned (a worker died
 # holding the claim); run the worker with -B, or a separate celery beat.
 CELERY_BEAT_SCHEDULE = {

@@ -132,6 +132,8 @@ def _rank(server: str, fingerprint: str, m: Measurement, token: str | None) -> s
         return "-"
     if not answer.get("n"):
         return "-"
+    if answer.get("percentile") is None:  # too few results, or all equal: no rank
+        return f"not ranked (n={answer['n']})"
     return f"{float(answer['percentile']):.0f}% of {answer['n']}"
 
 

@@ -182,13 +182,16 @@ class BaselineRankApi(APIView):
             "direction, ties counting half. Computed from the baseline's histogram "
             "(values counted at 4 significant digits): exact but for the results within "
             "0.05 % of the value, which count half like ties, so it is within 50 times their "
-            "share of the exact rank."
+            "share of the exact rank. 'percentile' is null, and 'unranked' says why, where a rank "
+            "means nothing: fewer than RANK_MIN_RESULTS (default 10) results, or all of them "
+            "equal. 'n' is always the number of results."
         ),
         responses=inline_serializer(
             "BaselineRank",
             fields={
                 "n": serializers.IntegerField(),
-                "percentile": serializers.FloatField(),
+                "percentile": serializers.FloatField(allow_null=True),
+                "unranked": serializers.CharField(),
                 "direction": serializers.CharField(),
                 "median": serializers.FloatField(),
                 "value": serializers.FloatField(),
@@ -210,10 +213,12 @@ class BaselineRankApi(APIView):
                 status_code=404,
                 code="not_found",
             )
+        unranked = selectors.rank_refusal(baseline, baseline.n)
         return Response(
             {
                 "n": baseline.n,
-                "percentile": selectors.baseline_percentile(baseline, value),
+                "percentile": None if unranked else selectors.baseline_percentile(baseline, value),
+                "unranked": unranked,
                 "direction": baseline.metric.direction,
                 "median": baseline.median,
                 "value": value,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet, TextField
 from django.db.models.functions import Cast
@@ -42,6 +43,20 @@ def baseline_get(*, fingerprint: str, metric: str, parameters: dict) -> Baseline
         .select_related("metric")
         .first()
     )
+
+
+def rank_refusal(baseline: Baseline, others: int) -> str:
+    """Why ``baseline`` ranks nothing, or "": a rank among ``others``
+    results needs at least RANK_MIN_RESULTS of them, and results that differ
+    (all equal, all 0 s say, every one is "better than half")."""
+    if others < settings.RANK_MIN_RESULTS:
+        return (
+            f"not ranked: {others} comparable result{'s' if others != 1 else ''}, "
+            f"fewer than {settings.RANK_MIN_RESULTS}"
+        )
+    if baseline.minimum == baseline.maximum:
+        return f"not ranked: all {baseline.n} comparable results are equal ({baseline.minimum:g})"
+    return ""
 
 
 def baseline_percentile(baseline: Baseline, value: float) -> float:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from benchhub.lib.spread import spread_of
+
 # Below this many approved results a baseline is shown, but new results are
 # not scored against it: a spread of three points says little.
 MIN_RESULTS_TO_SCORE = 5
@@ -22,14 +24,9 @@ class Summary:
 
 
 def summarize(values: list[float]) -> Summary:
-    ordered = sorted(values)
-    median = statistics.median(ordered)
-    if len(ordered) >= 2:
-        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
-    else:
-        q1 = q3 = median
-    mad = statistics.median(abs(v - median) for v in ordered)
-    return Summary(len(ordered), median, q1, q3, ordered[0], ordered[-1], mad)
+    spread = spread_of(values)
+    mad = statistics.median(abs(v - spread.median) for v in values)
+    return Summary(spread.n, spread.median, spread.q1, spread.q3, spread.min, spread.max, mad)
 
 
 def outlier_score(value: float, summary: Summary) -> float | None:

@@ -32,6 +32,7 @@ from benchhub_contract.verdicts import (
 )
 
 from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
+from benchhub.lib.spread import spread_of
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 
@@ -229,6 +230,7 @@ class CellStats:
     median: float
     min: float
     max: float
+    # Defined by benchhub.lib.spread (the in-database path computes the same).
     q1: float  # quartiles, interpolated (percentile_cont, statistics' "inclusive")
     q3: float
 
@@ -287,10 +289,10 @@ def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:
         if noise:
             noisy.add(run_id)
     for key, cell in values.items():
-        q1, median, q3 = (
-            statistics.quantiles(cell, n=4, method="inclusive") if len(cell) > 1 else cell * 3
+        spread = spread_of(cell)
+        cells.stats[key] = CellStats(
+            spread.n, spread.median, spread.min, spread.max, spread.q1, spread.q3
         )
-        cells.stats[key] = CellStats(len(cell), median, min(cell), max(cell), q1, q3)
     for key, runs in per_run.items():
         kept = sorted(
             (run_id for run_id in runs if not (query.quiet_verdicts and run_id in noisy)),

@@ -15,7 +15,13 @@ from rest_framework.views import APIView
 from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.exports import comparison_csv_response, ratio_rounded, relative_rounded
 from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
-from benchhub.comparisons.selectors import comparison_build
+from benchhub.comparisons.selectors import (
+    PooledParameter,
+    comparison_build,
+    comparison_may_pool,
+    comparison_parameter_names,
+    comparison_pooling,
+)
 from benchhub.lib.api import ApiError
 from benchhub.results.apis import PARAMETER_DOCS
 from benchhub.results.filters import MeasurementFilter
@@ -203,6 +209,26 @@ def comparison_as_data(comparison: Comparison) -> dict:
     return ComparisonOutput(comparison).data
 
 
+def refuse_pooling(query, pooled: list[PooledParameter]) -> None:
+    """A cell would pool runs that differ in a parameter no axis or filter
+    names (transactions=10000 and 2000 in one median): the answer would be
+    a number of neither. Refused, naming the parameter, its values and the
+    two ways out, rather than split into series the caller never asked for
+    (a script reading series by label would meet new labels silently)."""
+    if not pooled:
+        return
+    errors = {}
+    for parameter in pooled:
+        values = parameter.values[:8]
+        shown = ", ".join(values) + (" …" if len(parameter.values) > 8 else "")
+        errors[parameter.filter] = (
+            f"the matching results differ in {parameter.title} ({shown}), which is neither an "
+            f"axis nor fixed, and would be pooled in one median: fix it "
+            f"({parameter.filter}={values[0]}) or vary it (series={parameter.filter})"
+        )
+    raise InvalidComparison(errors)
+
+
 def invalid_comparison_error(exc: InvalidComparison) -> ApiError:
     return ApiError(
         "; ".join(f"{key}: {message}" for key, message in exc.errors.items()),
@@ -288,7 +314,10 @@ class ComparisonApi(APIView):
     def get(self, request: Request):
         try:
             query = comparison_query_parse(dict(request.query_params.lists()))
-            comparison = comparison_build(user=request.user, query=query)
+            may_pool = comparison_may_pool(query, *comparison_parameter_names(metric=query.metric))
+            comparison = comparison_build(user=request.user, query=query, check_parameters=may_pool)
+            if may_pool and not comparison.is_empty and comparison.parameters_may_differ:
+                refuse_pooling(query, comparison_pooling(user=request.user, query=query))
         except InvalidComparison as exc:
             raise invalid_comparison_error(exc) from None
         if request.query_params.get("format") == "csv":

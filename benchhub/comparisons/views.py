@@ -336,6 +336,7 @@ def is_totals(x: Any) -> bool:
 class FixLinks:
     parameter: PooledParameter
     links: list[tuple[str, str]]  # (value, the page's URL with it fixed)
+    vary_url: str = ""  # the page with it as the series, x kept
 
 
 def _fix_links(parameter: PooledParameter, params: dict[str, list[str]]) -> FixLinks:
@@ -343,7 +344,11 @@ def _fix_links(parameter: PooledParameter, params: dict[str, list[str]]) -> FixL
     for value in parameter.values[:8]:
         fixed = {**params, parameter.filter: [value]}
         links.append((value, reverse("comparisons:compare") + "?" + _query(fixed)))
-    return FixLinks(parameter, links)
+    # The series, not x: x is the sweep the reader plots (clients, operation).
+    varied = {key: value for key, value in params.items() if key != "reference"}
+    varied["series"] = [parameter.filter]
+    vary_url = reverse("comparisons:compare") + "?" + _query(varied)
+    return FixLinks(parameter, links, vary_url)
 
 
 def _query(params: dict[str, list[str]]) -> str:
@@ -388,20 +393,20 @@ def _status(comparison: Comparison | None, errors: dict[str, str]) -> str:
 
 def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
     """Per series label and x (as JSON text), the error bar the chart draws:
-    the interquartile range of the cell's measurements when there are 4 or
-    more, else their min and max (the quartiles come with the cell, from
-    the database on PostgreSQL)."""
+    the min and max of the cell's measurements, the range the table, the
+    tooltip, the caption and the API's ``min``/``max`` show beside the
+    median, whatever n (a reader checks one against the other)."""
     bars: dict[str, dict[str, list[float]]] = {}
     for series in comparison.series:
         for point in series.points:
             if point.n < 2:
                 continue
-            if point.n >= 4 and point.q1 is not None and point.q3 is not None:
-                bar = [point.q1, point.q3, "iqr"]
-            else:
-                bar = [point.min, point.max, "range"]
             # JSON as the API writes it (a uuid as its text), as the chart looks it up
-            bars.setdefault(series.label, {})[json.dumps(point.x, default=str)] = bar
+            bars.setdefault(series.label, {})[json.dumps(point.x, default=str)] = [
+                point.min,
+                point.max,
+                "range",
+            ]
     return bars
 
 

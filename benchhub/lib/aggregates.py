@@ -6,9 +6,10 @@ from django.db.models import Aggregate, FloatField
 
 
 class Median(Aggregate):
-    """The median in SQL on PostgreSQL (percentile_cont). SQLite, the
-    embedded default, has no percentile aggregate: there it is the mean, a
-    stand-in good enough for a development server's summary tables."""
+    """The median in SQL, PostgreSQL only (percentile_cont). SQLite has no
+    percentile aggregate, and a mean would be a different number under the
+    same name: there it refuses, and callers compute the median in Python
+    (``benchhub.lib.spread``)."""
 
     function = "percentile_cont"
     name = "Median"
@@ -16,6 +17,4 @@ class Median(Aggregate):
     template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
 
     def as_sqlite(self, compiler, connection, **extra_context):
-        return super().as_sql(
-            compiler, connection, function="AVG", template="%(function)s(%(expressions)s)"
-        )
+        raise NotImplementedError("SQLite has no median aggregate: use benchhub.lib.spread")

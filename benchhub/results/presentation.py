@@ -6,8 +6,6 @@ first), so a page's query count does not grow with its rows.
 
 from __future__ import annotations
 
-import json
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,8 +15,9 @@ from urllib.parse import urlencode
 from benchhub_agent.schema import benchmark_catalog
 from django.urls import reverse
 
-from benchhub.baselines.selectors import baseline_point
+from benchhub.baselines.selectors import baseline_point, rank_refusal
 from benchhub.imports.forms import ENUM_LABELS
+from benchhub.lib.spread import spread_of
 from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.noise import (  # the run's own flag uses the same cut
     NOISY_CV,
@@ -259,7 +258,9 @@ class Standing:
     """Where a value stands among the approved results of its key and point."""
 
     n: int  # the baseline's results, this one among them when it is counted
-    percentile: float  # share (in %) of the others this one does better than
+    # Share (in %) of the others this one does better than; None where a
+    # rank means nothing, and ``unranked`` says why (baselines.rank_refusal).
+    percentile: float | None
     others: int  # the baseline's results but this one
     median: float
     q1: float
@@ -268,6 +269,7 @@ class Standing:
     maximum: float
     # Positions on a 0 to 100 strip between minimum and maximum, for the page.
     marks: dict[str, float] = field(default_factory=dict)
+    unranked: str = ""
 
 
 @dataclass(frozen=True)
@@ -299,9 +301,10 @@ def standing_of(
     them and the slower of two better than 25 %. It is ranked among the
     others instead (the fastest of five, 100 % of the 4 others)."""
     low, high = min(baseline.minimum, value), max(baseline.maximum, value)
-    percentile = rank(value, baseline, direction)
     others = baseline.n - 1 if counted else baseline.n
-    if counted and others:
+    unranked = rank_refusal(baseline, others)
+    percentile = None if unranked else rank(value, baseline, direction)
+    if percentile is not None and counted and others:
         percentile = max(0.0, min(100.0, (percentile * baseline.n - 50.0) / others))
     return Standing(
         n=baseline.n,
@@ -312,6 +315,7 @@ def standing_of(
         q3=baseline.q3,
         minimum=baseline.minimum,
         maximum=baseline.maximum,
+        unranked=unranked,
         marks={
             "min": _position(baseline.minimum, low, high),
             "q1": _position(baseline.q1, low, high),
@@ -497,15 +501,9 @@ class SpreadCell:
     low: float
     median: float
     high: float
-    # Measurements that differ in another parameter, pooled into one cell:
-    # the page says so, and links the comparison that separates them.
+    # Measurements that differ in another parameter, pooled: the median is
+    # that of all their values, and the page says so.
     pooled: bool = False
-
-    @classmethod
-    def of(cls, values: list[float], parameter_sets: int) -> SpreadCell:
-        return cls(
-            len(values), min(values), statistics.median(values), max(values), parameter_sets > 1
-        )
 
 
 @dataclass(frozen=True)
@@ -550,11 +548,11 @@ def spread_tables(
         names: dict[str, int] = defaultdict(int)
         for group in rows:
             for key in group["parameters"] or {}:
-                names[key] += 1
+                names[key] += len(group["values"])
         point_name = max(names, key=lambda key: (names[key], key == "clients")) if names else ""
         totals: dict[Any, int] = defaultdict(int)
         values: dict[tuple[str, Any], list[float]] = defaultdict(list)
-        parameter_sets: dict[tuple[str, Any], set[str]] = defaultdict(set)
+        groups_in: dict[tuple[str, Any], int] = defaultdict(int)
         labels: dict[str, tuple] = {}
         for group in rows:
             point = (group["parameters"] or {}).get(point_name) if point_name else "all"
@@ -564,12 +562,10 @@ def spread_tables(
                 filter(None, [group["run__server__engine"], group["run__server__version_major"]])
             )
             labels[label] = (group["run__server__engine"], _version_key(group))
-            totals[point] += 1
-            values[(label, point)].append(group["value"])
-            parameter_sets[(label, point)].add(json.dumps(group["parameters"], sort_keys=True))
-        cells = {
-            key: SpreadCell.of(found, len(parameter_sets[key])) for key, found in values.items()
-        }
+            totals[point] += len(group["values"])
+            values[label, point].extend(group["values"])
+            groups_in[label, point] += 1
+        cells = {key: _cell(cell, pooled=groups_in[key] > 1) for key, cell in values.items()}
         top = sorted(totals, key=lambda p: -totals[p])[:POINTS_SHOWN]
         points = sorted(top, key=_point_order)
         table_rows = [
@@ -594,6 +590,13 @@ def spread_tables(
 def _version_key(group: Mapping[str, Any]) -> tuple:
     major = group["run__server__version_major"] or ""
     return tuple(int(part) if part.isdigit() else 0 for part in major.split("."))
+
+
+def _cell(values: list[float], *, pooled: bool) -> SpreadCell:
+    """A cell of a summary table: the spread of all its values, by the one
+    definition every page shares (``benchhub.lib.spread``)."""
+    spread = spread_of(values)
+    return SpreadCell(spread.n, spread.min, spread.median, spread.max, pooled=pooled)
 
 
 def summary_compare_url(

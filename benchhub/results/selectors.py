@@ -4,6 +4,7 @@ its joins spelled out, so that no page or endpoint queries in a loop."""
 from __future__ import annotations
 
 import difflib
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -488,11 +489,11 @@ SPREAD_GROUPS = ("run__benchmark__name", "run__server__engine", "run__server__ve
 
 
 def spread_of_runs(run_ids: list[int], metrics: list[Metric]) -> list[dict[str, Any]]:
-    """The values of the measurements of ``metrics`` in runs already known to
-    be visible, with their benchmark, engine, major version and parameters, in
-    one query: the pages' summaries of their latest runs. The values
-    themselves, not a per-group median: two groups of one cell have a median
-    of their own that no mean of their medians gives.
+    """The values of the measurements of ``metrics`` in runs already known
+    to be visible, per benchmark, engine, major version and parameters, in
+    one query: the pages' summaries of their latest runs. The values, not a
+    median per group: a cell of the page may join several groups, and its
+    median is the median of all their values (``benchhub.lib.spread``).
 
     ``metric_id + 0`` keeps the metric index out of the plan: with it,
     PostgreSQL intersected the run index with the metric index (the
@@ -500,13 +501,23 @@ def spread_of_runs(run_ids: list[int], metrics: list[Metric]) -> list[dict[str, 
     80 ms for a few thousand values instead of 20."""
     if not run_ids or not metrics:
         return []
-    return list(
+    rows = (
         Measurement.objects.filter(run_id__in=run_ids)
         .alias(metric_plain=F("metric_id") + 0)
         .filter(metric_plain__in=[metric.pk for metric in metrics])
         .order_by()
-        .values(*SPREAD_GROUPS, "parameters", "value")
+        .values_list(*SPREAD_GROUPS, "parameters", "value")
     )
+    groups: dict[str, dict[str, Any]] = {}
+    for *keys, parameters, value in rows:
+        key = json.dumps([*keys, parameters], sort_keys=True, default=str)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = dict(zip(SPREAD_GROUPS, keys, strict=True))
+            group["parameters"] = parameters
+            group["values"] = []
+        group["values"].append(value)
+    return list(groups.values())
 
 
 def latest_run_ids(runs: QuerySet[Run], *, limit: int) -> list[int]:

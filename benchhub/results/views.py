@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -73,6 +74,15 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "settings": sorted((run.server.settings or {}).items()),
             "rows": rows,
             "headline": _headline(rows),
+            "unranked": next(
+                (
+                    row
+                    for row in rows
+                    if row.standing and row.standing.others and row.standing.unranked
+                ),
+                None,
+            ),
+            "rank_min_results": settings.RANK_MIN_RESULTS,
             "chart": chart,
             "compare_links": (
                 presentation.compare_links(run, first["metric"], first["x"]) if first else []
@@ -103,7 +113,9 @@ def _headline(rows: list[presentation.MeasurementRow]) -> presentation.Measureme
     # Ranked only against others: a baseline of one is another's result
     # unless the run's own values are in it (approved and taken in by a
     # refresh; not a pending run's), which Standing.others tells.
-    ranked = [row for row in rows if row.standing is not None and row.standing.others]
+    ranked = [
+        row for row in rows if row.standing is not None and row.standing.percentile is not None
+    ]
     if not ranked:
         return None
     higher = [row for row in ranked if row.measurement.metric.direction == "higher"]

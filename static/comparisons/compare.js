@@ -84,8 +84,8 @@
     return Number.isFinite(high) ? { low, high } : null;
   }
 
-  // Error bars: the interquartile range of a cell from 4 measurements, its
-  // min and max below that (#comparison-errorbars, from the same cells).
+  // Error bars: the min and max of a cell's measurements, the range the
+  // table, the tooltip and the caption name (#comparison-errorbars).
   const errorBars = {
     id: "benchhubErrorBars",
     afterDatasetsDraw(chart) {

@@ -72,7 +72,8 @@ def test_run_like_repeats_a_published_run_and_ranks_it(
     assert len(throughput_rows) == 2  # clients=1 and clients=2
     for line in throughput_rows:
         assert "(1)" in line  # the baseline median, over the one approved run
-        assert "% of 1" in line  # your percentile among them
+        # Among one other result a percentile means nothing: n, and no rank.
+        assert "not ranked (n=1)" in line
         # One run of one repetition on each side: no verdict can be drawn from that.
         assert "insufficient data" in line
 

@@ -200,7 +200,10 @@ def test_an_axis_with_one_category_says_why(client, bob):
     )
 
 
-def test_error_bars_are_the_interquartile_range_from_four_measurements_else_min_max(client, bob):
+def test_error_bars_are_min_max_as_the_caption_table_and_tooltip_say(client, bob):
+    """Whatever n: at 5 measurements with an outlier, the bar spans 100 to
+    1000, the range the table shows beside the median, not the quartiles
+    (200 to 400) under a caption saying min-max."""
     for value in (100.0, 200.0, 300.0, 400.0, 1000.0):
         store(bob, sweep_document({1: value, 2: value}))
     store(bob, sweep_document({4: 10.0}))
@@ -214,8 +217,11 @@ def test_error_bars_are_the_interquartile_range_from_four_measurements_else_min_
             1
         )
     )["throughput"]
-    assert bars["1"] == [200.0, 400.0, "iqr"]
+    assert bars["1"] == [100.0, 1000.0, "range"]
     assert bars["4"] == [10.0, 30.0, "range"]
+    table = text[text.index('id="comparison-table"') :]
+    assert "min\u2013max when n &gt; 1" in table
+    assert '<span class="value">300</span> <span class="n">n=5, 100\u20131000</span>' in table
 
 
 def test_error_bars_by_submission_are_keyed_by_its_uuid_as_the_chart_spells_it(client, bob):

@@ -128,7 +128,8 @@ def test_the_chart_data_is_the_run_sweep_by_clients(client, bob):
     assert 'aria-describedby="measurements-title"' in page
 
 
-def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ranked_run):
+def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ranked_run, settings):
+    settings.RANK_MIN_RESULTS = 1  # the arithmetic of a rank, among few
     page = client.get(f"/runs/{ranked_run.pk}/").content.decode()
 
     headline = headline_of(page)
@@ -143,11 +144,12 @@ def test_the_run_page_says_where_the_run_stands_among_comparable_runs(client, ra
     assert 'class="distribution"' in page
 
 
-def test_the_baseline_figures_show_the_digits_the_baseline_holds(client, bob):
+def test_the_baseline_figures_show_the_digits_the_baseline_holds(client, bob, settings):
     """The baseline counts values at 4 significant digits: its median of
     2650.1 and 2651.2 is 2650.5, the mean of buckets 2650 and 2651, where
     /compare/ says 2650.65. The page showed "2650.5" (and "2650.500" to a
     screen reader): digits it does not hold. It says "≈2650" instead."""
+    settings.RANK_MIN_RESULTS = 1  # the arithmetic of a rank, among few
     runs = [run_of(store(bob, with_throughput_at_20(v))) for v in (2600, 2650.1, 2651.2, 2700)]
     baselines_refresh()
 
@@ -160,7 +162,8 @@ def test_the_baseline_figures_show_the_digits_the_baseline_holds(client, bob):
     assert "2650.5" not in page
 
 
-def test_a_point_spelt_as_a_float_is_ranked_among_the_same_point(client, bob):
+def test_a_point_spelt_as_a_float_is_ranked_among_the_same_point(client, bob, settings):
+    settings.RANK_MIN_RESULTS = 1  # the arithmetic of a rank, among few
     # the baselines pool clients=20 and clients=20.0 as one point; the page must find it
     others = [with_throughput_at_20(v) for v in (1200, 1000, 1400, 1100)]
     for document in others:
@@ -536,3 +539,65 @@ def test_a_benchmark_the_agent_does_not_run_offers_no_agent_command(client, db):
     assert "benchhub-agent run" not in tpcc and 'id="no-agent-benchmark"' in tpcc
     # tpcb's only runs are seed 003's: how to run it, but no --like of an article
     assert "benchhub-agent run tpcb --help" in tpcb and "run --like" not in tpcb
+
+
+def standing_cell(page: str, metric: str, point: str) -> str:
+    """The "Among comparable runs" cell of one measurement row."""
+    table = page[page.index('id="measurements"') :]
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+        if f'<th scope="row">{metric}</th>' in row and f"<td>{point}</td>" in row:
+            return re.findall(r"<td>(.*?)</td>", row, re.S)[-2]
+    raise AssertionError(f"no row {metric} {point}")
+
+
+def test_a_run_is_ranked_among_ten_others_and_not_among_nine(client, bob):
+    """RANK_MIN_RESULTS (10 by default): with 9 other results the page names
+    n and no percentile; a tenth and it ranks, with n beside it."""
+    values = [1000.0, 1210.5, 1000.0, 1333.0, 1800.0, 1100.0, 1055.0, 990.0, 1402.0]
+    for value in values:
+        store(bob, with_throughput_at_20(value))
+    run = run_of(store(bob, with_throughput_at_20(1250.0)))
+    baselines_refresh()
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "headline-percentile" not in page
+    assert "Not ranked: 9 comparable results, fewer than 10" in headline_of(page)
+    cell = standing_cell(page, "throughput", "clients=20")
+    assert "not ranked: 9 comparable results, fewer than 10" in cell and "%" not in cell
+
+    store(bob, with_throughput_at_20(1275.0))
+    baselines_refresh()
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    # 1250 beats 990, 1000, 1000, 1055, 1100, 1210.5 of the 10 others: 60 %
+    assert '<strong id="headline-percentile">60%</strong>' in headline_of(page)
+    assert "the <strong>10</strong> other comparable approved results" in headline_of(page)
+    assert standing_cell(page, "throughput", "clients=20").startswith("60% of 10 others")
+
+
+def test_a_metric_whose_results_are_all_equal_is_not_ranked(client, bob, anonymous_api):
+    """count_distinct = 0 s in every sql-bench run: "better than 69 %" of
+    results that do not differ says nothing. The rest of the run, which
+    differs, is still ranked."""
+    runs = []
+    for index in range(12):
+        document = with_throughput_at_20(1000.0 + 37.5 * index)
+        document["runs"][0]["measurements"][0]["value"] = 0.0  # clients=1: all zero
+        runs.append(run_of(store(bob, document)))
+    baselines_refresh()
+
+    page = client.get(f"/runs/{runs[5].pk}/").content.decode()
+    assert standing_cell(page, "throughput", "clients=1") == (
+        '<span class="muted unranked">not ranked: all 12 comparable results are equal (0)</span>'
+    )
+    assert standing_cell(page, "throughput", "clients=20").startswith("45% of 11 others")
+    rank = anonymous_api.get(
+        "/api/v1/baselines/rank/",
+        {
+            "fingerprint": runs[0].fingerprint,
+            "metric": "throughput",
+            "value": 0,
+            "param.clients": 1,
+        },
+    ).json()
+    assert (rank["n"], rank["percentile"]) == (12, None)
+    assert rank["unranked"] == "not ranked: all 12 comparable results are equal (0)"
