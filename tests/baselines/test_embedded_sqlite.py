@@ -605,3 +605,29 @@ def test_every_marked_key_is_refreshed_after_a_burst_and_after_a_restart(tmp_pat
 
     assert restarted.returncode == 0, restarted.stderr[-3000:]
     assert restarted.stdout.splitlines() == ["restarted 0 18 0"], restarted.stdout
+
+
+# What make run shows: /healthz names the database it asked, and the demo
+# run's recorded command is the one that would publish it.
+SMALL_TRUTHS = """
+import django
+django.setup()
+from django.core.management import call_command
+from django.test import Client
+from benchhub.results.models import Submission
+
+call_command("migrate", verbosity=0)
+call_command("load_demo_data", stdout=open("/dev/null", "w"))
+checks = Client().get("/healthz/ready").json()["checks"]
+demo = Submission.objects.get(uuid="7b0f2d8e-5a41-4c3b-9e2f-81d6a4c9b3e7")
+print(sorted(checks), checks["sqlite"]["ok"], demo.status, demo.command.split()[-3:])
+"""
+
+
+def test_make_run_names_sqlite_in_health_and_records_the_demo_runs_publishing_command(tmp_path):
+    done = run_embedded(tmp_path, SMALL_TRUTHS, DEBUG="true")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == (
+        "['migrations', 'redis', 'sqlite'] True approved ['1,2,4,8,16,20,40,80', '--repeat', '3']"
+    ), done.stdout
