@@ -214,6 +214,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker whose broker goes away reconnects, however long the outage: the
+# default gives up after 100 tries and ends the worker (docker/worker-
+# supervised.sh would start it again; this keeps it from having to).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # Redis answering an error to the worker's BRPOP (UNBLOCKED when it turns
 # replica, READONLY while it is one) restarts the consumer, as a lost
 # connection does, instead of ending the worker.
