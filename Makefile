@@ -76,9 +76,10 @@ format:
 vendor:
 	bash static/update-vendor.sh
 
-# A Celery worker on Redis, for running BenchHub like production.
+# A Celery worker on Redis, for running BenchHub like production, started
+# again whenever it ends with an error (docker/worker-supervised.sh).
 worker: $(VENV)/.installed
-	$(BIN)/celery -A benchhub worker --beat --loglevel=info
+	PATH="$(CURDIR)/$(BIN):$$PATH" sh docker/worker-supervised.sh -A benchhub worker --beat --loglevel=info
 
 # Mutation testing of the modules that decide what users see ([tool.mutmut]
 # in pyproject.toml and agents/pyproject.toml; docs/testing.md says how to read it).

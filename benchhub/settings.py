@@ -50,7 +50,7 @@ HTTPS_PROXY = envbool("BENCHHUB_HTTPS_PROXY", False)
 if HTTPS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz(/live|/ready)?$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000, minimum=0)
@@ -216,6 +216,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker whose broker goes away reconnects, however long the outage: the
+# default gives up after 100 tries and ends the worker (docker/worker-
+# supervised.sh would start it again; this keeps it from having to).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # Redis answering an error to the worker's BRPOP (UNBLOCKED when it turns
 # replica, READONLY while it is one) restarts the consumer, as a lost
 # connection does, instead of ending the worker.

@@ -5,7 +5,7 @@ from django.views.decorators.csrf import csrf_exempt
 from benchhub.comparisons.urls import runs_urlpatterns
 from benchhub.lib.api import not_found
 from benchhub.lib.csp import csp_report
-from benchhub.lib.health import healthz
+from benchhub.lib.health import healthz, healthz_live
 from benchhub.lib.openapi import DocsPage, SchemaApi
 
 urlpatterns = [
@@ -29,6 +29,8 @@ urlpatterns = [
     path("api/docs/", DocsPage.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("healthz/ready", healthz, name="healthz-ready"),
+    path("healthz/live", healthz_live, name="healthz-live"),
     path("csp-report", csp_report, name="csp-report"),
     # Last: any other /api/ path is a JSON 404, with DEBUG on too (where
     # Django would answer its HTML page instead of handler404).

@@ -1,5 +1,5 @@
 """Container health check of the web service: exit 0 when gunicorn answers /healthz with 200
-(PostgreSQL and Redis answer, no migration pending; benchhub/lib/health.py). Redis refusing
+(the database answers, no migration pending; benchhub/lib/health.py). Redis away or refusing
 writes is 200 too, with the status "degraded": the site still serves.
 
 Reads the port from GUNICORN_BIND (as gunicorn.conf.py does) and sends the first name of

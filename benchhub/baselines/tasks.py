@@ -6,16 +6,18 @@ from contextlib import nullcontext
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from benchhub.baselines.models import DirtyKey
 from benchhub.baselines.refresh import BATCH, RUNS_PER_ROUND, baselines_mark_all, baselines_refresh
 
 logger = logging.getLogger(__name__)
 
 # In-process (the embedded default runs tasks eagerly, after the upload's or
 # the approval's commit, inside its request) one small round is all: one key,
-# a few dirty runs, never a rebuild, never a loop. The next change takes the
-# next round.
+# a few dirty runs, never a rebuild, never a loop inside the request; what
+# it leaves is the waiter's (below), which goes on until no mark is left.
 IN_PROCESS_KEYS = 1
 IN_PROCESS_RUNS = 20
 # A worker's next round waits this long when the last one left work (a hot
@@ -33,11 +35,18 @@ _next_in_process_round = threading.Lock()
 # time only matters if that round hangs on the database).
 IN_PROCESS_WAIT_SECONDS = 30.0
 # The waiter's rounds stand for every request that returned to it: their
-# marks may be on other keys than the oldest, or more than one round's runs,
-# so it goes on while marks are left, up to this many rounds (each one key,
-# IN_PROCESS_RUNS runs); the first request to find no round running, the
-# interval over (IN_PROCESS_ROUND_INTERVAL), does one.
+# marks may be on other keys than the oldest, or more than one round's runs.
+# It runs this many rounds (each one key, IN_PROCESS_RUNS runs) back to
+# back, then, while marks are left (rebuilds too: the waiter is no
+# request), waits out the interval again and goes on, unless another
+# waiter took over meanwhile. So every mark is taken within (marks / rounds) times the
+# interval however few writes follow it, and a request's own work stays one
+# round.
 IN_PROCESS_WAITER_ROUNDS = 4
+# A waiter whose rounds fail (the database busy past its timeout) tries
+# again this many times, a second apart, then leaves the marks to the next
+# change or the next start (catch_up_in_process).
+IN_PROCESS_WAITER_FAILURES = 3
 # A round's fixed cost (its claim, release and a dozen statements, about
 # 4 ms of the one process's CPU) was most of its work when uploads came
 # faster than rounds: a round every other upload, 1.7 runs each. So a round
@@ -75,9 +84,29 @@ def baselines_refresh_task(batch: int = BATCH) -> None:
 def _in_process_rounds() -> None:
     """The eager task's work: one bounded round now, or a waiter for the
     next, or nothing (the waiter there is takes this request's marks)."""
-    if _take_the_round_now():
-        _run_in_process_rounds(1)
+    if _take_the_round_now() and not _run_in_process_rounds(1, rebuild=False):
         return
+    # A round running, or marks left beyond this request's round: a waiter's.
+    _start_waiter()
+
+
+def catch_up_in_process() -> None:
+    """At the start of a process that runs tasks in-process (the embedded
+    default's server): a waiter for the marks a previous process left (it
+    stopped before its waiter was done), without waiting for a change."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    try:
+        left = _claimable_marks()
+    except DatabaseError:  # not migrated yet: nothing is marked either
+        return
+    finally:
+        connection.close()
+    if left:
+        _start_waiter()
+
+
+def _start_waiter() -> None:
     if not _next_in_process_round.acquire(blocking=False):
         return  # the waiter takes our marks
     # A thread of its own, not this request: the waiter sleeps out the
@@ -97,26 +126,41 @@ WAITER_THREAD = "baselines-waiter"
 
 
 def _waiter() -> None:
-    """The next round's waiter: up to IN_PROCESS_WAITER_ROUNDS rounds once
-    the running round has ended and the interval is over."""
+    """The next round's waiter (holding _next_in_process_round): once the
+    running round has ended and the interval is over, IN_PROCESS_WAITER_ROUNDS
+    rounds; again while marks are left, unless another waiter took over."""
+    failures = 0
     try:
-        try:
-            if not _in_process_round.acquire(timeout=IN_PROCESS_WAIT_SECONDS):
-                logger.warning("baselines: in-process round still running; marks kept")
+        while True:
+            try:
+                if not _in_process_round.acquire(timeout=IN_PROCESS_WAIT_SECONDS):
+                    logger.warning("baselines: in-process round still running; marks kept")
+                    return
+                # Still the waiter while it sleeps: requests that come meanwhile
+                # return to it, and its rounds start after their commits.
+                time.sleep(_rest_of_the_interval())
+            finally:
+                _next_in_process_round.release()
+            left = _run_in_process_rounds(IN_PROCESS_WAITER_ROUNDS, rebuild=True)
+            if left is None:
+                failures += 1
+                if failures >= IN_PROCESS_WAITER_FAILURES:
+                    return  # marks kept for the next change or start
+                time.sleep(1.0)
+            elif not left:
                 return
-            # Still the waiter while it sleeps: requests that come meanwhile
-            # return to it, and its rounds start after their commits.
-            time.sleep(_rest_of_the_interval())
-        finally:
-            _next_in_process_round.release()
-        _run_in_process_rounds(IN_PROCESS_WAITER_ROUNDS)
+            else:
+                failures = 0
+            if not _next_in_process_round.acquire(blocking=False):
+                return  # a newer waiter takes what is left
     finally:
         connection.close()  # this thread's own, which nothing else would close
 
 
-def _run_in_process_rounds(rounds: int) -> None:
+def _run_in_process_rounds(rounds: int, *, rebuild: bool) -> int | None:
     """Up to ``rounds`` rounds while marks are left, under _in_process_round
-    (held by the caller, released here)."""
+    (held by the caller, released here). How many marks are left for a next
+    round (rebuilds included), or None when a round failed."""
     global _last_in_process_round_end
     try:
         for _ in range(rounds):
@@ -125,18 +169,25 @@ def _run_in_process_rounds(rounds: int) -> None:
             # take one turn of about 25 ms instead of three waits in line.
             with transaction.atomic() if connection.vendor == "sqlite" else nullcontext():
                 _, remaining = baselines_refresh(
-                    limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=False
+                    limit=IN_PROCESS_KEYS, runs=IN_PROCESS_RUNS, rebuild=rebuild
                 )
             if not remaining:
                 break
+        # A request's round leaves rebuilds alone; they are still marks left.
+        return remaining if rebuild else _claimable_marks()
     except DatabaseError:
         # SQLite busy with another request's write, say: the upload or
         # approval is committed and must not fail now; its marks stay
-        # for the next change's round.
+        # for the waiter's next round, the next change or the next start.
         logger.warning("baselines: in-process round skipped", exc_info=True)
+        return None
     finally:
         _last_in_process_round_end = time.monotonic()
         _in_process_round.release()
+
+
+def _claimable_marks() -> int:
+    return DirtyKey.objects.filter(claimed_at__isnull=True).count()
 
 
 def _take_the_round_now() -> bool:

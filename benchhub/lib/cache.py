@@ -19,7 +19,11 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import RedisError
 
+from benchhub.lib.ratelog import RateLimitedLog
+
 logger = logging.getLogger(__name__)
+# One line per kind of failure every ten seconds, not one per request.
+warnings = RateLimitedLog(logger)
 
 
 class _OneClientPerThread(RedisCacheClient):
@@ -98,8 +102,12 @@ class TolerantRedisCache(RedisCache):
         except RedisError as exc:
             # ConnectionError/TimeoutError when Redis is away; a ResponseError such as
             # OutOfMemoryError or ReadOnlyError when it answers but refuses the command.
-            logger.warning(
-                "cache %s skipped, Redis failed: %s: %s", operation, type(exc).__name__, exc
+            warnings.warning(
+                type(exc).__name__,
+                "cache %s skipped, Redis failed: %s: %s",
+                operation,
+                type(exc).__name__,
+                exc,
             )
             return fallback
 

@@ -1,10 +1,12 @@
-"""GET /healthz: whether this process can serve, for load balancers and
-container health checks. 200 when PostgreSQL answers, Redis answers (when
-REDIS_URL is set) and no migration is pending; 503 otherwise, saying which.
-Redis answering but refusing writes (full at maxmemory, a read-only replica)
-is 200 with the status "degraded", naming Redis and its error: the site
-serves through it (tests/deploy/test_faults.py), while tasks are not queued
-and rate limits are not counted until it takes writes again.
+"""GET /healthz/ready (and /healthz, its alias): whether this process can
+take uploads, for load balancers and container health checks. 200 when the
+database answers (its check named for it: postgresql, sqlite) and no
+migration is pending; 503 otherwise, saying which. Redis away or refusing
+writes (full at maxmemory, a read-only replica) is 200 with the status
+"degraded", naming Redis and its error: uploads and reads go on through it
+(tests/deploy/test_faults.py), while tasks are not queued and rate limits
+are not counted until it takes writes again. GET /healthz/live: the process
+answers, nothing else asked.
 No secret and no version in the answer: it is public.
 
 Logs: one line when the answer turns unavailable or degraded (ERROR,
@@ -65,7 +67,9 @@ def redis_check() -> dict[str, Any]:
         finally:
             client.close()
     except Exception as exc:
-        return {"ok": False, "error": type(exc).__name__}
+        # Uploads and reads go on without Redis (tasks left to the sweeps,
+        # rate counters dropped): degraded, still ready for traffic.
+        return {"ok": False, "degraded": True, "error": type(exc).__name__}
     ms = round((time.monotonic() - started) * 1000, 1)
     if refused:
         return {"ok": False, "degraded": True, "writes": False, "error": refused, "ms": ms}
@@ -181,9 +185,22 @@ _health_log = HealthLog()
 
 @page_methods("GET")
 @never_cache
+def healthz_live(request: HttpRequest) -> JsonResponse:
+    """GET /healthz/live: this process answers. No dependency is asked, so
+    that a database or Redis outage never has a supervisor restart a
+    process that would serve again once they are back."""
+    return JsonResponse({"status": "alive"})
+
+
+@page_methods("GET")
+@never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
+    """GET /healthz/ready, and its alias /healthz: whether this process can
+    take uploads (the database answers, no migration pending). Redis away or
+    refusing writes is "degraded", still 200: uploads are stored meanwhile."""
     checks = {
-        "postgresql": database_check(),
+        # Named for the database this site really runs on (postgresql, sqlite).
+        connections[DEFAULT_DB_ALIAS].vendor: database_check(),
         "redis": redis_check(),
         "migrations": migrations_check(),
     }

@@ -20,7 +20,11 @@ from typing import Any
 from celery import Task
 from kombu.exceptions import OperationalError as BrokerFailed
 
+from benchhub.lib.ratelog import RateLimitedLog
+
 logger = logging.getLogger(__name__)
+# One line per task and error every ten seconds while the broker is away.
+warnings = RateLimitedLog(logger)
 
 
 def task_queue(
@@ -33,7 +37,8 @@ def task_queue(
         task.apply_async(args, kwargs, **(options or {}))
     except BrokerFailed as exc:
         error = exc.__cause__ or exc  # Redis's own error, where kombu wrapped one
-        logger.warning(
+        warnings.warning(
+            (task.name, type(error).__name__),
             "%s not queued, the broker failed: %s: %s; left to %s",
             task.name.rpartition(".")[2],
             type(error).__name__,

@@ -258,3 +258,35 @@ def test_a_real_worker_on_redis_computes_baselines_after_upload(bob):
     assert not DirtyKey.objects.exists()
     baseline = Baseline.objects.get(metric__name="throughput", parameters={"clients": 20})
     assert (baseline.n, baseline.median) == (3, 1200.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_refreshes_every_marked_key_of_a_burst_and_a_rebuild(bob):
+    """Uploads to seven keys while a worker runs, then one key marked for a
+    rebuild: every mark is taken, every key has its baselines, with no
+    later write to push them."""
+    from benchhub.results.models import Run
+
+    app.control.purge()
+    with in_process_worker():
+        for rows in (1100, 1300, 1700, 2300, 2900, 3100, 3700):
+            document = small_document()
+            document["runs"][0]["parameters"]["rows"] = rows
+            submission_create(submitter=bob, document=document, status="approved")
+        deadline = time.monotonic() + 60
+        while DirtyKey.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        key = Run.objects.order_by("id").values_list("fingerprint", flat=True).first()
+        Baseline.objects.filter(fingerprint=key).delete()
+        services.mark_keys([key], timezone.now(), rebuild=True)
+        from benchhub.baselines.services import _queue_refresh
+
+        _queue_refresh()
+        deadline = time.monotonic() + 60
+        while DirtyKey.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    keys = set(Run.objects.values_list("fingerprint", flat=True))
+    assert len(keys) == 7
+    assert not DirtyKey.objects.exists()
+    assert keys == set(Baseline.objects.values_list("fingerprint", flat=True))

@@ -8,7 +8,10 @@ import logging
 import redis
 from django.conf import settings
 
+from benchhub.lib import cache as cache_module
+from benchhub.lib import ratelog
 from benchhub.lib.cache import TolerantRedisCache
+from benchhub.lib.ratelog import RateLimitedLog
 from tests.deploy.servers import private_redis
 
 
@@ -33,7 +36,8 @@ def test_commands_share_one_redis_client_instead_of_building_one_each(monkeypatc
     assert len(built) == 1
 
 
-def test_a_redis_refusing_writes_is_a_cache_that_drops_them_and_says_why(caplog):
+def test_a_redis_refusing_writes_is_a_cache_that_drops_them_and_says_why(caplog, monkeypatch):
+    monkeypatch.setattr(cache_module, "warnings", RateLimitedLog(cache_module.logger))
     # Full, as real redis-server answers it: "-OOM command not allowed when used memory >
     # 'maxmemory'." to every write; reads still answer.
     with private_redis() as server:
@@ -51,13 +55,36 @@ def test_a_redis_refusing_writes_is_a_cache_that_drops_them_and_says_why(caplog)
             )
 
     assert answers == (None, True, 1, [1, 1], "missing")
+    # One line for the refusals of one kind within the interval (ratelog).
     assert [r.getMessage().partition(":")[0] for r in caplog.records] == [
         "cache set skipped, Redis failed",
-        "cache add skipped, Redis failed",
-        "cache count skipped, Redis failed",
-        "cache count skipped, Redis failed",
     ]
     assert all("OutOfMemoryError: " in r.getMessage() for r in caplog.records)
+
+
+def test_a_redis_away_is_one_warning_an_interval_saying_how_many_it_stands_for(caplog, monkeypatch):
+    # Every request met Redis's absence: 3,876 warnings in 10 s buried the rest.
+    now = [1000.0]
+    monkeypatch.setattr(
+        cache_module, "warnings", RateLimitedLog(cache_module.logger, clock=lambda: now[0])
+    )
+    with private_redis() as server:
+        url = server.url
+    cache = TolerantRedisCache(url, {"KEY_PREFIX": "test-away"})  # nothing listens there now
+
+    with caplog.at_level(logging.WARNING, logger="benchhub.lib.cache"):
+        answers = [cache.get(f"k{i}", "missing") for i in range(37)]
+        now[0] += ratelog.INTERVAL_SECONDS - 0.5
+        cache.count("c", 60)
+        now[0] += 0.5
+        cache.set("k", 1)
+
+    assert answers == ["missing"] * 37
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("cache get skipped, Redis failed: ConnectionError")
+    assert messages[1].startswith("cache set skipped, Redis failed: ConnectionError")
+    assert messages[1].endswith("; 37 more like it since the last such line")
 
 
 def test_a_thread_sends_its_commands_on_one_connection_without_borrowing_from_the_pool(

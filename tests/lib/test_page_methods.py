@@ -51,6 +51,8 @@ PAGES = {
     "/moderation/dimensions/": FORM,
     "/moderation/aliases/1/remove/": ACTION,
     "/healthz": READ,
+    "/healthz/ready": READ,
+    "/healthz/live": READ,
 }
 
 

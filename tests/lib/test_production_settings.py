@@ -465,14 +465,36 @@ def test_healthz_is_200_when_everything_answers(db, fresh_health):
     assert body["checks"]["redis"]["ms"] >= 0  # really asked Redis (REDIS_URL is set)
 
 
-def test_healthz_is_503_naming_redis_when_it_does_not_answer(db, fresh_health):
+@pytest.mark.parametrize("path", ["/healthz/ready", "/healthz"])
+def test_ready_is_200_degraded_naming_redis_when_it_does_not_answer(db, fresh_health, path):
+    # Uploads are stored while Redis is away: a load balancer must keep
+    # sending them, and an operator reads why the site is degraded.
     with override_settings(REDIS_URL="redis://127.0.0.1:9/0"):
-        response = Client().get("/healthz")
+        response = Client().get(path)
 
-    assert response.status_code == 503
-    assert response["Retry-After"] == "5"  # a load balancer or an operator: ask again then
-    assert response.json()["checks"]["redis"] == {"ok": False, "error": "ConnectionError"}
-    assert response.json()["checks"]["postgresql"]["ok"] is True
+    assert response.status_code == 200
+    assert not response.has_header("Retry-After")
+    body = response.json()
+    assert (body["status"], body["degraded"]) == ("degraded", ["redis"])
+    assert body["checks"]["redis"] == {"ok": False, "degraded": True, "error": "ConnectionError"}
+    assert body["checks"]["postgresql"]["ok"] is True
+
+
+def test_ready_is_503_while_a_migration_is_pending_and_live_is_200_asking_nothing(
+    db, fresh_health, monkeypatch
+):
+    asked = []
+    monkeypatch.setattr(
+        health, "migrations_check", lambda: asked.append(1) or {"ok": False, "pending": 3}
+    )
+
+    ready = Client().get("/healthz/ready")
+    live = Client().get("/healthz/live")
+
+    assert (ready.status_code, ready["Retry-After"]) == (503, "5")
+    assert ready.json()["status"] == "unavailable"
+    assert (live.status_code, live.json()) == (200, {"status": "alive"})
+    assert asked == [1]  # by ready only
 
 
 def health_lines(caplog) -> list[tuple[str, str, str]]:
@@ -489,12 +511,12 @@ def test_an_outage_is_logged_once_when_it_begins_and_once_when_it_ends(db, fresh
     with caplog.at_level(logging.INFO):
         with override_settings(REDIS_URL="redis://127.0.0.1:9/0"):
             statuses = [Client().get("/healthz").status_code for _ in range(20)]
-        assert statuses == [503] * 20  # every probe still answered
+        assert statuses == [200] * 20  # every probe answered, still ready
         assert health_lines(caplog) == [
             (
-                "ERROR",
+                "WARNING",
                 "benchhub.health",
-                "healthz: unavailable: redis (ConnectionError); answering 503 until it recovers",
+                "healthz: degraded: redis (ConnectionError); still answering 200",
             )
         ]
         caplog.clear()
@@ -507,7 +529,7 @@ def test_an_outage_is_logged_once_when_it_begins_and_once_when_it_ends(db, fresh
         (
             "WARNING",
             "benchhub.health",
-            "healthz: no longer unavailable after 75 s (redis); 20 answers 503 meanwhile",
+            "healthz: no longer degraded after 75 s (redis); 20 answers degraded meanwhile",
         )
     ]
 
@@ -522,8 +544,8 @@ def test_a_long_outage_is_recalled_at_most_once_an_interval(db, fresh_health, ca
         Client().get("/healthz")
 
     assert [message for _, _, message in health_lines(caplog)] == [
-        "healthz: unavailable: redis (ConnectionError); answering 503 until it recovers",
-        "healthz: still unavailable after 60 s: redis (ConnectionError); 5 answers since it began",
+        "healthz: degraded: redis (ConnectionError); still answering 200",
+        "healthz: still degraded after 60 s: redis (ConnectionError); 5 answers since it began",
     ]
 
 
@@ -535,7 +557,8 @@ def test_a_second_failing_check_is_logged_as_it_joins(db, fresh_health, caplog, 
         Client().get("/healthz")
 
     assert [message for _, _, message in health_lines(caplog)] == [
-        "healthz: unavailable: redis (ConnectionError); answering 503 until it recovers",
+        "healthz: degraded: redis (ConnectionError); still answering 200",
+        "healthz: no longer degraded after 0 s (redis); 1 answers degraded meanwhile",
         "healthz: unavailable: redis (ConnectionError), migrations (2 pending); "
         "answering 503 until it recovers",
     ]

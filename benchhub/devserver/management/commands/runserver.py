@@ -191,3 +191,12 @@ class DevWSGIServer(WSGIServer):
 
 class Command(StaticFilesRunserverCommand):
     server_cls = DevWSGIServer
+
+    def inner_run(self, *args, **options):
+        # The serving process (the autoreloader's child): baselines marked
+        # and left by an earlier process are refreshed now, not at the next
+        # change (tasks run in-process here; a worker does this on a broker).
+        from benchhub.baselines.tasks import catch_up_in_process
+
+        catch_up_in_process()
+        return super().inner_run(*args, **options)
