@@ -83,7 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " services_api; others: unix_socket, tcp_loopback); default: all",
     )
     parser.add_argument(
-        "--no-init", action="store_true", help="back up the existing table, do not recreate it"
+        "--no-init",
+        action="store_true",
+        help="back up the table an earlier --keep run left, do not rebuild it",
     )
     parser.add_argument(
         "--source",

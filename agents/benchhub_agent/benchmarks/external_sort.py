@@ -64,7 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sort_buffer_size in bytes (default 32768)",
     )
     parser.add_argument(
-        "--no-init", action="store_true", help="sort the existing table, do not recreate it"
+        "--no-init",
+        action="store_true",
+        help="sort the table an earlier --keep run left, do not rebuild it",
     )
 
 

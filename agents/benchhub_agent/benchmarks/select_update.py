@@ -450,6 +450,12 @@ def _left_by_the_dead(results: Any, workers: list[Any]) -> tuple[str, Any]:
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    if getattr(options, "duration", None) and getattr(options, "transactions", None):
+        # One of them decides when a point ends; recording both would claim the other did.
+        raise ValueError(
+            "select-update: --transactions and --duration exclude each other: a point ends "
+            "after --transactions in total, or after --duration seconds"
+        )
     with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
         return _run(workspace, options, progress)
 
