@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import _databases as dbs
 import pytest
@@ -143,3 +145,46 @@ def test_no_init_is_in_the_help_exactly_of_the_benchmarks_that_have_it():
     assert have == {"tpcb", "external-sort", "backup"}
     for name in sorted(discover_benchmarks()):
         assert ("--no-init" in agent("run", name, "--help").stdout) == (name in have), name
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["select-update", "--clients", "3", "--duration", "40", "--warmup", "0"],
+        ["tpcb", "--clients", "3", "--duration", "40", "--warmup", "0"],
+    ],
+)
+def test_ctrl_c_mid_load_is_one_line_exit_130_and_leaves_nothing(arguments):
+    name = arguments[0]
+    target = dbs.postgresql(f"ctrl_c_{name}")
+    dsn = f"{dbs.PG_SERVER}/{target.database}"
+    running = subprocess.Popen(
+        [sys.executable, "-m", "benchhub_agent", "run", *arguments, "--repeat", "1",
+         "--dry-run", "--dsn", dsn],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
+             "BENCHHUB_PROGRESS_INTERVAL": "0.2"},
+    )  # fmt: skip
+    try:
+        # The load has started once its progress says how far it is.
+        deadline = time.monotonic() + 60
+        seen = ""
+        while "%" not in seen:
+            assert time.monotonic() < deadline, seen
+            seen += running.stderr.readline()
+        time.sleep(1.3)
+        running.send_signal(signal.SIGINT)
+        out, rest = running.communicate(timeout=60)
+    finally:
+        if running.poll() is None:
+            running.kill()
+
+    lines = [line for line in (seen + rest).splitlines() if line.strip()]
+    assert running.returncode == 130, lines
+    assert lines[-1] == "interrupted", lines
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest
+    assert "done in" not in lines[-2], lines
+    assert out == ""
+    assert not own_object_exists(target, name)

@@ -359,12 +359,16 @@ def run_point(
         start.value = time.perf_counter()
         go.set()
         tallies = _collect(results, workers, counters, progress, start, duration is not None)
+    except BaseException:
+        # Stopped (Ctrl-C) or failed: no "done" line before the one that says so.
+        getattr(progress, "close", progress.finish)()
+        raise
     finally:
         for worker in workers:
             if worker.is_alive():
                 worker.terminate()
             worker.join(timeout=5)
-        progress.finish()
+    progress.finish()
     histogram = Histogram.merged([Histogram.from_dict(t["histogram"]) for t in tallies])
     committed = sum(t["committed"] for t in tallies)
     if duration is None:
