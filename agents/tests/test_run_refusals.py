@@ -188,3 +188,40 @@ def test_ctrl_c_mid_load_is_one_line_exit_130_and_leaves_nothing(arguments):
     assert "done in" not in lines[-2], lines
     assert out == ""
     assert not own_object_exists(target, name)
+
+
+@pytest.mark.parametrize(
+    ("engine", "name"),
+    [("postgresql", "external-sort"), ("mariadb", "backup"), ("firebird", "backup")],
+)
+def test_no_init_records_the_kept_rows_and_refuses_an_emptied_table(engine, name):
+    from benchhub_agent.benchmarks import _firebird as fb
+    from benchhub_agent.benchmarks import backup, external_sort
+
+    module = {"backup": backup, "external-sort": external_sort}[name]
+    target = getattr(dbs, engine)(f"kept_rows_{engine}_{name}")
+    extra = {"protocols": "tcp_loopback"} if name == "backup" else {"sort_memory": None}
+    module.run(target, dbs.options(repeat=1, rows=517, keep=True, **extra), SilentProgress())
+    try:
+        # --rows left at its default: the run measures the 517 kept rows, and says so.
+        reused = module.run(
+            target,
+            dbs.options(repeat=1, rows=1_000_000, no_init=True, **extra),
+            SilentProgress(),
+        )
+        assert reused.parameters["rows"] == 517
+
+        own = dbc.in_own_schema(target, name)
+        if engine == "firebird":
+            fb.isql(fb.FirebirdDatabase.from_target(own), f"DELETE FROM {module.TABLE};\nCOMMIT;\n")
+        else:
+            conn = dbc.connect(own)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(f"DELETE FROM {module.TABLE}")
+            finally:
+                conn.close()
+        with pytest.raises(dbc.NotKept, match=f"kept table {module.TABLE} is empty"):
+            module.run(target, dbs.options(repeat=1, no_init=True, **extra), SilentProgress())
+    finally:
+        dbc.remove_own_objects(target, name, module.OWN_TABLES)

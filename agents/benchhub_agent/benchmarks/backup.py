@@ -380,6 +380,8 @@ def _run(
     target: Target, options: argparse.Namespace, progress: Progress, *, existing: bool = False
 ) -> BenchmarkResult:
     rows = int(dbc.option(options, "rows", 1_000_000))
+    if dbc.option(options, "no_init", False) and not existing:
+        rows = dbc.kept_rows(target, NAME, TABLE)  # what is measured, not what --rows says
     repeat = int(dbc.option(options, "repeat", 3))
     pin_mode = dbc.option(options, "pin", None)
     started_at = dt.datetime.now(dt.UTC)

@@ -227,6 +227,8 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
 def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     dbc.refuse_pin(options, NAME)
     rows = int(dbc.option(options, "rows", 1_000_000))
+    if dbc.option(options, "no_init", False):
+        rows = dbc.kept_rows(target, NAME, TABLE)  # what is measured, not what --rows says
     repeat = int(dbc.option(options, "repeat", 3))
     sort_memory = str(dbc.option(options, "sort_memory", DEFAULT_SORT_MEMORY[target.engine]))
     postgresql = target.engine == "postgresql"

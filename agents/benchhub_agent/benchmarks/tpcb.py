@@ -337,6 +337,11 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
 
     if dbc.option(options, "no_init", False):
         scale = measured_scale(target)
+        if scale == 0:
+            raise dbc.NotKept(
+                "tpcb --no-init: the kept table pgbench_branches is empty; run once with "
+                "--keep and without --no-init to build it"
+            )
     elif load_engine == "pgbench":
         with working(progress, f"tpcb: pgbench -i at scale {scale}"):
             pgbench_initialize(target, scale)
