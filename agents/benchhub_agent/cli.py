@@ -122,7 +122,7 @@ def add_common_run_options(
     parser.add_argument(
         "--keep",
         action="store_true",
-        help="keep the benchmark's schema/tables afterwards (default: removed; --no-init reuses)",
+        help="keep the benchmark's own schema, database or file afterwards (default: removed)",
     )
     add_send_options(parser)
 

@@ -322,6 +322,20 @@ def require_connections(target: Target, needed: int, option: str = "--clients") 
     if needed > free:
         raise ValueError(
             f"{option} needs {needed} connections at once, but the server accepts only "
-            f"{free} more now (max_connections, minus reserved and open connections): "
-            f"lower {option} or raise max_connections"
+            f"{free} more now (max_connections {max_connections(target)}, minus reserved and "
+            f"open connections): lower {option} or raise max_connections"
         )
+
+
+def max_connections(target: Target) -> int:
+    """The server's max_connections setting, as it reports it."""
+    conn = connect(target)
+    try:
+        cursor = conn.cursor()
+        if target.engine == "postgresql":
+            cursor.execute("SELECT current_setting('max_connections')::int")
+        else:
+            cursor.execute("SELECT @@max_connections")
+        return int(cursor.fetchone()[0])
+    finally:
+        conn.close()

@@ -378,6 +378,31 @@ def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str] = (
         conn.close()
 
 
+def kept_rows(target: Target, benchmark: str, table: str) -> int:
+    """--no-init: the rows of ``table`` an earlier --keep run left in ``target`` (the
+    benchmark's own object), which the run records instead of a --rows it did not build;
+    none is refused in one line."""
+    if target.engine == "firebird":
+        from . import _firebird as fb
+
+        query = f"SELECT count(*) FROM {table}"  # noqa: S608 - a benchmark's constant
+        count = int(fb.query_values(fb.FirebirdDatabase.from_target(target), query)[0])
+    else:
+        conn = connect(target)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 - constant
+                count = int(cur.fetchone()[0])
+        finally:
+            conn.close()
+    if count == 0:
+        raise NotKept(
+            f"{benchmark} --no-init: the kept table {table} is empty; run once with --keep "
+            "and without --no-init to build it"
+        )
+    return count
+
+
 @contextlib.contextmanager
 def own_objects(
     target: Target, options: argparse.Namespace, benchmark: str, tables: Sequence[str]

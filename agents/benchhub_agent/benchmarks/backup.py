@@ -83,7 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " services_api; others: unix_socket, tcp_loopback); default: all",
     )
     parser.add_argument(
-        "--no-init", action="store_true", help="back up the existing table, do not recreate it"
+        "--no-init",
+        action="store_true",
+        help="back up the table an earlier --keep run left, do not rebuild it",
     )
     parser.add_argument(
         "--source",
@@ -378,6 +380,8 @@ def _run(
     target: Target, options: argparse.Namespace, progress: Progress, *, existing: bool = False
 ) -> BenchmarkResult:
     rows = int(dbc.option(options, "rows", 1_000_000))
+    if dbc.option(options, "no_init", False) and not existing:
+        rows = dbc.kept_rows(target, NAME, TABLE)  # what is measured, not what --rows says
     repeat = int(dbc.option(options, "repeat", 3))
     pin_mode = dbc.option(options, "pin", None)
     started_at = dt.datetime.now(dt.UTC)

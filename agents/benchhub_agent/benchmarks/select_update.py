@@ -359,12 +359,16 @@ def run_point(
         start.value = time.perf_counter()
         go.set()
         tallies = _collect(results, workers, counters, progress, start, duration is not None)
+    except BaseException:
+        # Stopped (Ctrl-C) or failed: no "done" line before the one that says so.
+        getattr(progress, "close", progress.finish)()
+        raise
     finally:
         for worker in workers:
             if worker.is_alive():
                 worker.terminate()
             worker.join(timeout=5)
-        progress.finish()
+    progress.finish()
     histogram = Histogram.merged([Histogram.from_dict(t["histogram"]) for t in tallies])
     committed = sum(t["committed"] for t in tallies)
     if duration is None:
@@ -450,6 +454,12 @@ def _left_by_the_dead(results: Any, workers: list[Any]) -> tuple[str, Any]:
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    if getattr(options, "duration", None) and getattr(options, "transactions", None):
+        # One of them decides when a point ends; recording both would claim the other did.
+        raise ValueError(
+            "select-update: --transactions and --duration exclude each other: a point ends "
+            "after --transactions in total, or after --duration seconds"
+        )
     with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
         return _run(workspace, options, progress)
 

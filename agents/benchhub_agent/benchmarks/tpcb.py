@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import db
 from ..histogram import Histogram
 from ..importers import pgbench as pgbench_report
 from ..progress import working
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-init",
         action="store_true",
-        help="reuse pgbench_* tables already at --scale instead of recreating them",
+        help="reuse the tables an earlier --keep run left in its own schema or database",
     )
 
 
@@ -307,6 +308,10 @@ def _figures(tps: float, histogram: Histogram, failed: int) -> dict[str, float]:
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    # Every client holds a connection for the whole point: a sweep the server cannot
+    # connect is refused before the data is built, not at its largest point.
+    clients = [int(c) for c in dbc.option(options, "clients", [1])]
+    db.require_connections(target, max(clients))
     with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
         return _run(workspace, options, progress)
 
@@ -332,6 +337,11 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
 
     if dbc.option(options, "no_init", False):
         scale = measured_scale(target)
+        if scale == 0:
+            raise dbc.NotKept(
+                "tpcb --no-init: the kept table pgbench_branches is empty; run once with "
+                "--keep and without --no-init to build it"
+            )
     elif load_engine == "pgbench":
         with working(progress, f"tpcb: pgbench -i at scale {scale}"):
             pgbench_initialize(target, scale)
