@@ -15,12 +15,14 @@ included, even on failure. Run alone with ``pytest -m deploy``.
 from __future__ import annotations
 
 import functools
+import http.client
 import http.server
 import json
 import os
 import random
 import secrets
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -44,6 +46,7 @@ pytestmark = [pytest.mark.deploy, pytest.mark.xdist_group("servers-of-their-own"
 PROJECT = "bhdeploytest"
 OVERRIDE = ROOT / ".ci" / "docker" / "docker-compose.ci.yml"
 APP_SERVICES = ("migrate", "web", "worker", "beat")
+MAX_UPLOAD = 1_234_567
 
 
 def docker_missing() -> str | None:
@@ -59,6 +62,7 @@ class Stack:
     compose: list[str]
     environment: dict[str, str]
     web: str
+    app_port: int
     database_url: str
     redis_url: str
 
@@ -189,7 +193,8 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     )
     assert images.returncode == 0, images.stderr
     wheels = serve_directory(images.stdout.strip().splitlines()[-1])
-    ports = {"db": free_port(), "redis": free_port(), "web": free_port()}
+    # web: the proxy, the stack's one way in; app: gunicorn behind it.
+    ports = {"db": free_port(), "redis": free_port(), "web": free_port(), "app": free_port()}
     password = secrets.token_urlsafe(18)
     environment = {
         **os.environ,
@@ -198,6 +203,9 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         "BH_CI_DB_PORT": str(ports["db"]),
         "BH_CI_REDIS_PORT": str(ports["redis"]),
         "BH_CI_WEB_PORT": str(ports["web"]),
+        "BH_CI_APP_PORT": str(ports["app"]),
+        # Uneven, so that a proxy limit of its own (2 MiB) would show.
+        "BENCHHUB_MAX_UPLOAD_BYTES": str(MAX_UPLOAD),
         "BH_CI_WHEELS_URL": f"http://127.0.0.1:{wheels.server_port}/",
     }
     compose_file = tmp_path_factory.mktemp("compose") / "docker-compose.yml"
@@ -206,14 +214,16 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         compose=compose_command(compose_file),
         environment=environment,
         web=f"http://127.0.0.1:{ports['web']}",
+        app_port=ports["app"],
         database_url=f"postgresql://benchhub:{password}@127.0.0.1:{ports['db']}/benchhub",
         redis_url=f"redis://127.0.0.1:{ports['redis']}/0",
     )
     try:
         stack.run("down", "--volumes", "--remove-orphans")  # a run killed before its teardown
         stack.run("build", "migrate", timeout=600)  # one image for the four app services
+        stack.run("build", "proxy", timeout=600)
         stack.up()
-        stack.wait_healthy("db", "redis", "web", "worker")
+        stack.wait_healthy("db", "redis", "web", "worker", "proxy")
         migrate = stack.state("migrate")
         assert (migrate["Status"], migrate["ExitCode"]) == ("exited", 0)
         yield stack
@@ -328,3 +338,123 @@ def test_a_backup_restored_as_the_operations_guide_says_brings_back_what_it_held
     stack.wait_healthy("web", "worker")
 
     assert own_submissions(stack, token) == held  # the later upload is gone, the rest is back
+
+
+def web_port(stack: Stack) -> int:
+    return int(stack.web.rpartition(":")[2])
+
+
+def healthz_seconds(port: int, limit: float = 3) -> float:
+    """How long /healthz took on this port; ``limit`` if it did not answer 200 within it."""
+    started = time.monotonic()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=limit)
+        conn.request("GET", "/healthz", headers={"Host": "localhost"})
+        status = conn.getresponse().status
+        conn.close()
+    except OSError:
+        return limit
+    return time.monotonic() - started if status == 200 else limit
+
+
+class SlowUploads:
+    """Connections that send an upload's headers and the start of its body, then one
+    byte now and then: each holds whatever reads the body until it is whole."""
+
+    def __init__(self, port: int, count: int, token: str) -> None:
+        self.sockets = []
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(
+                b"POST /api/v1/submissions/ HTTP/1.1\r\nHost: localhost\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 98765\r\n"
+                + f"Authorization: Token {token}\r\n\r\n".encode()
+                + b'{"uuid": "'
+            )
+            self.sockets.append(sock)
+
+    def trickle(self) -> None:
+        for sock in self.sockets:
+            sock.sendall(b"0")  # raises if the server gave up on it
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_slow_uploads_through_the_proxy_leave_the_site_answering(stack: Stack, token: str):
+    threads = 2 * 4  # gunicorn.conf.py: 2 processes x 4 threads
+    # Straight at gunicorn, the attack takes every thread: this is what the proxy prevents.
+    direct = SlowUploads(stack.app_port, 3 * threads, token)
+    try:
+        time.sleep(1)
+        assert healthz_seconds(stack.app_port) >= 3, "gunicorn alone resisted: no attack"
+    finally:
+        direct.close()
+    wait_until(lambda: healthz_seconds(stack.app_port) < 3, 60, "gunicorn free again")
+
+    slow = SlowUploads(web_port(stack), 3 * threads, token)
+    try:
+        took = []
+        for _ in range(6):  # over about 12 s, the bodies still coming (timeout 15 s)
+            slow.trickle()
+            took.append(healthz_seconds(web_port(stack)))
+            time.sleep(2)
+        slow.trickle()  # nginx still holds every one of them
+    finally:
+        slow.close()
+    print(f"\n/healthz through the proxy under {3 * threads} slow uploads: {took}")
+    assert max(took) < 1, took
+
+
+def test_a_body_over_the_upload_limit_is_refused_by_the_proxy_before_it_is_sent(
+    stack: Stack, token: str
+):
+    headers = {"Host": "localhost", "Authorization": f"Token {token}",
+               "Content-Type": "application/json"}  # fmt: skip
+    # Headers only: a 413 before any byte of the body can only be the proxy's.
+    conn = http.client.HTTPConnection("127.0.0.1", web_port(stack), timeout=10)
+    conn.putrequest("POST", "/api/v1/submissions/", skip_host=True)
+    for name, value in {**headers, "Content-Length": str(MAX_UPLOAD + 1)}.items():
+        conn.putheader(name, value)
+    conn.endheaders()
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    conn.close()
+    assert response.status == 413
+    assert body["error"]["code"] == "too_large"
+    assert str(MAX_UPLOAD) in body["error"]["message"]
+
+    # At the limit, the body goes through to the app, which says what is wrong with it.
+    conn = http.client.HTTPConnection("127.0.0.1", web_port(stack), timeout=60)
+    conn.request("POST", "/api/v1/submissions/", body=b"x" * MAX_UPLOAD, headers=headers)
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    conn.close()
+    assert response.status == 400, body
+
+
+def status_from(stack: Stack, source: str, token: str, forwarded_for: str) -> int:
+    conn = http.client.HTTPConnection(
+        "127.0.0.1", web_port(stack), timeout=30, source_address=(source, 0)
+    )
+    conn.request(
+        "GET",
+        "/api/v1/submissions/",
+        headers={"Host": "localhost", "Authorization": f"Token {token}",
+                 "X-Forwarded-For": forwarded_for},
+    )  # fmt: skip
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_the_app_counts_wrong_tokens_against_the_address_the_proxy_saw(stack: Stack, token: str):
+    # Another loopback address than the other tests', so that its lockout is its own.
+    attacker, bystander = "127.0.0.2", "127.0.0.3"
+    for i in range(10):  # BENCHHUB_AUTH_FAILURES_ALLOWED
+        assert status_from(stack, attacker, "wrong" + str(i), f"10.1.2.{i * 7 + 3}") == 401
+    # Counted against its own address, whatever it wrote in X-Forwarded-For ...
+    assert status_from(stack, attacker, token, "10.9.8.7") == 429
+    # ... and not against another client's, even one that claims the attacker's address.
+    assert status_from(stack, bystander, token, attacker) == 200
