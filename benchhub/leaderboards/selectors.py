@@ -12,7 +12,6 @@ every comparison uses.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from django.db.models import Max, Min
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
 
+from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import MeasurementFilter
 from benchhub.results.headlines import headline_rules
@@ -165,7 +165,7 @@ def _rows(user: User | AnonymousUser, filters: QueryDict, metric: Metric) -> tup
     for run_id, hardware, storage, os_id, server, value in _best_per_run(user, filters, metric):
         grouped[(hardware, storage, os_id, server)].append((run_id, RunValues(value)))
     higher = metric.direction == "higher"
-    medians = {key: statistics.median(v.value for _, v in runs) for key, runs in grouped.items()}
+    medians = {key: spread_of(v.value for _, v in runs).median for key, runs in grouped.items()}
     order = sorted(grouped, key=lambda key: medians[key], reverse=higher)
     shown, more = order[:MAX_ROWS], max(0, len(order) - MAX_ROWS)
     dimensions = _dimensions(shown)

@@ -10,7 +10,6 @@ listed; the change is called only when paired environments agree.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Case, IntegerField, Max, Min, Q, Value, When
 from rest_framework.exceptions import ValidationError
 
+from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
 from benchhub.results.models import Client, Hardware, OperatingSystem, Storage
@@ -46,11 +46,11 @@ class Evidence:
 
     @property
     def before_median(self) -> float:
-        return statistics.median(v.value for v in self.before)
+        return spread_of(v.value for v in self.before).median
 
     @property
     def after_median(self) -> float:
-        return statistics.median(v.value for v in self.after)
+        return spread_of(v.value for v in self.after).median
 
 
 @dataclass

@@ -4,7 +4,6 @@ its runs' values, relative to the reference = 100 and judged against it."""
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +13,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from benchhub.comparisons.query import AXIS_DIMENSIONS
+from benchhub.lib.spread import spread_of
 from benchhub.results.models import Measurement, Run, Submission
 from benchhub.studies.models import Study
 
@@ -116,7 +116,7 @@ def study_table(study: Study) -> StudyTable:
         else None
     )
     cells = {
-        key: Cell(values, statistics.median(v.value for v in values))
+        key: Cell(values, spread_of(v.value for v in values).median)
         for key, values in grouped.items()
     }
     if reference is not None:
