@@ -20,7 +20,8 @@ import logging
 
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+
+from benchhub.lib.methods import page_methods
 
 logger = logging.getLogger("benchhub.csp")
 
@@ -62,7 +63,7 @@ class ContentSecurityPolicyMiddleware:
 
 
 @csrf_exempt
-@require_POST
+@page_methods("POST")
 def csp_report(request):
     """Where browsers send a violation: logged, answered 204. Never an error
     for the sender: the body is the browser's, not a user's input to check."""

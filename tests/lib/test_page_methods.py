@@ -53,6 +53,7 @@ PAGES = {
     "/healthz": READ,
     "/healthz/ready": READ,
     "/healthz/live": READ,
+    "/csp-report": ACTION,
 }
 
 
