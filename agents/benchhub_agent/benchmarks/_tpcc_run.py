@@ -36,7 +36,8 @@ MAX_TRIES = 10
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
 # Cumulative mix (clause 5.2.3): 45 % New-Order, 43 % Payment, 4 % each of the others.
 MIX = ((45, "new_order"), (88, "payment"), (92, "order_status"), (96, "delivery"))
-SABOTAGES = ("payment_skips_district", "new_order_keeps_next_o_id")
+# Each breaks one consistency condition: 1, 2 (and 3), 4.
+SABOTAGES = ("payment_skips_district", "new_order_skips_an_id", "new_order_miscounts_lines")
 RETRYABLE_SQLSTATES = {"40001", "40P01", "55P03"}
 RETRYABLE_MYSQL = {1205, 1213}  # lock wait timeout, deadlock
 
@@ -148,11 +149,11 @@ class Terminal:
             (w, d),
         )
         _, o_id = cur.fetchone()
-        if self.sabotage != "new_order_keeps_next_o_id":
-            cur.execute(
-                "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = %s AND d_id = %s",
-                (w, d),
-            )
+        step = 2 if self.sabotage == "new_order_skips_an_id" else 1
+        cur.execute(
+            "UPDATE district SET d_next_o_id = d_next_o_id + %s WHERE d_w_id = %s AND d_id = %s",
+            (step, w, d),
+        )
         cur.execute(
             "SELECT c_discount, c_last, c_credit FROM customer"
             " WHERE c_w_id = %s AND c_d_id = %s AND c_id = %s",
@@ -164,7 +165,15 @@ class Terminal:
         cur.execute(
             "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id,"
             " o_ol_cnt, o_all_local) VALUES (%s, %s, %s, %s, %s, NULL, %s, %s)",
-            (o_id, d, w, c, now, len(lines), all_local),
+            (
+                o_id,
+                d,
+                w,
+                c,
+                now,
+                len(lines) + (self.sabotage == "new_order_miscounts_lines"),
+                all_local,
+            ),
         )
         cur.execute(
             "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (%s, %s, %s)", (o_id, d, w)
