@@ -116,10 +116,23 @@ def test_a_run_passes_the_consistency_check_and_no_init_reuses_the_kept_data(eng
     assert own_objects_left(target) == []
 
 
-def test_a_plain_run_leaves_nothing_behind_on_mariadb():
+def test_a_plain_run_leaves_nothing_behind_and_the_users_orders_table_alone_on_mariadb():
     target = dbs.mariadb("tpcc_clean")
-    run_tpcc(target, clients=[1], duration=1.0)
-    assert own_objects_left(target) == []
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            # A user's own table with a TPC-C name, in the database --dsn names.
+            cur.execute("CREATE TABLE orders (o_id int, customer varchar(20))")
+            cur.execute("INSERT INTO orders VALUES (2903, 'ada'), (17, 'grace')")
+        run_tpcc(target, clients=[1], duration=1.0)
+        assert own_objects_left(target) == []
+        with conn.cursor() as cur:
+            cur.execute("SHOW TABLES")
+            assert [row[0] for row in cur.fetchall()] == ["orders"]
+            cur.execute("SELECT o_id, customer FROM orders ORDER BY o_id")
+            assert cur.fetchall() == ((17, "grace"), (2903, "ada"))
+    finally:
+        conn.close()
 
 
 # --- the consistency check sees a sabotaged transaction -----------------------------------
