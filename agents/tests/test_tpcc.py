@@ -104,11 +104,13 @@ def test_a_run_passes_the_consistency_check_and_no_init_reuses_the_kept_data(eng
 
     with pytest.raises(dbc.NotKept, match="the kept data has 1 warehouse;"):
         run_tpcc(target, no_init=True, warehouses=3)
+    with pytest.raises(dbc.NotKept, match="the kept data was loaded from seed 7;"):
+        run_tpcc(target, no_init=True, warehouses=None, seed=8)
     assert own_objects_left(target)  # a refused --no-init leaves the kept data alone
 
-    again = run_tpcc(target, no_init=True, warehouses=None, clients=[2], keep=False)
+    again = run_tpcc(target, no_init=True, warehouses=None, seed=None, clients=[2], keep=False)
     assert_sensible(again, [2])
-    assert again.parameters["warehouses"] == 1
+    assert again.parameters["warehouses"] == 1 and again.parameters["seed"] == 7
     assert "kept by an earlier run" in "\n".join(again.notes)
     # --no-init keeps what it found (it was kept for it); removing is a plain run's job.
     assert own_objects_left(target)

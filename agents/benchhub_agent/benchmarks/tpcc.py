@@ -58,8 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed",
         type=int,
-        default=1,
-        help="seed of the data and of the terminals' choices (default 1)",
+        default=None,
+        help="seed of the data and of the terminals' choices (default 1; with --no-init, "
+        "the kept data's)",
     )
     parser.add_argument(
         "--no-init",
@@ -83,12 +84,21 @@ def run(target: Target, options: argparse.Namespace, progress: Progress) -> Benc
         return _run(workspace, options, progress)
 
 
-def _kept(target: Target, asked: int | None) -> tuple[int, tuple[int, int, int], int]:
+def _kept(
+    target: Target, asked: int | None, asked_seed: int | None
+) -> tuple[int, tuple[int, int, int], int]:
     warehouses, constants, seed = load.kept_state(target)
     if asked is not None and asked != warehouses:
         raise dbc.NotKept(
             f"tpcc --no-init --warehouses {asked}: the kept data has {warehouses} "
             f"warehouse{'s' if warehouses != 1 else ''}; run without --no-init to rebuild it"
+        )
+    # One seed makes both the data and the terminals' choices, so that the run's recorded
+    # seed reproduces it (run --like).
+    if asked_seed is not None and asked_seed != seed:
+        raise dbc.NotKept(
+            f"tpcc --no-init --seed {asked_seed}: the kept data was loaded from seed {seed}; "
+            "run without --no-init to rebuild it"
         )
     return warehouses, constants, seed
 
@@ -97,7 +107,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     dbc.refuse_pin(options, NAME)
     asked = dbc.option(options, "warehouses", None)
     asked = int(asked) if asked is not None else None
-    seed = int(dbc.option(options, "seed", 1))
+    asked_seed = dbc.option(options, "seed", None)
+    asked_seed = int(asked_seed) if asked_seed is not None else None
     clients_list = [int(c) for c in dbc.option(options, "clients", [1])]
     duration = float(dbc.option(options, "duration", 10))
     warmup = float(dbc.option(options, "warmup", 2))
@@ -107,10 +118,10 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     notes: list[str] = []
 
     if dbc.option(options, "no_init", False):
-        warehouses, load_constants, load_seed = _kept(target, asked)
-        notes.append(f"data: kept by an earlier run (seed {load_seed}), not reloaded.")
+        warehouses, load_constants, seed = _kept(target, asked, asked_seed)
+        notes.append(f"data: kept by an earlier run (seed {seed}), not reloaded.")
     else:
-        warehouses, load_seed = asked or 1, seed
+        warehouses, seed = asked or 1, asked_seed if asked_seed is not None else 1
         with working(progress, f"tpcc: loading {warehouses} warehouse(s)"):
             processes = load.initialize(target, warehouses, seed)
         load_constants = load.constants(seed)
@@ -160,7 +171,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         benchmark_version=VERSION,
         parameters={
             "warehouses": warehouses,
-            "seed": load_seed,
+            "seed": seed,
             "duration": duration,
             "warmup": warmup,
             "clients": ",".join(str(c) for c in clients_list),
