@@ -273,12 +273,24 @@ def _external_sort(p: dict[str, Any], published: dict[str, Any], engine: str, fo
     _placement(published, found, supported=False)
 
 
+def _tpcc(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):
+    _load_engine_is_the_agent(published)
+    _require(p, "mix", "45/43/4/4/4", "this agent's tpcc runs the mix 45/43/4/4/4")
+    _require(p, "think_time", "none", "this agent's tpcc runs without keying or think time")
+    # The published run passed its consistency check, or it would not have been published;
+    # the replay checks its own.
+    _require(p, "consistency", "passed", "this agent publishes only runs that passed it")
+    _copy(p, found, "warehouses", "seed", "duration", "warmup", "clients")
+    _placement(published, found, supported=False)
+
+
 PLANS: dict[str, Callable[[dict[str, Any], dict[str, Any], str, Replay], None]] = {
     "select-update": _select_update,
     "tpcb": _tpcb,
     "sql-bench": _sql_bench,
     "backup": _backup,
     "external-sort": _external_sort,
+    "tpcc": _tpcc,
 }
 
 
