@@ -210,19 +210,6 @@ def runs_side_by_side(*, user: User | AnonymousUser, ids: list[str]) -> SideBySi
     return result
 
 
-def _verdict_data(judged: Verdict | None) -> dict[str, Any] | None:
-    if judged is None:
-        return None
-    return {
-        "verdict": judged.verdict,
-        "test": judged.test,
-        "p_value": judged.p_value,
-        "ratio_low": judged.ratio_low,
-        "ratio_high": judged.ratio_high,
-        "minimum_effect": judged.minimum_effect,
-    }
-
-
 def side_by_side_as_data(result: SideBySide, request: HttpRequest) -> dict[str, Any]:
     """What the page shows, for scripts: runs, points with each run's cell, environment rows."""
     return {
@@ -242,7 +229,7 @@ def side_by_side_as_data(result: SideBySide, request: HttpRequest) -> dict[str, 
                         "value": cell.value,
                         "n": cell.n,
                         "ratio_to_first": cell.ratio,
-                        "verdict": _verdict_data(cell.verdict),
+                        "verdict": cell.verdict.as_dict() if cell.verdict else None,
                     }
                     for run, cell in zip(result.runs, row.cells, strict=True)
                 ],

@@ -4,24 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchhub_contract.verdicts import Verdict
 from django.urls import reverse
 
 from benchhub.leaderboards.selectors import Leaderboard, Row
-
-
-def _verdict(judged: Verdict | None) -> dict[str, Any] | None:
-    if judged is None:
-        return None
-    return {
-        "verdict": judged.verdict,
-        "test": judged.test,
-        "p_value": judged.p_value,
-        "ratio": judged.ratio,
-        "ratio_low": judged.ratio_low,
-        "ratio_high": judged.ratio_high,
-        "minimum_effect": judged.minimum_effect,
-    }
 
 
 def _environment(row: Row) -> dict[str, Any]:
@@ -60,7 +45,7 @@ def leaderboard_as_data(board: Leaderboard) -> dict[str, Any]:
                 "median": row.median,
                 "n": row.n,
                 "relative": row.relative,
-                "verdict": _verdict(row.verdict),
+                "verdict": row.verdict.as_dict() if row.verdict else None,
                 "runs": [reverse("results:run", args=[pk]) for pk in row.run_ids],
             }
             for rank, row in enumerate(board.rows, start=1)

@@ -16,14 +16,7 @@ def _evidence(item: Evidence) -> dict[str, Any]:
         "client": str(item.client),
         "before": {"median": item.before_median, "n": len(item.before)},
         "after": {"median": item.after_median, "n": len(item.after)},
-        "verdict": {
-            "verdict": judged.verdict,
-            "test": judged.test,
-            "p_value": judged.p_value,
-            "ratio": judged.ratio,
-            "ratio_low": judged.ratio_low,
-            "ratio_high": judged.ratio_high,
-        },
+        "verdict": judged.as_dict(),
     }
 
 

@@ -30,7 +30,6 @@ def study_summary(study: Study, request: HttpRequest) -> dict[str, Any]:
 def study_as_data(study: Study, table: StudyTable, request: HttpRequest) -> dict[str, Any]:
     cells = []
     for (series, x), cell in sorted(table.cells.items(), key=lambda item: str(item[0])):
-        judged = cell.verdict
         cells.append(
             {
                 "x": x,
@@ -38,14 +37,7 @@ def study_as_data(study: Study, table: StudyTable, request: HttpRequest) -> dict
                 "median": cell.median,
                 "n": cell.n,
                 "relative": cell.relative,
-                "verdict": None
-                if judged is None
-                else {
-                    "verdict": judged.verdict,
-                    "p_value": judged.p_value,
-                    "ratio_low": judged.ratio_low,
-                    "ratio_high": judged.ratio_high,
-                },
+                "verdict": cell.verdict.as_dict() if cell.verdict else None,
             }
         )
     return {

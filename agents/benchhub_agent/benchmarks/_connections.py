@@ -198,13 +198,7 @@ def _kept_tables_missing(target: Target, benchmark: str, tables: Sequence[str]) 
         with conn.cursor() as cur:
             if target.engine == "postgresql":
                 schema = schema_name(benchmark)
-                cur.execute(
-                    "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace"
-                    " WHERE nspname = %s",
-                    (schema,),
-                )
-                found = cur.fetchone()
-                if found is None or found[0] != OWNER_MARK:
+                if _postgresql_mark(cur, schema) != OWNER_MARK:
                     return list(tables)
                 cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))
             else:
@@ -261,16 +255,12 @@ def _own_postgresql_schema(target: Target, benchmark: str) -> Target:
     conn = connect(target)
     try:
         with conn.cursor() as cur:
-            cur.execute(
-                "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
-                (schema,),
-            )
-            found = cur.fetchone()
-            if found is None:
+            found = _postgresql_mark(cur, schema)
+            if found is _ABSENT:
                 cur.execute(f"CREATE SCHEMA {schema}")
                 # COMMENT takes no parameter; the mark is a constant without quotes.
                 cur.execute(f"COMMENT ON SCHEMA {schema} IS '{OWNER_MARK}'")
-            elif found[0] != OWNER_MARK:
+            elif found != OWNER_MARK:
                 raise NotOurs(
                     f"PostgreSQL database {target.database} already has a schema {schema} that "
                     "benchhub-agent did not make; it is left alone: rename it, or give --dsn "
@@ -281,6 +271,19 @@ def _own_postgresql_schema(target: Target, benchmark: str) -> Target:
     return dataclasses.replace(
         target, options={**target.options, "options": f"-c search_path={schema}"}
     )
+
+
+_ABSENT = object()  # no such schema (a schema without a comment has the mark None)
+
+
+def _postgresql_mark(cur: Any, schema: str) -> Any:
+    """The comment on ``schema`` (None without one), or _ABSENT where there is no schema."""
+    cur.execute(
+        "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
+        (schema,),
+    )
+    found = cur.fetchone()
+    return _ABSENT if found is None else found[0]
 
 
 def _mysql_mark(cur: Any, database: str) -> str | None:
@@ -362,13 +365,7 @@ def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str] = (
         with conn.cursor() as cur:
             if target.engine == "postgresql":
                 schema = schema_name(benchmark)
-                cur.execute(
-                    "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace"
-                    " WHERE nspname = %s",
-                    (schema,),
-                )
-                found = cur.fetchone()
-                if found is not None and found[0] == OWNER_MARK:
+                if _postgresql_mark(cur, schema) == OWNER_MARK:
                     cur.execute(f"DROP SCHEMA {schema} CASCADE")
             else:
                 own = own_database_name(target.database, benchmark)
