@@ -102,8 +102,10 @@ class TolerantRedisCache(RedisCache):
         except RedisError as exc:
             # ConnectionError/TimeoutError when Redis is away; a ResponseError such as
             # OutOfMemoryError or ReadOnlyError when it answers but refuses the command.
+            # One line per operation and error every interval: an operator reads which
+            # operations failed and how, not thousands of the same line.
             warnings.warning(
-                type(exc).__name__,
+                (operation, type(exc).__name__),
                 "cache %s skipped, Redis failed: %s: %s",
                 operation,
                 type(exc).__name__,
