@@ -50,6 +50,9 @@ BEYOND_THE_SCHEMA = {
     # the submissions must be the caller's own, and the varied factor must vary among
     # their runs (tests/studies)
     "POST /api/v1/studies/",
+    # a comparison that would pool runs differing in a run parameter is refused, naming
+    # the parameter: whether a query pools depends on the runs (tests/comparisons)
+    "GET /api/v1/comparisons/",
 }
 
 
