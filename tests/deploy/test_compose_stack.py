@@ -385,13 +385,20 @@ class SlowUploads:
 def test_slow_uploads_through_the_proxy_leave_the_site_answering(stack: Stack, token: str):
     threads = 2 * 4  # gunicorn.conf.py: 2 processes x 4 threads
     # Straight at gunicorn, the attack takes every thread: this is what the proxy prevents.
-    direct = SlowUploads(stack.app_port, 3 * threads, token)
-    try:
-        time.sleep(1)
-        assert healthz_seconds(stack.app_port) >= 3, "gunicorn alone resisted: no attack"
-    finally:
-        direct.close()
-    wait_until(lambda: healthz_seconds(stack.app_port) < 3, 60, "gunicorn free again")
+    # Asked three times, each after a longer settle: a probe can slip in while gunicorn is
+    # still handing the slow connections to its threads.
+    answered = []
+    for settle in (1, 2, 4):
+        direct = SlowUploads(stack.app_port, 3 * threads, token)
+        try:
+            time.sleep(settle)
+            answered.append(healthz_seconds(stack.app_port))
+        finally:
+            direct.close()
+        wait_until(lambda: healthz_seconds(stack.app_port) < 3, 60, "gunicorn free again")
+        if answered[-1] >= 3:
+            break
+    assert answered[-1] >= 3, f"gunicorn alone resisted every time: no attack ({answered})"
 
     slow = SlowUploads(web_port(stack), 3 * threads, token)
     try:
