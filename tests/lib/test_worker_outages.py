@@ -147,5 +147,8 @@ def test_a_worker_rides_out_three_redis_outages_and_processes_each_backlog(tmp_p
 
     assert "starting it again" not in supervisor_log.read_text(), supervisor_log.read_text()
     assert "Unrecoverable error" not in log.read_text(errors="replace")
-    # And the one its start queues itself (tasks._pick_up_abandoned_claims).
-    assert succeeded(log) == queued + 1 == 19
+    # Every queued task ran, none twice. The worker's start queues one more of its own
+    # (tasks._pick_up_abandoned_claims), unless Redis was already away at that moment,
+    # which depends on how fast the worker came up: one of them, at most.
+    assert queued == 18
+    assert queued <= succeeded(log) <= queued + 1
