@@ -22,6 +22,7 @@ from django.db.models import Max, Min
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
 
+from benchhub.lib.api import FieldErrors
 from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import MeasurementFilter
@@ -40,10 +41,8 @@ MAX_ROWS = 100
 OWN_PARAMETERS = ("metric", "format")
 
 
-class InvalidLeaderboard(ValueError):
-    def __init__(self, errors: dict[str, str]) -> None:
-        super().__init__("; ".join(f"{key}: {message}" for key, message in errors.items()))
-        self.errors = errors
+class InvalidLeaderboard(FieldErrors):
+    """A leaderboard that cannot be built."""
 
 
 @dataclass(frozen=True)

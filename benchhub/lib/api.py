@@ -40,6 +40,15 @@ from rest_framework.settings import api_settings
 logger = logging.getLogger("benchhub.api")
 
 
+class FieldErrors(ValueError):
+    """Input refused by a service or selector: ``errors`` maps each offending field or
+    query parameter to why; the message names them all."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{key}: {message}" for key, message in errors.items()))
+        self.errors = errors
+
+
 class ApiError(exceptions.APIException):
     """Raise from a view or service to answer with the common error shape."""
 

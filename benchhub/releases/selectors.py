@@ -18,6 +18,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Case, IntegerField, Max, Min, Q, Value, When
 from rest_framework.exceptions import ValidationError
 
+from benchhub.lib.api import FieldErrors
 from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
@@ -26,10 +27,8 @@ from benchhub.results.models import Client, Hardware, OperatingSystem, Storage
 BETTER, WORSE = "better", "worse"
 
 
-class InvalidChanges(ValueError):
-    def __init__(self, errors: dict[str, str]) -> None:
-        super().__init__("; ".join(f"{key}: {message}" for key, message in errors.items()))
-        self.errors = errors
+class InvalidChanges(FieldErrors):
+    """Versions that cannot be compared."""
 
 
 @dataclass(frozen=True)

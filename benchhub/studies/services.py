@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from benchhub.comparisons.query import AXIS_DIMENSIONS
+from benchhub.lib.api import FieldErrors
 from benchhub.results.models import Metric, Run, Submission
 from benchhub.studies.models import Study
 from benchhub.studies.selectors import factor_value
@@ -19,10 +20,8 @@ MAX_SUBMISSIONS = 200
 VARIABLE = [name for name in AXIS_DIMENSIONS if name not in ("source", "status", "submitter")]
 
 
-class InvalidStudy(ValueError):
-    def __init__(self, errors: dict[str, str]) -> None:
-        super().__init__("; ".join(f"{key}: {message}" for key, message in errors.items()))
-        self.errors = errors
+class InvalidStudy(FieldErrors):
+    """A study whose claims its runs do not bear out."""
 
 
 def _text(data: dict, key: str, limit: int, *, required: bool) -> str:
