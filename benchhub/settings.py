@@ -377,11 +377,11 @@ SPECTACULAR_SETTINGS = {
     # Tags from the path after this prefix: submissions, runs, measurements…
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     # 3.1: the upload body is the submission JSON Schema (draft 2020-12),
-    # embedded with the error shape by benchhub.lib.openapi.
+    # embedded with the error shape by benchhub.openapi.
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "benchhub.lib.openapi.postprocess",
+        "benchhub.openapi.postprocess",
     ],
 }
 

@@ -118,7 +118,7 @@ class SubmissionCollectionApi(generics.ListAPIView):
 
     @extend_schema(
         operation_id="submissions_create",
-        request={"application/json": OpenApiTypes.OBJECT},  # the document's schema: lib/openapi
+        request={"application/json": OpenApiTypes.OBJECT},  # schema: benchhub/openapi.py
         description=(
             "Upload a submission document (JSON Schema: /api/v1/schema/submission.json, "
             "embedded below). "
