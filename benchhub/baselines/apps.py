@@ -9,7 +9,7 @@ class BaselinesConfig(AppConfig):
 
     def ready(self) -> None:
         from benchhub.baselines import services  # connects the run-deleted receiver
-        from benchhub.baselines.refresh import mark_inserted_runs_sql, queue_needed
+        from benchhub.baselines.marking import mark_inserted_runs_sql, queue_needed
         from benchhub.results import events
 
         events.register(

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from benchhub.baselines import refresh
 from benchhub.baselines.histogram import bucket_of
+from benchhub.baselines.marking import baselines_mark_all, mark_keys
 from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
-from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh, mark_keys
+from benchhub.baselines.refresh import baselines_refresh
 from benchhub.baselines.selectors import baseline_point
 from benchhub.baselines.services import baselines_mark_dirty
 from benchhub.baselines.statistics import Summary, outlier_score
