@@ -21,7 +21,7 @@ from collections import Counter
 
 import pytest
 import schemathesis
-from benchhub_agent.schema import metric_catalog, time_problem
+from benchhub_contract.schema import metric_catalog, time_problem
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode

@@ -211,7 +211,7 @@ def finish_document(doc: dict[str, Any], args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
-        from .importers import ImportFormatError, parse_tool_output
+        from benchhub_contract.importers import ImportFormatError, parse_tool_output
     except ImportError as exc:
         raise UsageError(f"import is not available in this version: {exc}") from exc
     check_server_option(args)

@@ -1,6 +1,6 @@
 """validation_errors with its jsonschema_rs fast path gives the Python validator's answers.
 
-The fast path (benchhub_agent.schema.fast_path_enabled) asks jsonschema_rs
+The fast path (benchhub_contract.schema.fast_path_enabled) asks jsonschema_rs
 whether a document is valid and answers [] when it is; otherwise the Python
 jsonschema path builds the errors. So the two validators must agree on what is
 valid, and the errors must not depend on the path. Every comparison below asks
@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from benchhub_agent import schema
+from benchhub_contract import schema
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "docs" / "examples" / "select-update-submission.json"

@@ -11,8 +11,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from benchhub_agent.importers import TOOLS
-from benchhub_agent.schema import DocumentError, submission_schema
+from benchhub_contract.importers import TOOLS
+from benchhub_contract.schema import DocumentError, submission_schema
 from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat

@@ -361,6 +361,6 @@ class SubmissionSchemaApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        from benchhub_agent.schema import submission_schema
+        from benchhub_contract.schema import submission_schema
 
         return Response(submission_schema())

@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 import django_filters
-from benchhub_agent.schema import benchmark_catalog, submission_schema
+from benchhub_contract.schema import benchmark_catalog, submission_schema
 from django import forms
 from django.db import models
 from django.db.models import Q, QuerySet

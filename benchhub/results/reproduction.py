@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchhub_agent.schema import benchmark_catalog
+from benchhub_contract.schema import benchmark_catalog
 
 from benchhub.results.labels import ENUM_LABELS
 from benchhub.results.models import Submission

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from benchhub_agent.schema import DocumentError, benchmark_catalog, parse_time
+from benchhub_contract.schema import DocumentError, benchmark_catalog, parse_time
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 
