@@ -199,8 +199,7 @@ def _apply(fingerprint: str, limit: int) -> None:
         # The parameters as text, decoded and made a point once per distinct
         # text: a round's runs share a few (a sweep's client levels), and
         # decoding each row's JSON and spelling its point took most of a
-        # round's CPU, the worker's share of an upload (docs/performance.md,
-        # "Ingest, 2026-11-26 (evening)").
+        # round's CPU, the worker's share of an upload (benchmarks/ingest.py).
         points: dict[str, tuple[str, dict]] = {}
         rows = (
             Measurement.objects.filter(run_id__in=[r for r in run_ids if r in present])
@@ -269,10 +268,10 @@ def _unmark(marks: list[tuple[int, dt.datetime]]) -> None:
     if connection.vendor == "postgresql":
         # One statement of fixed text, the pairs as two arrays: Django built
         # and compiled an OR of one Q per mark, about a third of a worker's
-        # round over a hot key's pending uploads (docs/performance.md,
-        # "Ingest, 2026-11-26 (evening)"). PostgreSQL rechecks the join of a
-        # row it had to wait for against the row's new version, as it did
-        # the OR: a run marked again meanwhile is not deleted.
+        # round over a hot key's pending uploads (benchmarks/ingest.py).
+        # PostgreSQL rechecks the join of a row it had to wait for against
+        # the row's new version, as it did the OR: a run marked again
+        # meanwhile is not deleted.
         table = connection.ops.quote_name(DirtyRun._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(

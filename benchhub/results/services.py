@@ -291,7 +291,7 @@ def _parameter_names(
     run's position, metric id and parameter keys first."""
     # Names gathered per metric first (set unions of dict keys, in C): the
     # tuples built per measurement and name cost more than the rest of this
-    # (docs/performance.md, "Ingest, 2026-11-26 (evening)").
+    # (benchmarks/ingest.py).
     point_names: dict[int, set[str]] = defaultdict(set)
     run_names: dict[int, set[str]] = defaultdict(set)
     for position, metric_id, keys, *_ in measurements:

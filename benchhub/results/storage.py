@@ -150,14 +150,13 @@ _JSON_COLUMNS = (2, 4, 7)
 # PostgreSQL: a document is stored by one statement of fixed text (psycopg
 # parses it once and caches it): the submission, its runs, their
 # measurements, the metrics' parameter names and the runs' baseline marks
-# (baselines/refresh.py). Runs travel as a JSON array (one json.dumps, in
+# (baselines/marking.py). Runs travel as a JSON array (one json.dumps, in
 # C); the measurements are read from the stored document's jsonb, with their
 # metric ids and parameter keys beside it. Through the ORM these were five
 # statements, two of them compiled anew for every upload; a multi-row VALUES
-# list had a text per row count, too long for psycopg's cache
-# (docs/performance.md, "Ingest, 2026-11-25"); the measurements written out
-# again as JSON cost Python and PostgreSQL more than reading them from the
-# document ("Ingest, 2026-11-26").
+# list had a text per row count, too long for psycopg's cache; the
+# measurements written out again as JSON cost Python and PostgreSQL more than
+# reading them from the document (benchmarks/ingest.py measures both).
 _SUBMISSION_COLUMNS = (
     "uuid",
     "submitter_id",
