@@ -187,7 +187,12 @@ if DATABASE_REPLICA_URL:
         conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
         conn_health_checks=True,
     )
-    DATABASES["replica"]["OPTIONS"] = dict(DATABASES["default"]["OPTIONS"])
+    # The primary's connect timeout and prepared statements, unless its own URL says
+    # otherwise (?sslmode=… on the replica's URL stays).
+    DATABASES["replica"]["OPTIONS"] = {
+        **DATABASES["default"]["OPTIONS"],
+        **DATABASES["replica"].get("OPTIONS", {}),
+    }
     # Tests make no database of its own for it: it reads the primary's.
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
     DATABASE_ROUTERS = ["benchhub.lib.replica.ReplicaRouter"]

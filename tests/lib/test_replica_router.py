@@ -121,13 +121,16 @@ def settings_read() -> dict:
 
 def test_a_replica_url_adds_the_alias_the_router_and_the_middleware(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://bench@primary.internal:5433/bench")
-    monkeypatch.setenv("DATABASE_REPLICA_URL", "PostgreSQL://reader@replica.internal/bench")
+    monkeypatch.setenv(
+        "DATABASE_REPLICA_URL", "PostgreSQL://reader@replica.internal/bench?sslmode=require"
+    )
     read = settings_read()
 
     primary, second = read["DATABASES"]["default"], read["DATABASES"]["replica"]
     where = (second["HOST"], second["USER"], second["NAME"])
     assert where == ("replica.internal", "reader", "bench")
-    assert second["OPTIONS"] == primary["OPTIONS"]  # connect timeout, prepared statements
+    # the primary's connect timeout and prepared statements, and its own options
+    assert second["OPTIONS"] == {**primary["OPTIONS"], "sslmode": "require"}
     assert second["TEST"] == {"MIRROR": "default"}
     assert read["DATABASE_ROUTERS"] == ["benchhub.lib.replica.ReplicaRouter"]
     middleware = read["MIDDLEWARE"]
