@@ -191,7 +191,7 @@ if DATABASE_REPLICA_URL:
     # otherwise (?sslmode=… on the replica's URL stays).
     DATABASES["replica"]["OPTIONS"] = {
         **DATABASES["default"]["OPTIONS"],
-        **DATABASES["replica"].get("OPTIONS", {}),
+        **DATABASES["replica"].setdefault("OPTIONS", {}),
     }
     # Tests make no database of its own for it: it reads the primary's.
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
