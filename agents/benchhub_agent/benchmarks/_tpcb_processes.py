@@ -28,6 +28,7 @@ from ..histogram import Histogram
 from ._connections import mysql_driver
 from ._engine_cpu import ThreadMeter, process_share
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
+from ._worker_processes import start_as_worker, stop
 from .base import Target
 
 WORKER_START_TIMEOUT_S = 60.0
@@ -136,6 +137,7 @@ def _worker(
 ) -> None:
     """One process: a thread per client (both drivers release the GIL while they wait on
     the socket), their histograms merged into one report."""
+    start_as_worker()
     reports: list[tuple[Histogram, int, str | None, tuple[float, float]]] = []
     threads = [
         threading.Thread(
@@ -186,15 +188,18 @@ def run_agent_load(
         worker.start()
     merged, failed, errors, busiest = Histogram(), 0, [], 0.0
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
-    for _ in workers:
-        histogram, worker_failed, error, cpu = _next_result(results, workers, deadline)
-        merged.merge(histogram)
-        failed += worker_failed
-        busiest = max(busiest, cpu)
-        if error:
-            errors.append(error)
-    for worker in workers:
-        worker.join(10)
+    try:
+        for _ in workers:
+            histogram, worker_failed, error, cpu = _next_result(results, workers, deadline)
+            merged.merge(histogram)
+            failed += worker_failed
+            busiest = max(busiest, cpu)
+            if error:
+                errors.append(error)
+        for worker in workers:
+            worker.join(10)
+    finally:
+        stop(workers)
     if errors:
         raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
     return merged, failed, busiest

@@ -29,6 +29,7 @@ from ..histogram import Histogram
 from . import _connections as dbc
 from ._engine_cpu import ThreadMeter, process_share
 from ._tpcc_load import CUSTOMERS, DISTRICTS, ITEMS, last_name, nurand
+from ._worker_processes import start_as_worker, stop
 from .base import Target
 
 WORKER_START_TIMEOUT_S = 60.0
@@ -438,6 +439,7 @@ def _client(
 def _worker(
     target: Target, setup: dict[str, Any], indexes: list[int], barrier: Any, results: Any
 ) -> None:
+    start_as_worker()
     reports: list[tuple[Tally, str | None, tuple[float, float]]] = []
     threads = [
         threading.Thread(target=_client, args=(target, setup, index, barrier, reports))
@@ -475,14 +477,17 @@ def run_load(target: Target, clients: int, setup: dict[str, Any]) -> tuple[Tally
     merged, errors, busiest = Tally(), [], 0.0
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + setup["warmup"] + setup["duration"]
     deadline += 60.0
-    for _ in workers:
-        tally, error, cpu = _next_result(results, workers, deadline)
-        merged.merge(tally)
-        busiest = max(busiest, cpu)
-        if error:
-            errors.append(error)
-    for worker in workers:
-        worker.join(10)
+    try:
+        for _ in workers:
+            tally, error, cpu = _next_result(results, workers, deadline)
+            merged.merge(tally)
+            busiest = max(busiest, cpu)
+            if error:
+                errors.append(error)
+        for worker in workers:
+            worker.join(10)
+    finally:
+        stop(workers)
     if errors:
         raise RuntimeError(f"tpcc: {len(errors)} client process(es) failed: {errors[0]}")
     return merged, busiest

@@ -65,6 +65,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     reset_table,
     table_total,
 )
+from ._worker_processes import start_as_worker, stop
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "select-update"
@@ -189,6 +190,7 @@ def _client_loop(
 
 def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -> None:
     """One worker process: connect its clients, wait for the start, run, report."""
+    start_as_worker()
     try:
         if plan.client_cpus:
             placement.pin_process(0, plan.client_cpus)
@@ -364,10 +366,7 @@ def run_point(
         getattr(progress, "close", progress.finish)()
         raise
     finally:
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-            worker.join(timeout=5)
+        stop(workers)
     progress.finish()
     histogram = Histogram.merged([Histogram.from_dict(t["histogram"]) for t in tallies])
     committed = sum(t["committed"] for t in tallies)
