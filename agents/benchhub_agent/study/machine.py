@@ -246,6 +246,26 @@ def check_server_may_write(owner_uid: int, server: str) -> None:
         )
 
 
+def check_server_can_reach(directory: str, owner: tuple[int, int], server: str) -> None:
+    """Every folder above ``directory`` must let the server's user through (x), or the
+    server cannot open what the study makes there for it."""
+    uid, gid = owner
+    path = Path(os.path.realpath(directory))
+    for folder in [path, *path.parents]:
+        found = folder.stat()
+        if found.st_uid == uid:
+            allowed = found.st_mode & 0o100
+        elif found.st_gid == gid:
+            allowed = found.st_mode & 0o010
+        else:
+            allowed = found.st_mode & 0o001
+        if not allowed and uid != 0:
+            raise StudyError(
+                f"{server} (uid {uid}) cannot reach {directory}: {folder} does not let it "
+                f"through (mode {found.st_mode & 0o777:o}); choose a directory it can reach"
+            )
+
+
 def own_directory(place: Place, token: str, owner: tuple[int, int]) -> str:
     """``<mount point>/benchhub-study-<token>``, the server's OS user's."""
     path = os.path.join(place.directory, f"benchhub-study-{token}")

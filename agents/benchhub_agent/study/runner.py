@@ -61,7 +61,14 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     info = db.describe(target)
     try:
         owner = placement.server_owner(info, target)
-        machine.check_server_may_write(owner[0], f"the {target.engine} server")
+        server = f"the {target.engine} server"
+        machine.check_server_may_write(owner[0], server)
+        for directory in plan.directories:
+            # --format-scratch's directories are made later: the folders above them now.
+            reachable = directory
+            while not os.path.isdir(reachable):
+                reachable = os.path.dirname(reachable)
+            machine.check_server_can_reach(reachable, owner, server)
     except StudyError as exc:
         raise UsageError(str(exc)) from exc
     # With --dry-run, stdout is the documents' alone.
