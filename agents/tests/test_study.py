@@ -253,7 +253,18 @@ def test_a_directory_that_is_not_a_mount_point_is_refused_by_name(tmp_path, pg_d
     plain = tmp_path / "plain-dir"
     plain.mkdir()
     done = study(
-        "select-update", "--dsn", pg_dsn, "--vary", "filesystem", "--on", f"/,{plain}", "--yes"
+        "select-update",
+        "--dsn",
+        pg_dsn,
+        *SMALL,
+        "--repeat",
+        "1",
+        "--vary",
+        "filesystem",
+        "--on",
+        f"/,{plain}",
+        "--yes",
+        "--dry-run",
     )
     assert done.returncode == 2
     assert f"{plain} is not a mount point" in done.stderr
@@ -265,8 +276,8 @@ def test_remount_without_root_is_refused_before_anything_changes(tmp_path, mysql
     with loop_mounts(tmp_path, ("xfs",)) as mounted:
         options = findmnt(mounted["xfs"])["options"]
         done = study(
-            "select-update", "--dsn", mysql_dsn, "--on", mounted["xfs"],
-            "--vary", "mount-options", "defaults;noatime", "--yes",
+            "select-update", "--dsn", mysql_dsn, *SMALL, "--repeat", "1", "--on", mounted["xfs"],
+            "--vary", "mount-options", "defaults;noatime", "--yes", "--dry-run",
             env={"BENCHHUB_AS_NON_ROOT": "1"},
         )  # fmt: skip
         assert done.returncode == 2
@@ -279,8 +290,9 @@ def test_remount_without_root_is_refused_before_anything_changes(tmp_path, mysql
 
 def test_format_scratch_without_root_is_refused(tmp_path, pg_dsn):
     done = study(
-        "select-update", "--dsn", pg_dsn, "--vary", "filesystem", "--format-scratch",
-        str(tmp_path / "img"), "--fs", "ext4,xfs", "--yes", env={"BENCHHUB_AS_NON_ROOT": "1"},
+        "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "1", "--vary", "filesystem",
+        "--format-scratch", str(tmp_path / "img"), "--fs", "ext4,xfs", "--yes", "--dry-run",
+        env={"BENCHHUB_AS_NON_ROOT": "1"},
     )  # fmt: skip
     assert done.returncode == 2
     assert "--format-scratch attaches loop devices" in done.stderr and "needs root" in done.stderr
@@ -291,8 +303,8 @@ def test_format_scratch_without_root_is_refused(tmp_path, pg_dsn):
 def test_a_missing_mkfs_is_refused_naming_its_package(tmp_path, pg_dsn):
     assert subprocess.run(["which", "mkfs.nilfs2"], capture_output=True).returncode != 0
     done = study(
-        "select-update", "--dsn", pg_dsn, "--vary", "filesystem", "--format-scratch",
-        str(tmp_path / "img"), "--fs", "ext4,nilfs2", "--yes",
+        "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "1", "--vary", "filesystem",
+        "--format-scratch", str(tmp_path / "img"), "--fs", "ext4,nilfs2", "--yes", "--dry-run",
     )  # fmt: skip
     assert done.returncode == 2
     assert "mkfs.nilfs2 not found: install nilfs-tools" in done.stderr
@@ -307,8 +319,8 @@ def test_a_directory_the_server_cannot_reach_is_refused_naming_the_folder(
     closed.chmod(0o700)
     with loop_mounts(closed, ("btrfs",)) as mounted:
         done = study(
-            "select-update", "--dsn", mysql_dsn, "--on", mounted["btrfs"],
-            "--vary", "io-scheduler", "--yes",
+            "select-update", "--dsn", mysql_dsn, *SMALL, "--repeat", "1",
+            "--on", mounted["btrfs"], "--vary", "io-scheduler", "--yes", "--dry-run",
         )  # fmt: skip
         assert os.listdir(mounted["btrfs"]) == []
     assert done.returncode == 2, done.stderr
@@ -326,8 +338,8 @@ def test_two_directories_of_one_filesystem_are_refused(tmp_path, pg_dsn):
         loop_mounts(tmp_path / "b", ("ext4",)) as second,
     ):
         done = study(
-            "select-update", "--dsn", pg_dsn, "--vary", "filesystem",
-            "--on", f"{first['ext4']},{second['ext4']}", "--yes",
+            "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "1", "--vary", "filesystem",
+            "--on", f"{first['ext4']},{second['ext4']}", "--yes", "--dry-run",
         )  # fmt: skip
     assert done.returncode == 2
     assert "are both ext4: the filesystem would not vary between them" in done.stderr
@@ -335,8 +347,8 @@ def test_two_directories_of_one_filesystem_are_refused(tmp_path, pg_dsn):
 
 def test_a_mount_option_that_a_remount_cannot_take_back_is_refused(pg_dsn):
     done = study(
-        "select-update", "--dsn", pg_dsn, "--on", "/", "--vary", "mount-options",
-        "defaults;commit=60", "--yes",
+        "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "1", "--on", "/",
+        "--vary", "mount-options", "defaults;commit=60", "--yes", "--dry-run",
     )  # fmt: skip
     assert done.returncode == 2
     assert "'commit=60' is not one the agent can set and take back" in done.stderr
