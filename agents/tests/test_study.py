@@ -370,3 +370,75 @@ def test_the_plan_is_shown_and_nothing_runs_unless_confirmed(mounts, pg_dsn):
     assert "create a tablespace and a database" in done.stdout
     assert "not confirmed, nothing changed" in done.stderr
     assert os.listdir(mounts["ext4"]) == ["lost+found"] and os.listdir(mounts["btrfs"]) == []
+
+
+# --- --vary config: server settings applied per cell, restored afterwards -----------------
+
+
+def postgresql_auto_conf(dsn: str) -> list[tuple]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT name, setting FROM pg_file_settings "
+            "WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY name"
+        ).fetchall()
+
+
+def test_postgresql_config_profiles_are_recorded_and_the_settings_restored(pg_dsn, outbox_dir):
+    before = postgresql_auto_conf(pg_dsn)
+    done = study(
+        "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "2", "--vary", "config",
+        "stock;few:commit_siblings=3,commit_delay=7", "--yes", "--dry-run",
+    )  # fmt: skip
+    runs, request = documents(done)
+    profiles = [doc["environment"]["database"]["config_profile"] for doc in runs]
+    assert profiles == ["stock", "few", "stock", "few"]
+    few = runs[1]["environment"]["database"]["settings"]
+    assert few["commit_siblings"] == "3" and few["commit_delay"] == "7"
+    assert "commit_siblings" not in runs[0]["environment"]["database"]["settings"]
+    assert request["vary"] == ["config_profile"] and request["reference"] == "stock"
+    assert "Differed between runs" not in request["write_up"]
+    assert postgresql_auto_conf(pg_dsn) == before
+
+
+def test_mariadb_config_profiles_are_set_globally_and_restored(mysql_dsn, outbox_dir):
+    conn = db.connect(db_target(mysql_dsn))
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@GLOBAL.innodb_lock_wait_timeout")
+        (original,) = cur.fetchone()
+    done = study(
+        "select-update", "--dsn", mysql_dsn, *SMALL, "--repeat", "1", "--vary", "config",
+        "default;patient:innodb_lock_wait_timeout=97", "--yes", "--dry-run",
+    )  # fmt: skip
+    runs, _ = documents(done)
+    # The last cell sets the value: only the restore afterwards takes it back.
+    assert [d["environment"]["database"]["config_profile"] for d in runs] == ["default", "patient"]
+    assert runs[1]["environment"]["database"]["settings"]["innodb_lock_wait_timeout"] == "97"
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@GLOBAL.innodb_lock_wait_timeout")
+        assert cur.fetchone()[0] == original
+    conn.close()
+
+
+def db_target(dsn: str):
+    from benchhub_agent.target import Target
+
+    return Target.parse(dsn)
+
+
+def test_a_setting_that_needs_a_restart_is_refused(pg_dsn, mysql_dsn):
+    before = postgresql_auto_conf(pg_dsn)
+    done = study(
+        "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "1", "--vary", "config",
+        "default;big:shared_buffers=256MB", "--yes", "--dry-run",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "benchhub-agent: --vary config: shared_buffers takes effect only when the server "
+        "restarts; a study does not restart servers"
+    )
+    assert postgresql_auto_conf(pg_dsn) == before
+    done = study(
+        "select-update", "--dsn", mysql_dsn, *SMALL, "--repeat", "1", "--vary", "config",
+        "default;big:innodb_page_size=32768", "--yes", "--dry-run",
+    )  # fmt: skip
+    assert done.returncode == 2 and "innodb_page_size takes effect only" in done.stderr

@@ -10,8 +10,8 @@ import argparse
 import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
+from . import config
 from .machine import Place, StudyError, check_remountable, is_root, place_of, schedulers
 
 # --vary's names, and the comparison axis each becomes on the site.
@@ -19,8 +19,9 @@ AXES = {
     "filesystem": "filesystem",
     "mount-options": "mount_options",
     "io-scheduler": "io_scheduler",
+    "config": "config_profile",
 }
-NOT_YET = ("config", "dsn", "protocol", "pin")
+NOT_YET = ("dsn", "protocol", "pin")
 # A run's transactions are guessed at this rate when the study is estimated beforehand.
 GUESSED_RATE = 2000.0
 RUN_OVERHEAD_S = 3.0
@@ -56,6 +57,7 @@ class Plan:
     cells: list[Cell]
     repeat: int
     scratch: list[str] = field(default_factory=list)  # filesystems --format-scratch makes
+    profiles: dict[str, dict[str, str]] = field(default_factory=dict)  # --vary config's
 
     @property
     def order(self) -> list[tuple[int, Cell]]:
@@ -100,10 +102,17 @@ def build(args: argparse.Namespace) -> Plan:
             "--vary filesystem takes no levels: they are the --on directories "
             "(or --fs with --format-scratch)"
         )
-    directories, places, scratch = _directories(args, "filesystem" in factors)
+    if set(factors) == {"config"} and not args.on and not args.format_scratch:
+        directories, places, scratch = [], [], []  # the data where the server keeps it
+    else:
+        directories, places, scratch = _directories(args, "filesystem" in factors)
     levels: list[list[Level]] = []
+    profiles: dict[str, dict[str, str]] = {}
     for name, given in varied:
-        if name == "filesystem":
+        if name == "config":
+            profiles = config.parse(given)
+            levels.append([Level(name, profile) for profile in profiles])
+        elif name == "filesystem":
             levels.append([Level(name, _fstype(places, scratch, i)) for i in range(len(places))])
         elif name == "mount-options":
             levels.append([Level(name, value) for value in _mount_levels(given, directories)])
@@ -116,7 +125,7 @@ def build(args: argparse.Namespace) -> Plan:
             fstype = next(lvl.value for lvl in combination if lvl.factor == "filesystem")
             index = [_fstype(places, scratch, i) for i in range(len(places))].index(fstype)
         cells.append(Cell(tuple(combination), index))
-    return Plan(factors, directories, places, cells, args.repeat, scratch)
+    return Plan(factors, directories, places, cells, args.repeat, scratch, profiles)
 
 
 def _fstype(places: list[Place | None], scratch: list[str], index: int) -> str:
@@ -232,9 +241,8 @@ def preflight_text(plan: Plan, args: argparse.Namespace, placing: str) -> str:
         f"{len(plan.order)} runs, interleaved"
     ]
     for cell in plan.cells:
-        lines.append(
-            f"  {plan.letter(cell)}  {cell.label:<40} data in {plan.directories[cell.directory]}"
-        )
+        where = plan.directories[cell.directory] if plan.directories else "the data directory"
+        lines.append(f"  {plan.letter(cell)}  {cell.label:<40} data in {where}")
     order = "".join(plan.letter(cell) for _, cell in plan.order)
     lines.append(f"order: {order}")
     lines.append(
@@ -249,7 +257,8 @@ def preflight_text(plan: Plan, args: argparse.Namespace, placing: str) -> str:
             f"{root}, attach them to loop devices, format them as "
             f"{', '.join(plan.scratch)}, mount them on {root}/<filesystem>"
         )
-    lines.append(f"  - {placing}")
+    if plan.directories:
+        lines.append(f"  - {placing}")
     for factor in plan.factors:
         levels = sorted({cell.level(factor) or "" for cell in plan.cells})
         if factor == "mount-options":
@@ -257,21 +266,13 @@ def preflight_text(plan: Plan, args: argparse.Namespace, placing: str) -> str:
                 f"  - remount {', '.join(plan.directories)} with each of "
                 f"{'; '.join(levels)} before its cells"
             )
+        if factor == "config":
+            for name, settings in plan.profiles.items():
+                shown = ", ".join(f"{k}={v}" for k, v in settings.items()) or "as it is"
+                lines.append(f"  - profile {name}: the server's settings {shown}")
         if factor == "io-scheduler":
             lines.append(
                 f"  - write {', '.join(levels)} to the scheduler of the device under "
                 f"{', '.join(plan.directories)} before its cells"
             )
     return "\n".join(lines)
-
-
-def describe_places(places: list[Place]) -> list[dict[str, Any]]:
-    return [
-        {
-            "directory": p.directory,
-            "filesystem": p.fstype,
-            "options": p.options_text,
-            "device": p.device,
-        }
-        for p in places
-    ]

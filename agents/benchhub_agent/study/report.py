@@ -30,6 +30,7 @@ VARIES_WITH = {
     "filesystem": {"filesystem", "mount_options"},
     "mount-options": {"mount_options"},
     "io-scheduler": {"io_scheduler"},
+    "config": {"settings"},
 }
 
 
@@ -51,7 +52,7 @@ def study_fields(args: argparse.Namespace, plan: Plan, catalog: dict[str, Any]) 
         point = dict(headline["at"])
     factors = plan.factors
     reference = args.reference
-    if reference is None and factors[0] in ("filesystem", "io-scheduler"):
+    if reference is None and factors[0] in ("filesystem", "io-scheduler", "config"):
         reference = plan.cells[0].levels[0].value
     words = [f.replace("-", " ") for f in factors]
     question = args.question or (
@@ -83,7 +84,7 @@ def held_fixed(documents: list[dict[str, Any]], factors: list[str]) -> tuple[lis
     varying = set().union(*(VARIES_WITH[f] for f in factors))
     held, differed = [], []
     for label, section, name in HELD:
-        if name in varying and section == "storage":
+        if name in varying:
             continue
         values = {repr(_value(doc, section, name)) for doc in documents}
         sample = _value(documents[0], section, name) if documents else None

@@ -34,7 +34,7 @@ from ..outbox import Outbox
 from ..output import say
 from ..schema import benchmark_catalog
 from ..target import Target
-from . import machine, placement, scratch
+from . import config, machine, placement, scratch
 from . import plan as plan_module
 from .machine import Changes, Place, StudyError
 from .report import study_fields, study_request
@@ -53,16 +53,20 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     try:
         target = Target.parse(args.dsn)
         plan = plan_module.build(args)
-        placing = _check_engine(module, target, args)
+        placing = _check_engine(module, target, bool(plan.directories))
+        if plan.profiles:
+            config.check(target, plan.profiles)
         fields = study_fields(args, plan, benchmark_catalog())
     except (StudyError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     check_server_option(args)
     info = db.describe(target)
     try:
-        owner = placement.server_owner(info, target)
+        owner = (0, 0)  # no directory: the data stays where the server keeps it
         server = f"the {target.engine} server"
-        machine.check_server_may_write(owner[0], server)
+        if plan.directories:
+            owner = placement.server_owner(info, target)
+            machine.check_server_may_write(owner[0], server)
         for directory in plan.directories:
             # --format-scratch's directories are made later: the folders above them now.
             reachable = directory
@@ -121,11 +125,14 @@ def _confirmed() -> bool:
         return False
 
 
-def _check_engine(module: Any, target: Target, args: argparse.Namespace) -> str:
+def _check_engine(module: Any, target: Target, places_data: bool) -> str:
+    """What placing the data will do, or a refusal; nothing to place without directories."""
     if target.engine not in module.ENGINES:
         raise StudyError(
             f"{module.NAME} runs on {', '.join(sorted(module.ENGINES))}, not on {target.engine}"
         )
+    if target.engine in ("postgresql", *_connections.MYSQL_FAMILY) and not places_data:
+        return ""
     if target.engine == "postgresql":
         return (
             "create a tablespace and a database in <dir>/benchhub-study-<token> for each "
@@ -160,7 +167,8 @@ def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> N
         scratch.make(args.format_scratch, plan.scratch, args.scratch_size, changes)
     places = [machine.place_of(d) for d in plan.directories]
     outcome.places = places
-    targets = []
+    settings = config.Settings(target, plan.profiles, changes)
+    targets = [] if places else [target]  # no directory: the data where the server keeps it
     for index, place in enumerate(places):
         if target.engine == "postgresql":
             cell = placement.place_postgresql(target, place, token, index, owner, changes)
@@ -174,9 +182,12 @@ def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> N
     outbox = Outbox()
     server, api_token = upload_settings(args) if args.upload else ("", "")
     for number, (visit, cell) in enumerate(plan.order, start=1):
-        place = places[cell.directory]
-        _apply(cell, place, changes, remounted, scheduled)
-        now = machine.place_of(place.directory)
+        place = places[cell.directory] if places else None
+        if place is not None:
+            _apply(cell, place, changes, remounted, scheduled)
+        profile = cell.level("config")
+        if profile is not None:
+            settings.apply(profile)
         say(
             f"study run {number}/{len(plan.order)}: {plan.letter(cell)} ({cell.label}), "
             f"visit {visit + 1}/{plan.repeat}"
@@ -186,8 +197,12 @@ def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> N
             argv,
             benchmarks,
             target=targets[cell.directory],
-            storage_path=place.directory,
+            storage_path=place.directory if place else None,
         )
+        if profile is not None:
+            database = doc["environment"].setdefault("database", {})
+            config.recorded(profile, plan.profiles[profile], database)
+        now = machine.place_of(place.directory) if place else None
         doc["runs"][0]["note"] = "\n".join(
             filter(None, [doc["runs"][0].get("note"), _cell_note(plan, cell, now, number)])
         )
@@ -229,11 +244,16 @@ def _apply(cell, place: Place, changes: Changes, remounted: set, scheduled: set)
                 machine.set_scheduler(disk, wanted)
 
 
-def _cell_note(plan, cell, place: Place, number: int) -> str:
+def _cell_note(plan, cell, place: Place | None, number: int) -> str:
     order = "".join(plan.letter(c) for _, c in plan.order)
-    return (
+    note = (
         f"study cell {plan.letter(cell)} ({cell.label}), run {number} of {len(plan.order)} "
-        f"in the order {order}; data on the {place.fstype} filesystem of device "
+        f"in the order {order}"
+    )
+    if place is None:
+        return note
+    return (
+        f"{note}; data on the {place.fstype} filesystem of device "
         f"{place.device or 'unknown'}, mounted {place.options_text}"
     )
 
