@@ -40,7 +40,8 @@ def add_study_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--write-up", help="what you found or want readers to know")
     group.add_argument("--metric", help="the metric compared (default: the benchmark's headline)")
     group.add_argument(
-        "--reference", help="the level that is 100 (default: the first filesystem or scheduler)"
+        "--reference",
+        help="the level that is 100 (default: the first filesystem, scheduler or profile)",
     )
     group.add_argument(
         "--point",

@@ -22,7 +22,9 @@ from .. import db, document, privacy, upload
 from ..benchmarks import Discovered, _connections
 from ..commands import (
     EXIT_FAILED,
+    EXIT_KEPT,
     EXIT_OK,
+    EXIT_REJECTED,
     EXIT_USAGE,
     UsageError,
     check_server_option,
@@ -295,7 +297,7 @@ def _post(request: dict[str, Any], args: argparse.Namespace, outcome: Outcome) -
             f"posted; it is kept in {path}: 'benchhub-agent push', then POST it to "
             f"{server}/api/v1/studies/"
         )
-        return 3
+        return EXIT_KEPT
     try:
         status, answer = upload.request_json(
             "POST", f"{server.rstrip('/')}/api/v1/studies/", token=token, body=request
@@ -308,7 +310,7 @@ def _post(request: dict[str, Any], args: argparse.Namespace, outcome: Outcome) -
     path = _keep(request)
     message = answer.get("error", answer) if isinstance(answer, dict) else answer
     say(f"study: the server did not store the study ({status}: {message}); kept in {path}")
-    return 4
+    return EXIT_REJECTED
 
 
 def _keep(request: dict[str, Any]) -> str:
