@@ -27,6 +27,8 @@ from benchhub_agent import db
 from benchhub_agent.benchmarks import _select_update_clients as su
 from benchhub_agent.benchmarks._connections import in_own_schema
 from benchhub_agent.study import machine, placement
+from contract_server import TOKEN, ContractServer
+from test_upload import dead_server
 
 AGENT = [sys.executable, "-m", "benchhub_agent.cli"]
 SMALL = ["--clients", "1,3", "--transactions", "120"]
@@ -442,3 +444,40 @@ def test_a_setting_that_needs_a_restart_is_refused(pg_dsn, mysql_dsn):
         "default;big:innodb_page_size=32768", "--yes", "--dry-run",
     )  # fmt: skip
     assert done.returncode == 2 and "innodb_page_size takes effect only" in done.stderr
+
+
+# --- upload: the runs through the outbox, the study only when they are all stored --------
+
+
+def kept_studies(outbox_dir) -> list[dict]:
+    return [json.loads(p.read_text()) for p in (outbox_dir.parent / "studies").glob("*.json")]
+
+
+def test_runs_that_cannot_be_sent_stay_in_the_outbox_and_the_study_is_kept(pg_dsn, outbox_dir):
+    done = study(
+        "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "1", "--vary", "config",
+        "plain;slow:commit_delay=11", "--yes", "--upload", "--server", dead_server(),
+        "--token", TOKEN, env={"BENCHHUB_BACKOFF": "0.05,0.05"},
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr[-2000:]
+    kept = sorted(p.stem for p in outbox_dir.glob("*.json"))
+    assert len(kept) == 2
+    (request,) = kept_studies(outbox_dir)
+    # Once 'push' has sent them, the study kept names exactly these runs.
+    assert sorted(request["submissions"]) == kept and request["vary"] == ["config_profile"]
+    assert "2 run(s) are still in the outbox, so the study is not posted" in done.stderr
+
+
+def test_a_study_the_server_refuses_is_kept_and_its_runs_are_stored_once(pg_dsn, outbox_dir):
+    with ContractServer() as server:
+        done = study(
+            "select-update", "--dsn", pg_dsn, *SMALL, "--repeat", "2", "--vary", "config",
+            "plain;slow:commit_delay=11", "--yes", "--upload", "--server", server.url,
+            "--token", TOKEN, env={"BENCHHUB_BACKOFF": "0.05,0.05"},
+        )  # fmt: skip
+        stored = sorted(server.stored)
+    assert done.returncode == 4, done.stderr[-2000:]
+    assert len(stored) == 4 and list(outbox_dir.glob("*.json")) == []
+    (request,) = kept_studies(outbox_dir)
+    assert sorted(request["submissions"]) == stored
+    assert "the server did not store the study (400" in done.stderr

@@ -277,7 +277,8 @@ def _finish(
         say(f"benchhub-agent: {outcome.failure} ({undone})")
         return EXIT_FAILED
     say(f"study: all {len(outcome.documents)} runs done, {undone}")
-    submissions = outcome.accepted if args.upload else [d["uuid"] for d in outcome.documents]
+    # Every run, also those still in the outbox: the study kept for later names them too.
+    submissions = [d["uuid"] for d in outcome.documents]
     request = study_request(fields, args, plan, outcome.documents, submissions)
     if args.dry_run:
         print(json.dumps({"submissions": outcome.documents, "study": request}, indent=1))
