@@ -64,7 +64,26 @@ def study_objects() -> tuple[set[str], set[str]]:
 def tmp_path():
     """A folder the database servers' users can reach (pytest's own is root's alone)."""
     with reachable_folder() as folder:
-        yield folder
+        try:
+            yield folder
+        finally:
+            drop_tablespaces_under(folder)
+
+
+def drop_tablespaces_under(folder: Path) -> None:
+    """What a failed study left in PostgreSQL under ``folder``: a tablespace whose
+    directory goes with the folder would fail every CHECKPOINT of the shared server."""
+    with psycopg.connect(postgresql("study_probe").dsn, autocommit=True) as conn:
+        left = conn.execute(
+            "SELECT oid, spcname FROM pg_tablespace WHERE pg_tablespace_location(oid) LIKE %s",
+            (f"{folder}/%",),
+        ).fetchall()
+        for oid, name in left:
+            for (database,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE dattablespace = %s", (oid,)
+            ).fetchall():
+                conn.execute(f'DROP DATABASE "{database}" WITH (FORCE)')
+            conn.execute(f'DROP TABLESPACE "{name}"')
 
 
 @pytest.fixture
