@@ -160,7 +160,6 @@ class Outcome:
         self.kept = 0  # left in the outbox
         self.interrupted = False
         self.failure: str | None = None
-        self.places: list[Place] = []
 
 
 def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> None:
@@ -168,7 +167,6 @@ def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> N
     if plan.scratch:
         scratch.make(args.format_scratch, plan.scratch, args.scratch_size, changes)
     places = [machine.place_of(d) for d in plan.directories]
-    outcome.places = places
     settings = config.Settings(target, plan.profiles, changes)
     targets = [] if places else [target]  # no directory: the data where the server keeps it
     for index, place in enumerate(places):
