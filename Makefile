@@ -41,6 +41,7 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
 	bash .ci/ensure-firebird.sh
+	bash .ci/ensure-filesystems.sh
 	bash .ci/ensure-browser.sh
 	bash .ci/ensure-docker.sh
 	$(BIN)/ruff check .

@@ -183,7 +183,11 @@ def reset_table(target: Target) -> None:
     try:
         cur = conn.cursor()
         cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        engine = " ENGINE=InnoDB" if target.engine != "postgresql" else ""
+        engine = ""
+        if target.engine != "postgresql":
+            engine = " ENGINE=InnoDB"
+            if target.data_directory:  # a study's directory, checked for quotes there
+                engine += f" DATA DIRECTORY='{target.data_directory}'"
         cur.execute(f"CREATE TABLE {TABLE} (c1 int PRIMARY KEY, c2 int NOT NULL){engine}")
         values = ", ".join(f"({key}, 0)" for key in range(1, ROWS + 1))
         cur.execute(f"INSERT INTO {TABLE} (c1, c2) VALUES {values}")  # noqa: S608 — ints only

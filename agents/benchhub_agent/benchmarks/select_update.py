@@ -73,6 +73,8 @@ OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
 LOAD_OPTIONS = frozenset({"clients", "transactions", "duration", "warmup", "pin"})
+# MySQL/MariaDB: the table is made in Target.data_directory when one is given (a study).
+DATA_DIRECTORY = True
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80, 100)
 DEFAULT_TRANSACTIONS = 10_000
