@@ -20,7 +20,7 @@ from typing import Any
 
 from benchhub_contract.schema import benchmark_catalog
 
-from .. import db, document, privacy, upload
+from .. import db, document, privacy, transport, upload
 from ..benchmarks import Discovered, _connections
 from ..commands import (
     EXIT_FAILED,
@@ -299,7 +299,7 @@ def _post(request: dict[str, Any], args: argparse.Namespace, outcome: Outcome) -
         )
         return EXIT_KEPT
     try:
-        status, answer = upload.request_json(
+        status, answer = transport.request_json(
             "POST", f"{server.rstrip('/')}/api/v1/studies/", token=token, body=request
         )
     except Exception as exc:  # the runs are stored; only the study itself is missing
