@@ -138,3 +138,70 @@ def study_table(study: Study) -> StudyTable:
         if len(values) == 1 and (value := next(iter(values))) not in ("", None):
             held.append((name, value))
     return StudyTable(x_values, series, cells, reference, held, runs)
+
+
+@dataclass
+class Machine:
+    """One study's values in the comparison of machines: per level of the
+    first factor, % of that study's own reference (or of its best level when
+    the study has none), and how its order of the levels agrees with the
+    original's (pairs of levels in the same order, of those both measured)."""
+
+    study: Study
+    relative: dict[Any, float]
+    agreeing: int | None = None
+    pairs: int | None = None
+
+
+@dataclass
+class Machines:
+    levels: list[Any]
+    machines: list[Machine]
+    basis: str  # what 100 is: "reference ext4" or "the best level"
+
+    def rows(self) -> list[tuple[Any, list[float | None]]]:
+        return [(x, [m.relative.get(x) for m in self.machines]) for x in self.levels]
+
+
+def _relative_levels(table: StudyTable, direction: str) -> dict[Any, float]:
+    """The first series' medians per level, as % of the reference's (or of the
+    best level's, the seeds' "relative to the best")."""
+    series = table.series[0] if table.series else ""
+    medians = {x: c.median for x in table.x_values if (c := table.cells.get((series, x)))}
+    if not medians:
+        return {}
+    if table.reference is not None and medians.get(table.reference):
+        base = medians[table.reference]
+    else:
+        base = (min if direction == "lower" else max)(medians.values())
+    return {x: 100.0 * value / base for x, value in medians.items() if base}
+
+
+def machines_side_by_side(study: Study, repetitions: list[Study]) -> Machines | None:
+    """The study and each study that repeated it on another machine, side by
+    side relative to each one's own 100, with how closely each reproduced the
+    original's ranking of the levels. None without a repetition."""
+    if not repetitions:
+        return None
+    direction = study.metric.direction
+    original = study_table(study)
+    machines = [Machine(study, _relative_levels(original, direction))]
+    for other in repetitions:
+        machine = Machine(other, _relative_levels(study_table(other), direction))
+        shared = [x for x in machines[0].relative if x in machine.relative]
+        pairs = [(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :]]
+        machine.pairs = len(pairs)
+        machine.agreeing = sum(
+            1
+            for a, b in pairs
+            if (machines[0].relative[a] - machines[0].relative[b])
+            * (machine.relative[a] - machine.relative[b])
+            > 0
+        )
+        machines.append(machine)
+    levels = [x for x in original.x_values if any(x in m.relative for m in machines)]
+    extra = {x for m in machines[1:] for x in m.relative} - set(levels)
+    levels += sorted(extra, key=_order)
+    reference = original.reference
+    basis = f"{study.varied[0]} {reference}" if reference is not None else "the best level"
+    return Machines(levels, machines, basis)

@@ -4,7 +4,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from benchhub.lib.methods import page_methods
-from benchhub.studies.selectors import study_get, study_list, study_table
+from benchhub.studies.selectors import (
+    machines_side_by_side,
+    study_get,
+    study_list,
+    study_table,
+)
 
 
 @page_methods("GET")
@@ -38,9 +43,28 @@ def study_page(request: HttpRequest, uuid: str) -> HttpResponse:
         if table.reference is not None
         else f"{study.metric.name} ({study.metric.unit})",
     }
-    repetitions = study_list(user=request.user).filter(repeats=study)
+    repetitions = list(study_list(user=request.user).filter(repeats=study).order_by("created_at"))
+    machines = machines_side_by_side(study, repetitions)
+    if machines:
+        chart["machines"] = {
+            "labels": [str(x) for x in machines.levels],
+            "series": [
+                {
+                    "label": f"{m.study.owner.get_username()}: {m.study.title}",
+                    "values": [m.relative.get(x) for x in machines.levels],
+                }
+                for m in machines.machines
+            ],
+            "axis": f"% of {machines.basis} on each machine",
+        }
     return render(
         request,
         "studies/study.html",
-        {"study": study, "table": table, "chart": chart, "repetitions": repetitions},
+        {
+            "study": study,
+            "table": table,
+            "chart": chart,
+            "repetitions": repetitions,
+            "machines": machines,
+        },
     )

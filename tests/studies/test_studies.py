@@ -167,6 +167,43 @@ def test_a_repetition_is_listed_on_the_original(client, alice_api, bob_api, bob,
     assert "Repeated on other machines" in page and "The same on my desktop" in page
 
 
+def test_each_machine_that_repeated_a_study_is_side_by_side_with_its_agreement(
+    client, alice_api, bob_api, filesystems
+):
+    _, uuids = filesystems
+    original = create(alice_api, uuids).json()["uuid"]
+    desktop = [
+        upload(bob_api, {8: 900.0}, [900.0, 910.0, 890.0], "ext4"),
+        upload(bob_api, {8: 1000.0}, [1000.0, 990.0, 1012.0], "xfs"),
+    ]
+    create(bob_api, desktop, repeats=original, title="The same on my desktop")
+    server = [
+        upload(alice_api, {8: 1000.0}, [1000.0, 1004.0, 991.0], "ext4"),
+        upload(alice_api, {8: 800.0}, [800.0, 811.0, 795.0], "xfs"),
+        upload(alice_api, {16: 1300.0}, [1300.0, 1290.0, 1320.0], "btrfs"),
+    ]
+    create(alice_api, server, repeats=original, title="On the build server")
+    Submission.objects.update(status=Submission.Status.APPROVED)
+
+    page = client.get(f"/studies/{original}/")
+    machines = page.context["machines"]
+    rows = dict(machines.rows())
+
+    # Each machine relative to its own ext4: the original's 1480 (median of 1500
+    # and 1460), xfs 1702.5 and btrfs 1210; the desktop's 900 and 1000; the
+    # server's 1000, 800 and 1300.
+    assert machines.levels == ["btrfs", "ext4", "xfs"]
+    assert rows["ext4"] == [100.0, 100.0, 100.0]
+    assert rows["xfs"] == pytest.approx([100 * 1702.5 / 1480, 100 * 1000 / 900, 80.0])
+    assert rows["btrfs"] == pytest.approx([100 * 1210 / 1480, None, 130.0])
+    desktop_machine, server_machine = machines.machines[1:]
+    assert (desktop_machine.agreeing, desktop_machine.pairs) == (1, 1)
+    assert (server_machine.agreeing, server_machine.pairs) == (0, 3)
+    shown = html.unescape(page.content.decode())
+    assert "1 of 1 pairs" in shown and "0 of 3 pairs" in shown
+    assert 'id="study-machines-chart"' in shown
+
+
 def test_the_seed_articles_are_studies(client, db):
     articles_load()
     made = seed_studies_load()
