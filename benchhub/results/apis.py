@@ -273,7 +273,11 @@ class MeasurementListApi(generics.ListAPIView):
 @extend_schema(
     parameters=PARAMETER_DOCS,
     responses={(200, "text/csv"): OpenApiTypes.STR},
-    description="Every measurement the query matches, as CSV (not paginated).",
+    description=(
+        "Every measurement the query matches, newest first, as CSV (not paginated): a "
+        "header line, then one CRLF-ended line per measurement; an export that fails "
+        "part-way ends with a line `#error,<message>` and an aborted transfer."
+    ),
     filters=True,  # not a list view to drf-spectacular, which would leave its filters out
 )
 class MeasurementCsvApi(generics.GenericAPIView):
