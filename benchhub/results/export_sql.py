@@ -31,6 +31,9 @@ MATERIALIZED CTE of the runs the query reaches, not once per measurement.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 # Python's float() of a number written with more than this is infinite:
 # the half-way point between the largest double and 2**1024 rounds up.
 _FLOAT_LIMIT = 2**1024 - 2**970
@@ -40,18 +43,20 @@ _FORMULA = r"^[-=+@\t\r]"
 _NUMBER = r"^-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?$"
 
 
-def _float(value: str, text: str | None = None) -> str:
-    """Python's repr of the float8 ``value``, given as a number and (if it
-    is at hand, computed once) as PostgreSQL's text of it."""
+def _float(value: str, text: str | None = None, *, json: bool = False) -> str:
+    """Python's repr of the float8 ``value`` (json.dumps' with ``json``),
+    given as a number and (if it is at hand, computed once) as PostgreSQL's
+    text of it."""
     text = text or f"({value})::text"
+    infinite = ("Infinity", "-Infinity", "NaN") if json else ("inf", "-inf", "nan")
     return f"""(CASE
         WHEN {value} = trunc({value}) AND abs({value}) < 1e15 THEN {text} || '.0'
         WHEN abs({value}) >= 1e15 AND abs({value}) < 1e16 THEN (
             SELECT CASE WHEN strpos(fixed, '.') > 0 THEN fixed ELSE fixed || '.0' END
             FROM (SELECT ({text})::numeric::text AS fixed) AS written)
-        WHEN {value} = 'Infinity' THEN 'inf'
-        WHEN {value} = '-Infinity' THEN '-inf'
-        WHEN {value} = 'NaN' THEN 'nan'
+        WHEN {value} = 'Infinity' THEN '{infinite[0]}'
+        WHEN {value} = '-Infinity' THEN '{infinite[1]}'
+        WHEN {value} = 'NaN' THEN '{infinite[2]}'
         ELSE {text} END)"""  # noqa: S608 -- our own SQL of column names
 
 
@@ -153,10 +158,6 @@ def _bool_cell(column: str) -> str:
     return f"CASE WHEN {column} THEN 'True' WHEN NOT {column} THEN 'False' ELSE '' END"
 
 
-def _joined(cells: list[str]) -> str:
-    return " || ',' || ".join(cells)
-
-
 # Run columns before the measurement's, and after (exports.COLUMNS' order).
 RUN_HEAD = [
     _int_cell("run.id"),
@@ -212,6 +213,136 @@ def _samples_cell(column: str, text: str) -> str:
         ELSE {_json_cell(column)} END)"""
 
 
+def _plain_json(value: str) -> str:
+    """json.dumps(json.loads(jsonb), ensure_ascii=False): jsonb's text (its
+    key order, its string escapes, which are Python's), numbers as Python
+    writes them."""
+    scalar = f"""(CASE jsonb_typeof(v) WHEN 'number' THEN {_json_number("v")}
+        ELSE v::text END)"""
+    return f"""(CASE jsonb_typeof({value})
+        WHEN 'object' THEN (
+            SELECT '{{' || coalesce(string_agg(to_json(k)::text || ': ' || {scalar},
+                ', ' ORDER BY n), '') || '}}'
+            FROM jsonb_each({value}) WITH ORDINALITY AS pairs(k, v, n))
+        WHEN 'array' THEN (
+            SELECT '[' || coalesce(string_agg({scalar}, ', ' ORDER BY n), '') || ']'
+            FROM jsonb_array_elements({value}) WITH ORDINALITY AS items(v, n))
+        WHEN 'number' THEN {_json_number(value)}
+        ELSE ({value})::text END)"""  # noqa: S608 -- our own SQL of column names
+
+
+def _json_value(column: str, text: str | None = None) -> str:
+    """A jsonb column in a JSON line: its text, unless a number in it may be
+    written otherwise by Python (see ``_samples_cell``)."""
+    text = text or f"({column})::text"
+    return f"""(CASE WHEN strpos({text}, '0.0000') = 0 THEN {text}
+        ELSE {_plain_json(column)} END)"""
+
+
+def _keyed(name: str, value: str) -> str:
+    return f"""'"{name}": ' || {value}"""
+
+
+def _json_text(column: str) -> str:
+    return f"coalesce(to_json({column})::text, 'null')"
+
+
+def _json_int(column: str) -> str:
+    return f"coalesce(({column})::text, 'null')"
+
+
+class LineFormat(NamedTuple):
+    """How one export writes a line: its cells in COLUMNS' order (the
+    run's and the metric's computed once each, see ``lines_statement``)."""
+
+    start: str
+    run_head: list[str]
+    metric: list[str]
+    parameters: Callable[[str], str]
+    value: str
+    samples: str
+    approximate: str
+    run_tail: list[str]
+    end: str
+    separator: str
+
+
+CSV = LineFormat(
+    start="picked.id::text",
+    run_head=RUN_HEAD,
+    metric=METRIC,
+    parameters=_json_cell,
+    value=_float("picked.value", "picked.value_text"),
+    samples=_samples_cell("picked.samples", "picked.samples_text"),
+    approximate=_bool_cell("picked.approximate"),
+    run_tail=RUN_TAIL,
+    end="''",
+    separator="','",
+)
+_TEXT_COLUMNS = {
+    "status": "submission.status",
+    "source": "submission.source",
+    "benchmark": "benchmark.name",
+    "benchmark_version": "run.benchmark_version",
+    "fingerprint": "run.fingerprint",
+}
+JSON_LINES = LineFormat(
+    start="""'{"measurement_id": ' || picked.id::text""",
+    run_head=[
+        _keyed("run_id", "run.id::text"),
+        _keyed("submission", "'\"' || submission.uuid::text || '\"'"),
+        *(_keyed(name, _json_text(column)) for name, column in _TEXT_COLUMNS.items()),
+        _keyed("run_parameters", _json_value("run.parameters")),
+    ],
+    metric=[
+        _keyed(name, _json_text(f"metric.{field}"))
+        for name, field in (("metric", "name"), ("unit", "unit"), ("direction", "direction"))
+    ],
+    parameters=lambda column: _keyed("parameters", _json_value(column)),
+    value=_keyed("value", _float("picked.value", "picked.value_text", json=True)),
+    samples=_keyed("samples", _json_value("picked.samples", "picked.samples_text")),
+    approximate=_keyed("approximate", "CASE WHEN picked.approximate THEN 'true' ELSE 'false' END"),
+    run_tail=[
+        _keyed(
+            name,
+            (_json_int if name in ("cores", "threads", "ram_bytes") else _json_text)(
+                path.removeprefix("run.")
+            ),
+        )
+        for name, path in (
+            ("cpu_vendor", "run.hardware.cpu_vendor"),
+            ("cpu_model", "run.hardware.cpu_model"),
+            ("cores", "run.hardware.cores"),
+            ("threads", "run.hardware.threads"),
+            ("ram_bytes", "run.hardware.ram_bytes"),
+            ("virtualization", "run.hardware.virtualization"),
+            ("storage_kind", "run.storage.kind"),
+            ("device_model", "run.storage.device_model"),
+            ("raid", "run.storage.raid"),
+            ("filesystem", "run.storage.filesystem"),
+            ("mount_options", "run.storage.mount_options"),
+            ("io_scheduler", "run.storage.io_scheduler"),
+            ("os_family", "run.os.family"),
+            ("os_distribution", "run.os.distribution"),
+            ("os_version", "run.os.version"),
+            ("kernel", "run.os.kernel"),
+            ("engine", "run.server.engine"),
+            ("version", "run.server.version"),
+            ("version_major", "run.server.version_major"),
+            ("architecture", "run.server.architecture"),
+            ("config_profile", "run.server.config_profile"),
+            ("protocol", "run.client.protocol"),
+            ("driver", "run.client.driver"),
+            ("driver_version", "run.client.driver_version"),
+            ("cpu_placement", "run.client.cpu_placement"),
+            ("load_engine", "run.client.load_engine"),
+        )
+    ],
+    end="'}'",
+    separator="', '",
+)
+
+
 # What the statement reads of the measurements query (Django's SQL, its
 # filters and order): value_text and samples_text are computed there, once a row.
 PICKED = (
@@ -227,9 +358,9 @@ PICKED = (
 )
 
 
-def csv_lines_statement(inner: str, tables: dict[str, str]) -> str:
-    """A SELECT of one text column, the CSV lines (without their line
-    break) of ``inner``'s measurements in its order. ``inner`` selects
+def lines_statement(inner: str, tables: dict[str, str], line: LineFormat = CSV) -> str:
+    """A SELECT of one text column, the lines (without their line break,
+    as ``line`` says: CSV or JSON lines) of ``inner``'s measurements in its order. ``inner`` selects
     the measurements' id, run_id, metric_id, parameters, value, samples,
     approximate, and value_text and samples_text (their text, computed once
     per row in that subquery, which its ORDER BY keeps a subquery);
@@ -239,15 +370,15 @@ def csv_lines_statement(inner: str, tables: dict[str, str]) -> str:
     LATERAL subqueries that PostgreSQL memoizes (binary mode: by the value's
     bytes, so 1 and 1.0 are two keys): once per run, not per measurement.
     """
-    t = tables
+    t, sep = tables, f" || {line.separator} || "
     return f"""
-        SELECT picked.id::text || ',' || runs.head || ',' || metrics.cells || ','
-            || parameters.cell || ',' || {_float("picked.value", "picked.value_text")} || ','
-            || {_samples_cell("picked.samples", "picked.samples_text")} || ','
-            || {_bool_cell("picked.approximate")} || ',' || runs.tail
+        SELECT {line.start} || {line.separator} || runs.head || {line.separator}
+            || metrics.cells || {line.separator} || parameters.cell || {line.separator}
+            || {line.value} || {line.separator} || {line.samples} || {line.separator}
+            || {line.approximate} || {line.separator} || runs.tail || {line.end}
         FROM ({inner} OFFSET 0) AS picked
         CROSS JOIN LATERAL (
-            SELECT {_joined(RUN_HEAD)} AS head, {_joined(RUN_TAIL)} AS tail
+            SELECT {sep.join(line.run_head)} AS head, {sep.join(line.run_tail)} AS tail
             FROM {t["run"]} AS run
             JOIN {t["submission"]} AS submission ON submission.id = run.submission_id
             JOIN {t["benchmark"]} AS benchmark ON benchmark.id = run.benchmark_id
@@ -260,13 +391,13 @@ def csv_lines_statement(inner: str, tables: dict[str, str]) -> str:
             OFFSET 0
         ) AS runs
         CROSS JOIN LATERAL (
-            SELECT {_joined(METRIC)} AS cells FROM {t["metric"]} AS metric
+            SELECT {sep.join(line.metric)} AS cells FROM {t["metric"]} AS metric
             WHERE metric.id = picked.metric_id
             OFFSET 0
         ) AS metrics
         CROSS JOIN LATERAL (
             -- the value in one column of its own: the memo's key, once
-            SELECT {_json_cell("given.parameters")} AS cell
+            SELECT {line.parameters("given.parameters")} AS cell
             FROM (SELECT picked.parameters OFFSET 0) AS given
             OFFSET 0
         ) AS parameters

@@ -15,7 +15,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from django.db import connections, transaction
@@ -114,22 +114,49 @@ _BLOCK_ROWS = 100
 
 
 def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
-    """The CSV lines of ``queryset``, read from a server-side cursor in
-    chunks, so that an export of any size starts at once and holds one chunk
-    in memory.
+    """The CSV file of ``queryset`` (``_python_lines``)."""
+    writer = csv.writer(_Echo())
+    return _python_lines(
+        queryset,
+        writer.writerow([name for name, _ in COLUMNS]),
+        lambda row: writer.writerow([csv_cell(value) for value in row]),
+        _failed,
+    )
+
+
+def measurement_json_lines(queryset: QuerySet[Measurement]) -> Iterator[str]:
+    """The JSON lines of ``queryset`` (``_python_lines``): one object a
+    line, its keys COLUMNS' names in their order; no header."""
+    names = [name for name, _ in COLUMNS]
+    return _python_lines(queryset, "", lambda row: _json_line(names, row), _failed_json)
+
+
+def _json_line(names: list[str], row: tuple[Any, ...]) -> str:
+    values = (str(value) if isinstance(value, uuid.UUID) else value for value in row)
+    return json.dumps(dict(zip(names, values, strict=True)), ensure_ascii=False) + "\n"
+
+
+def _python_lines(
+    queryset: QuerySet[Measurement],
+    header: str,
+    written: Callable[[tuple[Any, ...]], str],
+    failed: Callable[[Exception, int], str],
+) -> Iterator[str]:
+    """The lines of ``queryset``, ``header`` first, each row ``written``;
+    read from a server-side cursor in chunks, so that an export of any size
+    starts at once and holds one chunk in memory.
 
     The transaction keeps the cursor a plain one: outside a transaction
     Django declares it WITH HOLD, and PostgreSQL then computes every row
     before the first is sent. The query runs and its first row is read
     before the header is yielded: a database that does not answer fails the
-    first ``next()``, which measurements_csv_response calls in the view, so
-    the answer is the API's 503 instead of a 200. A failure after that (the
-    database gone, a bug) cannot change the 200 already sent, so it is made
-    visible twice: a last line ``#error,<message with an id>`` and, by
+    first ``next()``, which ``_streamed`` calls in the view, so the answer
+    is the API's 503 instead of a 200. A failure after that (the database
+    gone, a bug) cannot change the 200 already sent, so it is made visible
+    twice: a last line (``failed``: ``#error,<message with an id>``) and, by
     re-raising, an aborted connection (no final chunk), which HTTP clients
     report as an incomplete transfer. A complete export has no such line.
     """
-    writer = csv.writer(_Echo())
     # Plain tuples of the printed columns: no model instances (seven per row
     # with their joins), which cost most of an export's time.
     lookups = [path.replace(".", "__") for _, path in COLUMNS]
@@ -140,9 +167,9 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
             found = values.iterator(chunk_size=_CHUNK_ROWS)
             first = next(found, None)
             started = True
-            yield writer.writerow([name for name, _ in COLUMNS])
+            yield header
             for row in itertools.chain(() if first is None else (first,), found):
-                block.append(writer.writerow([csv_cell(value) for value in row]))
+                block.append(written(row))
                 rows += 1
                 if len(block) == _BLOCK_ROWS:  # one write per block, not per row
                     yield "".join(block)
@@ -152,7 +179,7 @@ def measurement_rows(queryset: QuerySet[Measurement]) -> Iterator[str]:
         if not started or isinstance(exc.__context__, GeneratorExit):
             raise  # nothing sent yet (the view answers it), or nobody reads on
         yield "".join(block)
-        yield _failed(exc, rows)
+        yield failed(exc, rows)
         raise
 
 
@@ -192,31 +219,37 @@ def _tables() -> dict[str, str]:
     return {name: model._meta.db_table for name, model in models.items()}
 
 
-def copied_statement(queryset: QuerySet[Measurement]) -> tuple[str, tuple[Any, ...]]:
-    """The COPY of ``queryset``'s CSV lines, and its parameters."""
+def copied_statement(
+    queryset: QuerySet[Measurement], line: export_sql.LineFormat = export_sql.CSV
+) -> tuple[str, tuple[Any, ...]]:
+    """The COPY of ``queryset``'s lines (CSV or JSON), and its parameters."""
     picked = queryset.annotate(
         value_text=Cast("value", TextField()), samples_text=Cast("samples", TextField())
     ).values_list(*export_sql.PICKED)
     inner, params = picked.query.sql_with_params()
-    return f"COPY ({export_sql.csv_lines_statement(inner, _tables())}) TO STDOUT", params
+    return f"COPY ({export_sql.lines_statement(inner, _tables(), line)}) TO STDOUT", params
 
 
-def _unescaped(chunk: bytes) -> bytes:
-    """COPY's text lines as the csv module ends them (CRLF), unescaped."""
-    chunk = chunk.replace(b"\n", b"\r\n")  # only line ends: a newline in a cell is escaped
+def _unescaped(chunk: bytes, crlf: bool = True) -> bytes:
+    """COPY's text lines unescaped, ended as the csv module ends them (CRLF)
+    with ``crlf``."""
+    if crlf:
+        chunk = chunk.replace(b"\n", b"\r\n")  # only line ends: a newline in a cell is escaped
     if b"\\" in chunk:
         chunk = _COPY_ESCAPE.sub(lambda escape: _COPY_UNESCAPED[escape[1]], chunk)
     return chunk
 
 
-def copied_rows(queryset: QuerySet[Measurement]) -> Iterator[str | bytes]:
-    """``measurement_rows``' file, written by PostgreSQL and streamed by
-    COPY in chunks: the header once the first line has come (a database
-    that does not answer fails the first ``next()``, in the view), and a
-    failure part-way ends it the same way, with an ``#error`` line and an
-    aborted response."""
+def copied_rows(queryset: QuerySet[Measurement], json_lines: bool = False) -> Iterator[str | bytes]:
+    """``measurement_rows``' file (``measurement_json_lines``' with
+    ``json_lines``), written by PostgreSQL and streamed by COPY in chunks:
+    the header once the first line has come (a database that does not
+    answer fails the first ``next()``, in the view), and a failure part-way
+    ends it the same way, with an error line and an aborted response."""
     db = queryset.db
-    statement, params = copied_statement(queryset)
+    line = export_sql.JSON_LINES if json_lines else export_sql.CSV
+    header, failed = ("", _failed_json) if json_lines else (header_line(), _failed)
+    statement, params = copied_statement(queryset, line)
     rows, block, size, started = 0, [], 0, False
     try:
         # Django's exceptions for psycopg's (its cursor wrapper, bypassed for
@@ -233,24 +266,24 @@ def copied_rows(queryset: QuerySet[Measurement]) -> Iterator[str | bytes]:
                 lines = iter(copy)
                 first = next(lines, None)
                 started = True
-                yield header_line()
+                yield header
                 for line in itertools.chain(() if first is None else (first,), lines):
                     block.append(line)
                     size += len(line)
                     if size >= _CHUNK_BYTES:
-                        chunk = _unescaped(b"".join(block))
+                        chunk = _unescaped(b"".join(block), not json_lines)
                         rows += len(block)
                         block, size = [], 0
                         yield chunk
             _logged(db, statement, params, began)
         rows += len(block)
-        yield _unescaped(b"".join(block))
+        yield _unescaped(b"".join(block), not json_lines)
     except Exception as exc:
         if not started or isinstance(exc.__context__, GeneratorExit):
             raise
         rows += len(block)
-        yield _unescaped(b"".join(block))
-        yield _failed(exc, rows)
+        yield _unescaped(b"".join(block), not json_lines)
+        yield failed(exc, rows)
         raise
 
 
@@ -265,13 +298,22 @@ def _logged(db: str, statement: str, params: tuple[Any, ...], began: float) -> N
                                        "time": f"{seconds:.3f}"})  # fmt: skip
 
 
-def _failed(exc: Exception, rows: int) -> str:
+def _failure(exc: Exception, rows: int) -> str:
     error_id = uuid.uuid4().hex[:16]
-    logger.exception("CSV export failed after %d rows; error id %s", rows, error_id)
-    return csv.writer(_Echo()).writerow(
-        [ERROR_MARKER, f"export failed after {rows} rows ({type(exc).__name__}); "
-         f"the file is incomplete; error id {error_id}"]
-    )  # fmt: skip
+    logger.exception("Export failed after %d rows; error id %s", rows, error_id)
+    return (
+        f"export failed after {rows} rows ({type(exc).__name__}); "
+        f"the file is incomplete; error id {error_id}"
+    )
+
+
+def _failed(exc: Exception, rows: int) -> str:
+    return csv.writer(_Echo()).writerow([ERROR_MARKER, _failure(exc, rows)])
+
+
+def _failed_json(exc: Exception, rows: int) -> str:
+    """A JSON lines export's last line when it failed: ``{"#error": …}``."""
+    return json.dumps({ERROR_MARKER: _failure(exc, rows)}) + "\n"
 
 
 def measurements_csv_response(queryset: QuerySet[Measurement]) -> StreamingHttpResponse:
@@ -279,9 +321,25 @@ def measurements_csv_response(queryset: QuerySet[Measurement]) -> StreamingHttpR
         rows = copied_rows(queryset)
     else:
         rows = measurement_rows(queryset)
+    return _streamed(rows, "text/csv", "benchhub-measurements.csv")
+
+
+def measurements_jsonl_response(queryset: QuerySet[Measurement]) -> StreamingHttpResponse:
+    if connections[queryset.db].vendor == "postgresql":
+        rows = copied_rows(queryset, json_lines=True)
+    else:
+        rows = measurement_json_lines(queryset)
+    return _streamed(rows, JSON_LINES_TYPE, "benchhub-measurements.jsonl")
+
+
+#: The media type of JSON lines (https://jsonlines.org), as most tools send it.
+JSON_LINES_TYPE = "application/jsonl"
+
+
+def _streamed(rows: Generator[str | bytes], media_type: str, name: str) -> StreamingHttpResponse:
     header = next(rows)  # the query runs here, in the view: its failure is the API's answer
-    response = StreamingHttpResponse(_after(header, rows), content_type="text/csv")
-    response["Content-Disposition"] = 'attachment; filename="benchhub-measurements.csv"'
+    response = StreamingHttpResponse(_after(header, rows), content_type=media_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

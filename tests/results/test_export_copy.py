@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import uuid
 
 import pytest
@@ -199,3 +200,51 @@ def test_the_api_answers_the_copy_export(anonymous_api, awkward):
     assert body == _python(selectors.measurement_list(user=AnonymousUser()))
     (copy,) = [query["sql"] for query in captured.captured_queries if "COPY" in query["sql"]]
     assert '"document"' not in copy  # the stored documents are never read
+
+
+def _json_lines(queryset) -> tuple[bytes, bytes]:
+    copied = b"".join(
+        part if isinstance(part, bytes) else part.encode()
+        for part in exports.copied_rows(queryset, json_lines=True)
+    )
+    return copied, "".join(exports.measurement_json_lines(queryset)).encode()
+
+
+@pytest.mark.parametrize("user", ["anonymous", "alice"])
+def test_the_copy_json_lines_are_the_python_json_lines_byte_for_byte(awkward, user, request):
+    who = AnonymousUser() if user == "anonymous" else request.getfixturevalue(user)
+    queryset = selectors.measurement_list(user=who)
+
+    copied, python = _json_lines(queryset)
+
+    assert copied == python
+    assert python.count(b"\n") == (16 if user == "alice" else 12)
+
+
+def test_the_api_answers_json_lines_with_the_csv_columns(anonymous_api, awkward):
+    response = anonymous_api.get("/api/v1/measurements/export.jsonl", {"metric": "throughput"})
+    body = b"".join(response.streaming_content).decode()
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/jsonl"
+    lines = [json.loads(line) for line in body.splitlines()]
+    csv_lines = list(csv.reader(io.StringIO(b"".join(
+        anonymous_api.get("/api/v1/measurements/export.csv", {"metric": "throughput"})
+        .streaming_content
+    ).decode())))  # fmt: skip
+    assert [list(line) for line in lines] == [csv_lines[0]] * len(lines)
+    assert [line["measurement_id"] for line in lines] == [int(row[0]) for row in csv_lines[1:]]
+    assert all(line["metric"] == "throughput" for line in lines)
+    by_value = {line["value"]: line for line in lines}
+    assert by_value[1e-05]["samples"] == [1e-05, 0.0001, 2.5e-07]
+    assert by_value[1e-05]["parameters"] == {"clients": 2, "mode": "ünï", "ab": 1e-05, "q": 'a"b,c'}
+    assert by_value[3.0]["samples"] == [7]
+    assert by_value[3.0]["cores"] is None
+    assert by_value[3.0]["load_engine"] == "中文 😀"
+
+
+def test_json_lines_refuse_paging_as_the_csv_does(anonymous_api, awkward):
+    response = anonymous_api.get("/api/v1/measurements/export.jsonl", {"page_size": "10"})
+
+    assert response.status_code == 400
+    assert "export.jsonl is not paginated" in response.json()["error"]["message"]

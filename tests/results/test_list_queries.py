@@ -115,14 +115,14 @@ def test_a_failure_part_way_through_the_copy_is_visible(
     """The 200 is sent before the rows: a failure must end the file with an
     error line and abort the response, never look like a complete file.
     Here the database fails the COPY at its sixth line."""
-    original = export_sql.csv_lines_statement
+    original = export_sql.lines_statement
 
-    def failing(inner: str, tables: dict[str, str]) -> str:
+    def failing(inner: str, tables: dict[str, str], line: export_sql.LineFormat) -> str:
         return f"""SELECT CASE WHEN n <= 5 THEN line ELSE (1 / (n - n))::text END
             FROM (SELECT line, row_number() OVER () AS n
-                  FROM ({original(inner, tables)}) AS lines(line)) AS numbered"""  # noqa: S608
+                  FROM ({original(inner, tables, line)}) AS lines(line)) AS numbered"""  # noqa: S608
 
-    monkeypatch.setattr(export_sql, "csv_lines_statement", failing)
+    monkeypatch.setattr(export_sql, "lines_statement", failing)
     response = anonymous_api.get("/api/v1/measurements/export.csv")
     received = []
     with pytest.raises(DataError):
