@@ -1,11 +1,11 @@
-"""Measurement export speed at a million measurements: /api/v1/measurements/export.csv.
+"""Measurement export speed at a million measurements: export.csv and export.jsonl.
 
 One run:
 
 1. fills a PostgreSQL database of its own (``--database``, default bh_export_bench)
    with ``--measurements`` measurements by benchmarks/compare.py's filler (kept
    between runs with ``--keep``; dropped at the end otherwise);
-2. downloads the whole export ``--requests`` times through Django's test client (the
+2. downloads each whole export ``--requests`` times through Django's test client (the
    whole request: URL, filters, the COPY, the streaming response), reading every
    chunk as a client does, and prints rows/s, MB/s, the largest chunk and the
    process's peak memory; then the same for the Python path (the csv module, as
@@ -40,7 +40,7 @@ def peak_mb() -> float:
 
 
 def download(client, path: str) -> tuple[int, int, int, float]:
-    """Rows (lines but the header), bytes, the largest chunk, seconds."""
+    """Rows (lines but a CSV's header), bytes, the largest chunk, seconds."""
     started = time.perf_counter()
     response = client.get(path)
     assert response.status_code == 200, response.status_code
@@ -49,7 +49,8 @@ def download(client, path: str) -> tuple[int, int, int, float]:
         lines += chunk.count(b"\n")
         size += len(chunk)
         largest = max(largest, len(chunk))
-    return lines - 1, size, largest, time.perf_counter() - started
+    header = 1 if path.endswith(".csv") else 0
+    return lines - header, size, largest, time.perf_counter() - started
 
 
 def python_path(rows: int) -> tuple[int, float]:
@@ -94,7 +95,7 @@ def main() -> int:
     total = Measurement.objects.count()
     print(f"{total:,} measurements; load average {os.getloadavg()[0]:.2f} (2 cores, shared)")
     client = Client()
-    for path in ("/api/v1/measurements/export.csv",):
+    for path in ("/api/v1/measurements/export.csv", "/api/v1/measurements/export.jsonl"):
         for _ in range(args.requests):
             rows, size, largest, seconds = download(client, path)
             print(
