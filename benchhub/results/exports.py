@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
@@ -249,7 +250,11 @@ def copied_rows(queryset: QuerySet[Measurement], json_lines: bool = False) -> It
     db = queryset.db
     line = export_sql.JSON_LINES if json_lines else export_sql.CSV
     header, failed = ("", _failed_json) if json_lines else (header_line(), _failed)
-    statement, params = copied_statement(queryset, line)
+    try:
+        statement, params = copied_statement(queryset, line)
+    except EmptyResultSet:  # a filter no row can match (cores=-1): Django has no SQL for it
+        yield header
+        return
     rows, block, size, started = 0, [], 0, False
     try:
         # Django's exceptions for psycopg's (its cursor wrapper, bypassed for

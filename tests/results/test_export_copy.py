@@ -248,3 +248,14 @@ def test_json_lines_refuse_paging_as_the_csv_does(anonymous_api, awkward):
 
     assert response.status_code == 400
     assert "export.jsonl is not paginated" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"), [("export.csv", exports.header_line()), ("export.jsonl", "")]
+)
+def test_a_filter_nothing_can_match_exports_an_empty_file(anonymous_api, awkward, path, body):
+    """cores=-1 is refused by the query, before any SQL (EmptyResultSet)."""
+    response = anonymous_api.get(f"/api/v1/measurements/{path}", {"cores": "-1"})
+
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content).decode() == body
