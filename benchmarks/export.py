@@ -39,6 +39,15 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU time (user and system) of this process, or of process ``pid``."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def download(client, path: str) -> tuple[int, int, int, float]:
     """Rows (lines but a CSV's header), bytes, the largest chunk, seconds."""
     started = time.perf_counter()
@@ -95,13 +104,20 @@ def main() -> int:
     total = Measurement.objects.count()
     print(f"{total:,} measurements; load average {os.getloadavg()[0]:.2f} (2 cores, shared)")
     client = Client()
+    with connection.cursor() as cursor:  # the export runs on this connection (same thread)
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
     for path in ("/api/v1/measurements/export.csv", "/api/v1/measurements/export.jsonl"):
         for _ in range(args.requests):
+            python, database = cpu_seconds(), cpu_seconds(backend)
             rows, size, largest, seconds = download(client, path)
+            python, database = cpu_seconds() - python, cpu_seconds(backend) - database
             print(
-                f"{path} COPY: {rows:,} rows, {size / 1e6:.0f} MB in {seconds:.2f} s = "
-                f"{rows / seconds:,.0f} rows/s ({size / 1e6 / seconds:.0f} MB/s); "
-                f"largest chunk {largest / 1024:.0f} kB; peak memory {peak_mb():.0f} MB"
+                f"{path.rsplit('/', 1)[1]}: {rows:,} rows, {size / 1e6:.0f} MB in "
+                f"{seconds:.2f} s = {rows / seconds:,.0f} rows/s; largest chunk "
+                f"{largest / 1024:.0f} kB; peak memory {peak_mb():.0f} MB; CPU: PostgreSQL "
+                f"{database:.1f} s, Python {python:.1f} s (on two idle cores the larger "
+                f"bounds it: {rows / max(database, python):,.0f} rows/s)"
             )
     rows, seconds = python_path(args.python_rows)
     print(
