@@ -11,6 +11,11 @@ urlpatterns = [
     path("runs/<int:pk>/", apis.RunDetailApi.as_view(), name="run-detail"),
     path("measurements/", apis.MeasurementListApi.as_view(), name="measurement-list"),
     path("measurements/export.csv", apis.MeasurementCsvApi.as_view(), name="measurement-csv"),
+    path(
+        "measurements/export.jsonl",
+        apis.MeasurementJsonLinesApi.as_view(),
+        name="measurement-jsonl",
+    ),
     path("hardware/", apis.HardwareListApi.as_view(), name="hardware-list"),
     path("storage/", apis.StorageListApi.as_view(), name="storage-list"),
     path("os/", apis.OperatingSystemListApi.as_view(), name="os-list"),

@@ -24,7 +24,11 @@ from benchhub.lib.jsonbody import read_json_body
 from benchhub.lib.ordering import FixedOrdering
 from benchhub.lib.pagination import IdCursorPagination
 from benchhub.results import selectors
-from benchhub.results.exports import measurements_csv_response
+from benchhub.results.exports import (
+    JSON_LINES_TYPE,
+    measurements_csv_response,
+    measurements_jsonl_response,
+)
 from benchhub.results.filters import MeasurementFilter, RunFilter
 from benchhub.results.models import (
     Submission,
@@ -273,11 +277,16 @@ class MeasurementListApi(generics.ListAPIView):
 @extend_schema(
     parameters=PARAMETER_DOCS,
     responses={(200, "text/csv"): OpenApiTypes.STR},
-    description="Every measurement the query matches, as CSV (not paginated).",
+    description=(
+        "Every measurement the query matches, newest first, as CSV (not paginated): a "
+        "header line, then one CRLF-ended line per measurement; an export that fails "
+        "part-way ends with a line `#error,<message>` and an aborted transfer."
+    ),
     filters=True,  # not a list view to drf-spectacular, which would leave its filters out
 )
 class MeasurementCsvApi(generics.GenericAPIView):
     filterset_class = MeasurementFilter
+    file_name = "export.csv"
 
     def get_queryset(self):
         return selectors.measurement_list(user=self.request.user)
@@ -287,12 +296,33 @@ class MeasurementCsvApi(generics.GenericAPIView):
         # script that asked for a sample got the whole table without a word.
         paging = [name for name in ("page_size", "cursor") if name in request.query_params]
         if paging:
-            message = "export.csv is not paginated: it answers every row the query matches"
+            message = f"{self.file_name} is not paginated: it answers every row the query matches"
             raise ApiError(
                 f"{paging[0]}: {message}; leave it out, or page /api/v1/measurements/",
                 details=[{"path": f"$.{name}", "message": message} for name in paging],
             )
-        return measurements_csv_response(self.filter_queryset(self.get_queryset()))
+        return self.respond(self.filter_queryset(self.get_queryset()))
+
+    def respond(self, queryset):
+        return measurements_csv_response(queryset)
+
+
+@extend_schema(
+    parameters=PARAMETER_DOCS,
+    responses={(200, JSON_LINES_TYPE): OpenApiTypes.STR},
+    description=(
+        "Every measurement the query matches, newest first, as JSON lines (not "
+        "paginated): one object a line, with the keys and order of export.csv's header, "
+        "numbers as numbers, JSON as JSON, a missing value null. An export that fails "
+        'part-way ends with a line `{"#error": "<message>"}` and an aborted transfer.'
+    ),
+    filters=True,
+)
+class MeasurementJsonLinesApi(MeasurementCsvApi):
+    file_name = "export.jsonl"
+
+    def respond(self, queryset):
+        return measurements_jsonl_response(queryset)
 
 
 # --- dimensions and catalog ----------------------------------------------------------

@@ -44,6 +44,7 @@ COMPARISON = (
         # Streamed, but its query runs before the first byte.
         ("GET", "/api/v1/measurements/export.csv?engine=postgresql&cores=24", {}),
         ("GET", "/api/v1/measurements/export.csv", {}),
+        ("GET", "/api/v1/measurements/export.jsonl?cores=24", {}),
         # The token is checked against the database before anything else.
         ("GET", "/api/v1/submissions/", {"Authorization": "Token some-token"}),
         ("POST", "/api/v1/submissions/", {"Authorization": "Token some-token",

@@ -13,10 +13,11 @@ import io
 import re
 
 import pytest
-from django.db import connection
+from django.contrib.auth.models import AnonymousUser
+from django.db import DataError, connection
 from django.test.utils import CaptureQueriesContext
 
-from benchhub.results import exports
+from benchhub.results import export_sql, exports, selectors
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import example_document
@@ -82,7 +83,7 @@ def test_a_measurement_row_reads_only_the_submission_columns_it_prints(anonymous
     }
 
 
-def test_the_csv_export_reads_no_document_from_a_server_side_cursor(anonymous_api, published):
+def test_the_csv_export_reads_no_document(anonymous_api, published):
     with CaptureQueriesContext(connection) as captured:
         response = anonymous_api.get("/api/v1/measurements/export.csv")
         body = b"".join(response.streaming_content).decode()
@@ -90,34 +91,53 @@ def test_the_csv_export_reads_no_document_from_a_server_side_cursor(anonymous_ap
     rows = list(csv.reader(io.StringIO(body)))
     assert len(rows) == 1 + 6 * len(example_document()["runs"][0]["measurements"])
     assert not any(row[0].startswith(exports.ERROR_MARKER) for row in rows)
-    sql = " ".join(query["sql"] for query in captured.captured_queries)
-    assert DOCUMENT_COLUMN not in sql
-    # Tuples of the printed columns only: of the submission, its three.
-    assert selected_columns(sql, "results_submission") == {"uuid", "status", "source"}
+    (copy,) = [query["sql"] for query in captured.captured_queries if "COPY" in query["sql"]]
+    assert DOCUMENT_COLUMN not in copy
+    # of the submission, the printed columns and the key its run joins on
+    assert set(re.findall(r"\bsubmission\.(\w+)", copy)) == {"id", "uuid", "status", "source"}
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_csv_export_fetches_in_chunks_inside_a_transaction(anonymous_api, published):
-    """Not WITH HOLD (which PostgreSQL computes whole before the first row):
-    a plain server-side cursor, inside the export's own transaction. (In
-    autocommit, as a server runs, not in a test's transaction.)"""
+def test_the_csv_export_leaves_in_chunks_of_bounded_size(anonymous_api, published, monkeypatch):
+    """Memory stays flat: the lines COPY sends are passed on in chunks of
+    about _CHUNK_BYTES, never gathered whole."""
+    monkeypatch.setattr(exports, "_CHUNK_BYTES", 2000)
     response = anonymous_api.get("/api/v1/measurements/export.csv")
-    stream = iter(response.streaming_content)
-    next(stream)  # the header, sent once the query has its first row
-    with CaptureQueriesContext(connection):
-        next(stream)
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT name, is_holdable FROM pg_cursors")
-            cursors = cursor.fetchall()
-    assert cursors and all(not holdable for _, holdable in cursors)
-    list(stream)
+    chunks = [bytes(chunk) for chunk in response.streaming_content]
+
+    longest_line = max(len(line) for line in b"".join(chunks).split(b"\r\n"))
+    assert len(chunks) > 5
+    assert all(len(chunk) < 2000 + longest_line + 2 for chunk in chunks)
 
 
-def test_a_failure_part_way_through_the_csv_is_visible(
+def test_a_failure_part_way_through_the_copy_is_visible(
     anonymous_api, published, monkeypatch, caplog
 ):
     """The 200 is sent before the rows: a failure must end the file with an
-    error line and abort the response, never look like a complete file."""
+    error line and abort the response, never look like a complete file.
+    Here the database fails the COPY at its sixth line."""
+    original = export_sql.lines_statement
+
+    def failing(inner: str, tables: dict[str, str], line: export_sql.LineFormat) -> str:
+        return f"""SELECT CASE WHEN n <= 5 THEN line ELSE (1 / (n - n))::text END
+            FROM (SELECT line, row_number() OVER () AS n
+                  FROM ({original(inner, tables, line)}) AS lines(line)) AS numbered"""  # noqa: S608
+
+    monkeypatch.setattr(export_sql, "lines_statement", failing)
+    response = anonymous_api.get("/api/v1/measurements/export.csv")
+    received = []
+    with pytest.raises(DataError):
+        for part in response.streaming_content:
+            received.append(bytes(part).decode())
+
+    last = list(csv.reader(io.StringIO("".join(received))))[-1]
+    assert last[0] == exports.ERROR_MARKER
+    assert "failed after 5 rows" in last[1] and "incomplete" in last[1]
+    error_id = last[1].rsplit(" ", 1)[-1]
+    assert any(error_id in record.getMessage() for record in caplog.records)
+
+
+def test_a_failure_part_way_through_the_python_csv_is_visible(published, monkeypatch, caplog):
+    """The same on the embedded default's path (the csv module)."""
     original, calls = exports.csv_cell, []
 
     def failing_cell(value):
@@ -127,11 +147,10 @@ def test_a_failure_part_way_through_the_csv_is_visible(
         return original(value)
 
     monkeypatch.setattr(exports, "csv_cell", failing_cell)
-    response = anonymous_api.get("/api/v1/measurements/export.csv")
     received = []
     with pytest.raises(ConnectionError):
-        for part in response.streaming_content:
-            received.append(part.decode())
+        for part in exports.measurement_rows(selectors.measurement_list(user=AnonymousUser())):
+            received.append(part)
 
     last = list(csv.reader(io.StringIO("".join(received))))[-1]
     assert last[0] == exports.ERROR_MARKER
