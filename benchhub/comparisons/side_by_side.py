@@ -274,3 +274,32 @@ def side_by_side_csv(result: SideBySide) -> HttpResponse:
                 ]
             )  # fmt: skip
     return response
+
+
+def side_by_side_chart(result: SideBySide) -> dict[str, Any]:
+    """What the page's chart draws, per metric: each run's value at each
+    common point as % of the first run's there (the first run is 100), the
+    same ratios the table prints. Points where the first run measured 0
+    have no ratio and are left out of that metric's chart."""
+    metrics: dict[str, dict[str, Any]] = {}
+    for row in result.points:
+        first = row.cells[0].value
+        if first == 0:
+            continue
+        chart = metrics.setdefault(
+            row.metric,
+            {
+                "unit": row.unit,
+                "direction": row.direction,
+                "points": [],
+                "series": [{"label": f"run {run.pk}", "values": []} for run in result.runs],
+            },
+        )
+        chart["points"].append(row.point or row.metric)
+        for series, cell in zip(chart["series"], row.cells, strict=True):
+            series["values"].append(100.0 * cell.value / first)
+    return {
+        "reference": f"run {result.runs[0].pk}",
+        "filename": "runs-" + "-".join(str(run.pk) for run in result.runs) + ".png",
+        "metrics": metrics,
+    }

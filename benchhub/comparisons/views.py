@@ -35,6 +35,7 @@ from benchhub.comparisons.side_by_side import (
     RunsNotComparable,
     runs_side_by_side,
     side_by_side_as_data,
+    side_by_side_chart,
     side_by_side_csv,
 )
 from benchhub.lib.api import error_body
@@ -442,4 +443,8 @@ def runs_side_by_side_page(request: HttpRequest) -> HttpResponse:
     for name in ("json", "csv"):
         query["format"] = name
         links[name] = f"{request.path}?{query.urlencode()}"
-    return render(request, "comparisons/runs.html", {"result": result, "links": links})
+    return render(
+        request,
+        "comparisons/runs.html",
+        {"result": result, "links": links, "chart": side_by_side_chart(result)},
+    )

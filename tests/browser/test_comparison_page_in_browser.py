@@ -304,3 +304,27 @@ def test_the_value_axis_turns_logarithmic_and_stays_so_when_the_form_redraws(
 
     page.locator("#log-scale").click()
     assert page.evaluate(VALUE_AXIS)["type"] == "linear"
+
+
+def test_runs_side_by_side_draw_a_chart_that_downloads_as_a_png(live_server, page: Page, bob):
+    runs = []
+    for values in ({1: 402.0, 8: 1506.0}, {1: 301.0, 8: 1720.0, 32: 1100.0}):
+        document = sweep_document(values)
+        outcome = submission_create(
+            submitter=bob, document=document, status=Submission.Status.APPROVED
+        )
+        runs.append(outcome.submission.runs.get().pk)
+    page.goto(f"{live_server.url}/runs/compare/?run={runs[0]}&run={runs[1]}")
+
+    page.wait_for_function(
+        "() => { const c = document.getElementById('runs-chart'); return c && Chart.getChart(c); }"
+    )
+    drawn = page.evaluate(
+        "() => Chart.getChart(document.getElementById('runs-chart')).data.datasets.map(d => d.data)"
+    )
+    assert drawn[0] == [100, 100]
+    assert drawn[1] == pytest.approx([100 * 301.0 / 402.0, 100 * 1720.0 / 1506.0])
+    with page.expect_download() as download:
+        page.locator("#runs-download-png").click()
+    assert download.value.suggested_filename == f"runs-{runs[0]}-{runs[1]}.png"
+    assert download.value.path().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -162,3 +162,22 @@ def test_the_results_browser_ticks_runs_into_this_page(client, three_runs):
     assert '<form id="runs-compare-form"' in page and 'action="/runs/compare/"' in page
     ticks = re.findall(r'name="run" value="(\d+)" form="runs-compare-form"', page)
     assert sorted(map(int, ticks)) == sorted(three_runs)
+
+
+def test_the_chart_draws_each_run_as_percent_of_the_first_at_the_common_points(client, three_runs):
+    first, second, _ = three_runs
+
+    page = client.get(PAGE, {"run": [second, first]})
+
+    chart = page.context["chart"]
+    assert chart["reference"] == f"run {second}"
+    assert chart["filename"] == f"runs-{second}-{first}.png"
+    throughput = chart["metrics"]["throughput"]
+    assert throughput["points"] == ["clients=1", "clients=8"]  # not 32: the first run alone
+    reference, other = throughput["series"]
+    assert reference == {"label": f"run {second}", "values": [100.0, 100.0]}
+    assert other["label"] == f"run {first}"
+    assert other["values"] == pytest.approx(
+        [100 * 402.0 / 301.0, 100 * statistics.median([1510.0, 1495.0, 1540.0, 1502.0]) / 1720.0]
+    )
+    assert 'id="runs-chart-data"' in page.content.decode()

@@ -1,0 +1,80 @@
+// Runs side by side: one metric at a time, each run as % of the first run at
+// each common point (the table's ratios), chosen in #runs-chart-metric; the
+// chart downloads as a PNG on a white background.
+(function () {
+  "use strict";
+  const palette = ["#1f5fae", "#d1495b", "#2a9d8f", "#e9a03b", "#6d597a", "#577590"];
+  const whiteBackground = {
+    id: "runsWhiteBackground",
+    beforeDraw(chart) {
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.fillStyle = "#fff";
+      ctx.fillRect(0, 0, chart.width, chart.height);
+      ctx.restore();
+    },
+  };
+
+  function draw() {
+    const canvas = document.getElementById("runs-chart");
+    const data = document.getElementById("runs-chart-data");
+    const select = document.getElementById("runs-chart-metric");
+    if (!canvas || !data || !select || typeof Chart === "undefined") return;
+    const chart = JSON.parse(data.textContent);
+    const metric = chart.metrics[select.value];
+    const previous = Chart.getChart(canvas);
+    if (previous) previous.destroy();
+    new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: metric.points,
+        datasets: metric.series.map((series, i) => ({
+          label: series.label,
+          data: series.values,
+          backgroundColor: palette[i % palette.length],
+        })),
+      },
+      plugins: [whiteBackground],
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        scales: {
+          y: {
+            beginAtZero: true,
+            title: { display: true, text: `${select.value}, % of ${chart.reference}` },
+          },
+        },
+        plugins: {
+          title: {
+            display: true,
+            text: `${select.value} (${metric.unit}${
+              metric.direction === "higher" ? ", higher is better" : metric.direction === "lower" ? ", lower is better" : ""
+            })`,
+          },
+        },
+      },
+    });
+  }
+
+  function downloadPng() {
+    const canvas = document.getElementById("runs-chart");
+    const data = document.getElementById("runs-chart-data");
+    const chart = canvas && Chart.getChart(canvas);
+    if (!chart || !data) return;
+    const link = document.createElement("a");
+    link.href = chart.toBase64Image("image/png", 1);
+    link.download = JSON.parse(data.textContent).filename;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    draw();
+    const select = document.getElementById("runs-chart-metric");
+    if (select) select.addEventListener("change", draw);
+    const button = document.getElementById("runs-download-png");
+    if (button) button.addEventListener("click", downloadPng);
+  });
+})();
