@@ -57,7 +57,7 @@ CHECK_TESTS := tests/results tests/comparisons tests/contract tests/leaderboards
 	tests/moderation tests/accounts tests/imports tests/baselines tests/lib
 CHECK_SKIP := --ignore=tests/lib/test_http_on_gunicorn.py --ignore=tests/lib/test_database_outage.py \
 	--ignore=tests/lib/test_gunicorn_errors.py --ignore=tests/baselines/test_refresh_protocol.py \
-	--ignore=tests/lib/test_read_replica.py
+	--ignore=tests/lib/test_read_replica.py --ignore=tests/lib/test_worker_outages.py
 
 check: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
