@@ -205,11 +205,14 @@ def _tpcb(p: dict[str, Any], published: dict[str, Any], engine: str, found: Repl
         found.add("--engine", "pgbench")
     else:
         raise CannotReplay(f"that run's load engine {load_engine!r} is not one tpcb can drive")
-    here = "prepared" if engine == "postgresql" else "simple"
+    from .benchmarks.tpcb import query_mode
+
+    here = query_mode(engine)
     if "query_mode" in p and p["query_mode"] != here:
         raise CannotReplay(
             f"that run's query_mode={p['query_mode']!r}, but tpcb on {engine} runs {here!r} "
-            "statements (on MySQL/MariaDB the agent sends text statements, as sysbench)"
+            "statements (prepared on PostgreSQL and Firebird; on MySQL/MariaDB the agent "
+            "sends text statements, as sysbench)"
         )
     p.pop("query_mode", None)
     _copy(p, found, "scale", "duration", "warmup", "clients")

@@ -58,6 +58,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     ROWS,
     TABLE,
     Failed,
+    FirebirdClient,
     MySQLClient,
     PostgresClient,
     Retryable,
@@ -70,7 +71,7 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "select-update"
 OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 VERSION = "1"
-ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 LOAD_OPTIONS = frozenset({"clients", "transactions", "duration", "warmup", "pin"})
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80, 100)
@@ -130,7 +131,7 @@ class PointPlan:
 
 
 def _client_loop(
-    client: PostgresClient | MySQLClient,
+    client: PostgresClient | MySQLClient | FirebirdClient,
     quota: int | None,
     plan: PointPlan,
     start: Any,

@@ -1,0 +1,282 @@
+"""Firebird through firebird-driver, spoken the way the benchmarks speak to the other engines.
+
+The benchmarks write their SQL once, with ``%s`` placeholders, ``LIMIT n``, ``FOR UPDATE``
+and ``DROP TABLE IF EXISTS``; :func:`firebird_sql` turns those few phrases into Firebird
+3's (``?``, ``ROWS n``, ``FOR UPDATE WITH LOCK``, a block that drops the table when
+it is there), so that a transaction means the same on every engine, statement for
+statement. :class:`Connection` adds the autocommit of the other drivers on top of
+Firebird's always-open transactions.
+
+Every transaction is READ COMMITTED (record version) and waits for locks without a
+timeout, as PostgreSQL's default: a statement sees what others committed before it
+began. Unlike PostgreSQL, Firebird 3 does not re-read a row a concurrent transaction
+changed and committed while it waited: it fails with an update conflict (SQLSTATE
+40001), which the benchmarks retry as they retry a serialization failure.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .benchmarks import _firebird as fb
+from .target import Target
+
+# SQLSTATE of Firebird's deadlock, update conflict and lock time-out.
+RETRYABLE_SQLSTATES = frozenset({"40001"})
+# The settings recorded for every Firebird run: how the server runs, how it caches pages
+# and where and how much it sorts outside memory.
+CONFIG_SETTINGS = ("ServerMode", "TempDirectories", "TempCacheLimit", "DefaultDbCachePages")
+CONFIG_DEFAULTS = {"ServerMode": "Super", "TempCacheLimit": "64M", "DefaultDbCachePages": "2048"}
+# Where the server writes its sort files when TempDirectories is not set (firebird.conf).
+TEMP_ENVIRONMENT = ("FIREBIRD_TMP", "TEMP", "TMP")
+
+
+class DriverMissing(RuntimeError):
+    """firebird-driver or the Firebird client library is not installed."""
+
+
+def module() -> Any:
+    try:
+        from firebird import driver
+    except ImportError as exc:
+        raise DriverMissing(
+            "Firebird needs firebird-driver: pip install 'benchhub-agent[firebird]' "
+            "(and the client library: Debian's libfbclient2)"
+        ) from exc
+    return driver
+
+
+def driver_version() -> str:
+    return metadata.version("firebird-driver")
+
+
+# --- SQL ---------------------------------------------------------------------------------
+
+_DROP_IF_EXISTS = re.compile(r"^\s*DROP TABLE IF EXISTS (\w+)\s*$", re.IGNORECASE)
+_LIMIT = re.compile(r"\bLIMIT (\d+)\b", re.IGNORECASE)
+_FOR_UPDATE = re.compile(r"\bFOR UPDATE\b(?! WITH LOCK)", re.IGNORECASE)
+# Firebird's column definitions know NOT NULL only; nullable is the default anyway.
+_NULLABLE = re.compile(r"\b(timestamp) NULL\b", re.IGNORECASE)
+
+
+def firebird_sql(sql: str) -> str:
+    """``sql`` as the other engines take it, as Firebird 3 takes it."""
+    dropped = _DROP_IF_EXISTS.match(sql)
+    if dropped:
+        # \w+ only: a name without quotes to escape.
+        name = dropped.group(1).upper()
+        exists = f"SELECT 1 FROM rdb$relations WHERE rdb$relation_name = '{name}'"  # noqa: S608
+        return (
+            f"EXECUTE BLOCK AS BEGIN IF (EXISTS({exists})) THEN"
+            f" EXECUTE STATEMENT 'DROP TABLE {name}'; END"
+        )
+    sql = sql.replace("%s", "?")
+    sql = _LIMIT.sub(r"ROWS \1", sql)
+    sql = _FOR_UPDATE.sub("FOR UPDATE WITH LOCK", sql)
+    return _NULLABLE.sub(r"\1", sql)
+
+
+# --- connections -------------------------------------------------------------------------
+
+
+def transaction_parameters() -> bytes:
+    driver = module()
+    return driver.tpb(driver.Isolation.READ_COMMITTED_RECORD_VERSION, lock_timeout=-1)
+
+
+def connect_raw(target: Target) -> Any:
+    """A firebird-driver connection whose transactions are READ COMMITTED and wait."""
+    driver = module()
+    database = fb.FirebirdDatabase.from_target(target)
+    try:
+        conn = driver.connect(
+            database.tcp(), user=database.user, password=database.password, charset="UTF8"
+        )
+    except driver.DatabaseError:
+        raise
+    except Exception as exc:  # ctypes: libfbclient.so not found
+        raise DriverMissing(
+            f"Firebird: the client library could not be loaded ({exc}); "
+            "Debian: apt-get install libfbclient2"
+        ) from exc
+    conn.default_tpb = transaction_parameters()
+    conn.main_transaction.default_tpb = conn.default_tpb
+    return conn
+
+
+def rollback(raw: Any) -> None:
+    """Roll back the open transaction, if there is one (firebird-driver fails without)."""
+    if raw.main_transaction.is_active():
+        raw.rollback()
+
+
+def close(raw: Any, *resources: Any) -> None:
+    """Free prepared statements and cursors, then close: freed after the close, they fail."""
+    for resource in resources:
+        resource.free() if hasattr(resource, "free") else resource.close()
+    rollback(raw)
+    raw.close()
+
+
+def connect(target: Target, *, autocommit: bool = True) -> Connection:
+    return Connection(connect_raw(target), autocommit)
+
+
+class Connection:
+    """The DB-API the benchmarks use on the other engines: ``cursor()`` as a context
+    manager, ``%s`` placeholders, ``rowcount``, and autocommit: each statement that
+    returns no rows is committed at once, a query when the next statement or the close
+    comes (its rows are read by then)."""
+
+    def __init__(self, raw: Any, autocommit: bool) -> None:
+        self.raw = raw
+        self.autocommit = autocommit
+
+    def cursor(self) -> Cursor:
+        return Cursor(self)
+
+    def commit(self) -> None:
+        if self.raw.main_transaction.is_active():
+            self.raw.commit()
+
+    def rollback(self) -> None:
+        if self.raw.main_transaction.is_active():
+            self.raw.rollback()
+
+    def close(self) -> None:
+        if self.raw.is_closed():
+            return
+        if self.autocommit:
+            self.commit()
+        else:
+            self.rollback()
+        self.raw.close()
+
+
+class Cursor:
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.raw = connection.raw.cursor()
+
+    def __enter__(self) -> Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def execute(self, sql: str, parameters: Any = None) -> Cursor:
+        if self.connection.autocommit:
+            self.connection.commit()  # the last query's rows were read
+        self.raw.execute(firebird_sql(sql), tuple(parameters or ()))
+        if self.connection.autocommit and self.raw.description is None:
+            self.connection.commit()
+        return self
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        self.raw.executemany(firebird_sql(sql), [tuple(row) for row in rows])
+        if self.connection.autocommit:
+            self.connection.commit()
+
+    @property
+    def rowcount(self) -> int:
+        return self.raw.affected_rows
+
+    @property
+    def description(self) -> Any:
+        return self.raw.description
+
+    def fetchone(self) -> Any:
+        return self.raw.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self.raw.fetchall()
+
+    def fetchmany(self, size: int) -> list[Any]:
+        return self.raw.fetchmany(size)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+# --- what the server says about itself ---------------------------------------------------
+
+
+def server_facts(conn: Connection, target: Target) -> dict[str, Any]:
+    """Version, protocol, server process, page size and buffers, and the configuration
+    that decides sorting and caching (firebird.conf: Firebird 3 reports it nowhere else,
+    so only a server on this machine has it recorded)."""
+    raw = conn.raw
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT a.mon$remote_protocol, a.mon$remote_address, a.mon$server_pid,"
+            " d.mon$page_size, d.mon$page_buffers FROM mon$attachments a CROSS JOIN mon$database d"
+            " WHERE a.mon$attachment_id = CURRENT_CONNECTION"
+        )
+        protocol, address, pid, page_size, page_buffers = cur.fetchone()
+    database = fb.FirebirdDatabase.from_target(target)
+    local = database.is_local_file
+    settings: dict[str, Any] = {"page_size": int(page_size), "page_buffers": int(page_buffers)}
+    config = configuration(int(pid) if pid else None) if local else {}
+    settings.update(config)
+    address = (address or "").split("/", 1)[0] or None
+    return {
+        "version_string": raw.info.firebird_version.splitlines()[0].split("/", 1)[0],
+        "protocol": _protocol(protocol, address),
+        "server_pid": int(pid) if pid and local else None,
+        "settings": settings,
+        "data_directory": str(Path(database.path).parent) if local else None,
+        "architecture": _ARCHITECTURES.get(str(config.get("ServerMode", "")).lower()),
+    }
+
+
+_ARCHITECTURES = {"super": "superserver", "superclassic": "superclassic", "classic": "classic"}
+
+
+def _protocol(remote_protocol: str | None, address: str | None) -> str:
+    if not remote_protocol:
+        return "embedded"
+    if remote_protocol.upper().startswith("TCP"):
+        from .db import protocol_for_address
+
+        return protocol_for_address(address) if address else "tcp_loopback"
+    return "unknown"
+
+
+def configuration(server_pid: int | None) -> dict[str, str]:
+    """ServerMode, TempDirectories, TempCacheLimit and DefaultDbCachePages as the local
+    firebird.conf sets them (or their documented defaults), TempDirectories resolved as
+    the server does when it is not set: its FIREBIRD_TMP, TEMP or TMP, else /tmp."""
+    try:
+        text = fb.DEBIAN_CONFIG_FILE.read_text()
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for name in CONFIG_SETTINGS:
+        match = re.search(rf"^\s*{name}\s*=\s*(.*?)\s*(#.*)?$", text, re.MULTILINE)
+        value = match.group(1) if match else CONFIG_DEFAULTS.get(name)
+        if value:
+            found[name] = value
+    found.setdefault("TempDirectories", _server_temp(server_pid))
+    return found
+
+
+def _server_temp(server_pid: int | None) -> str:
+    environment: dict[str, str] = {}
+    if server_pid:
+        try:
+            raw = Path(f"/proc/{server_pid}/environ").read_bytes()
+        except OSError:
+            raw = b""
+        for entry in raw.split(b"\0"):
+            name, _, value = entry.decode(errors="replace").partition("=")
+            environment[name] = value
+    return next((environment[name] for name in TEMP_ENVIRONMENT if environment.get(name)), "/tmp")  # noqa: S108 - the server's own default
+
+
+def temp_directories(settings: dict[str, Any]) -> list[Path]:
+    """The folders the server sorts into, from the recorded TempDirectories."""
+    value = str(settings.get("TempDirectories") or "")
+    return [Path(part.strip()) for part in value.split(";") if part.strip()]
