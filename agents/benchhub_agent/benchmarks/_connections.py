@@ -361,7 +361,7 @@ def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str] = (
         path = own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
         database = fb.FirebirdDatabase.from_target(dataclasses.replace(target, database=path))
         if fb.exists(database) and fb.is_marked(database):
-            fb.isql(database, "DROP DATABASE;\n")
+            fb.drop(database)
         return
     if target.engine not in MYSQL_FAMILY and target.engine != "postgresql":
         return

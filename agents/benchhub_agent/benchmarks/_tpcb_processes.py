@@ -244,21 +244,34 @@ def run_agent_load(
         worker.start()
     merged, failed, errors, busiest, retries = Histogram(), 0, [], 0.0, 0
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
-    for _ in workers:
-        histogram, worker_failed, error, cpu, worker_retries = _next_result(
-            results, workers, deadline
-        )
-        merged.merge(histogram)
-        failed += worker_failed
-        retries += worker_retries
-        busiest = max(busiest, cpu)
-        if error:
-            errors.append(error)
-    for worker in workers:
-        worker.join(10)
+    try:
+        for _ in workers:
+            histogram, worker_failed, error, cpu, worker_retries = _next_result(
+                results, workers, deadline
+            )
+            merged.merge(histogram)
+            failed += worker_failed
+            retries += worker_retries
+            busiest = max(busiest, cpu)
+            if error:
+                errors.append(error)
+        for worker in workers:
+            worker.join(10)
+    finally:
+        stop_workers(workers)
     if errors:
         raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
     return merged, failed, busiest, retries
+
+
+def stop_workers(workers: list[Any]) -> None:
+    """End the clients still running (the run was stopped or failed) before anything is
+    removed: Firebird drops no database a connection is still attached to."""
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        worker.join(10)
 
 
 def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import _connections as dbc
+from ._tpcb_processes import stop_workers
 from .base import Target
 
 ITEMS = 100_000
@@ -278,6 +279,11 @@ def _write(conn: Any, engine: str, table: str, rows: Iterable[tuple]) -> None:
             for row in rows:
                 copy.write_row(row)
         return
+    if engine == "firebird":
+        from .. import firebird_db
+
+        firebird_db.insert_rows(conn, table, rows)
+        return
     batch: list[tuple] = []
     with conn.cursor() as cur:
         for row in rows:
@@ -338,8 +344,11 @@ def initialize(target: Target, warehouses: int, seed: int) -> int:
     ]
     for worker in workers:
         worker.start()
-    for worker in workers:
-        worker.join()
+    try:
+        for worker in workers:
+            worker.join()
+    finally:
+        stop_workers(workers)  # stopped: no loader outlives the run
     if not errors.empty():
         raise RuntimeError(f"tpcc: loading failed: {errors.get()}")
     if any(worker.exitcode != 0 for worker in workers):
@@ -351,6 +360,10 @@ def initialize(target: Target, warehouses: int, seed: int) -> int:
                 cur.execute(statement)
             if target.engine == "postgresql":
                 cur.execute("VACUUM ANALYZE")
+            elif target.engine == "firebird":
+                from .. import firebird_db
+
+                firebird_db.set_statistics(cur)
             else:
                 cur.execute("ANALYZE TABLE " + ", ".join(TABLES))
                 cur.fetchall()

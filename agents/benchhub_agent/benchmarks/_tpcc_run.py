@@ -28,6 +28,7 @@ from typing import Any
 from ..histogram import Histogram
 from . import _connections as dbc
 from ._engine_cpu import ThreadMeter, process_share
+from ._tpcb_processes import stop_workers
 from ._tpcc_load import CUSTOMERS, DISTRICTS, ITEMS, last_name, nurand
 from .base import Target
 
@@ -475,14 +476,17 @@ def run_load(target: Target, clients: int, setup: dict[str, Any]) -> tuple[Tally
     merged, errors, busiest = Tally(), [], 0.0
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + setup["warmup"] + setup["duration"]
     deadline += 60.0
-    for _ in workers:
-        tally, error, cpu = _next_result(results, workers, deadline)
-        merged.merge(tally)
-        busiest = max(busiest, cpu)
-        if error:
-            errors.append(error)
-    for worker in workers:
-        worker.join(10)
+    try:
+        for _ in workers:
+            tally, error, cpu = _next_result(results, workers, deadline)
+            merged.merge(tally)
+            busiest = max(busiest, cpu)
+            if error:
+                errors.append(error)
+        for worker in workers:
+            worker.join(10)
+    finally:
+        stop_workers(workers)  # stopped or failed: no client outlives the run
     if errors:
         raise RuntimeError(f"tpcc: {len(errors)} client process(es) failed: {errors[0]}")
     return merged, busiest

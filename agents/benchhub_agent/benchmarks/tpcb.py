@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import db
+from .. import db, firebird_db
 from ..histogram import Histogram
 from ..importers import pgbench as pgbench_report
 from ..progress import working
@@ -127,14 +127,7 @@ def _fill_firebird(cur: Any, scale: int) -> None:
             "EXECUTE BLOCK AS DECLARE n int = 1; BEGIN"
             f" WHILE (n <= {int(count)}) DO BEGIN {insert}; n = n + 1; END END"
         )
-    set_firebird_statistics(cur)
-
-
-def set_firebird_statistics(cur: Any) -> None:
-    """Firebird's ANALYZE: the selectivity of every index, computed on the filled tables."""
-    cur.execute("SELECT TRIM(rdb$index_name) FROM rdb$indices WHERE rdb$system_flag = 0")
-    for (index,) in cur.fetchall():
-        cur.execute(f"SET STATISTICS INDEX {index}")
+    firebird_db.set_statistics(cur)
 
 
 def _fill_postgresql(cur: Any, scale: int) -> None:
