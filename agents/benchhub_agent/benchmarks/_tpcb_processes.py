@@ -118,9 +118,9 @@ class FirebirdClient:
                 self.conn.commit()
                 return
             except self.errors.DatabaseError as exc:
-                self.rollback()
                 if exc.sqlstate not in self.retryable or attempt + 1 == self.MAX_TRIES:
-                    raise
+                    raise  # the caller rolls back, as for the MySQL/MariaDB client
+                self.rollback()  # what ran before the conflict is not applied twice
                 self.retries += 1
 
     def rollback(self) -> None:
