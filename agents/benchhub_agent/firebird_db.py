@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import re
+import threading
+import time
 from collections.abc import Iterable
 from decimal import Decimal
 from importlib import metadata
@@ -342,11 +345,15 @@ def server_configuration(conn: Connection) -> dict[str, str]:
 
 
 def configuration(server_pid: int | None) -> dict[str, str]:
-    """ServerMode, TempDirectories, TempCacheLimit and DefaultDbCachePages as the local
+    """ServerMode, TempDirectories, TempCacheLimit and DefaultDbCachePages as the server's
     firebird.conf sets them (or their documented defaults), TempDirectories resolved as
-    the server does when it is not set: its FIREBIRD_TMP, TEMP or TMP, else /tmp."""
+    the server does when it is not set: its FIREBIRD_TMP, TEMP or TMP, else /tmp. The file
+    is the one in the server's root directory (its FIREBIRD), else Debian's."""
+    environment = _server_environment(server_pid)
+    root = environment.get("FIREBIRD")
+    path = Path(root) / "firebird.conf" if root else fb.DEBIAN_CONFIG_FILE
     try:
-        text = fb.DEBIAN_CONFIG_FILE.read_text()
+        text = path.read_text()
     except OSError:
         return {}
     found: dict[str, str] = {}
@@ -355,24 +362,104 @@ def configuration(server_pid: int | None) -> dict[str, str]:
         value = match.group(1) if match else CONFIG_DEFAULTS.get(name)
         if value:
             found[name] = value
-    found.setdefault("TempDirectories", _server_temp(server_pid))
+    if "TempDirectories" not in found:
+        temp = next((environment[name] for name in TEMP_ENVIRONMENT if environment.get(name)), None)
+        found["TempDirectories"] = temp or "/tmp"  # noqa: S108 - the server's own default
     return found
 
 
-def _server_temp(server_pid: int | None) -> str:
+def _server_environment(server_pid: int | None) -> dict[str, str]:
+    """The server process's environment, where this user may read it."""
     environment: dict[str, str] = {}
-    if server_pid:
-        try:
-            raw = Path(f"/proc/{server_pid}/environ").read_bytes()
-        except OSError:
-            raw = b""
-        for entry in raw.split(b"\0"):
-            name, _, value = entry.decode(errors="replace").partition("=")
-            environment[name] = value
-    return next((environment[name] for name in TEMP_ENVIRONMENT if environment.get(name)), "/tmp")  # noqa: S108 - the server's own default
+    if not server_pid:
+        return environment
+    try:
+        raw = Path(f"/proc/{server_pid}/environ").read_bytes()
+    except OSError:
+        return environment
+    for entry in raw.split(b"\0"):
+        name, _, value = entry.decode(errors="replace").partition("=")
+        environment[name] = value
+    return environment
 
 
 def temp_directories(settings: dict[str, Any]) -> list[Path]:
     """The folders the server sorts into, from the recorded TempDirectories."""
     value = str(settings.get("TempDirectories") or "")
     return [Path(part.strip()) for part in value.split(";") if part.strip()]
+
+
+# --- the sort files ------------------------------------------------------------------------
+
+SORT_FILE_PREFIX = "fb_sort_"
+WATCH_INTERVAL_S = 0.002
+
+
+class SortFiles:
+    """The sort files the server writes while a statement runs, watched from outside.
+
+    Firebird keeps a sort's runs in memory up to TempCacheLimit and writes the rest to
+    ``fb_sort_*`` files in TempDirectories, each unlinked as soon as it is made: no folder
+    listing shows them, but the server's open files in /proc/<pid>/fd do, with their
+    size. A file grows as the sort writes it, so its largest size seen is the bytes it
+    wrote. Needs the server on this machine and /proc/<pid>/fd readable (root, or the
+    server's own user): :attr:`readable` says whether they are.
+    """
+
+    def __init__(self, server_pid: int | None, directories: list[Path]) -> None:
+        self.fd_dir = Path(f"/proc/{server_pid}/fd") if server_pid else None
+        self.directories = [str(path).rstrip("/") + "/" for path in directories]
+        self.sizes: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def readable(self) -> bool:
+        return self.fd_dir is not None and os.access(self.fd_dir, os.R_OK | os.X_OK)
+
+    def __enter__(self) -> SortFiles:
+        self.sizes = {}
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._look()  # what was written after the last look
+
+    @property
+    def written(self) -> int:
+        return sum(self.sizes.values())
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            self._look()
+            time.sleep(WATCH_INTERVAL_S)
+
+    def _look(self) -> None:
+        if self.fd_dir is None:
+            return
+        try:
+            descriptors = os.listdir(self.fd_dir)
+        except OSError:
+            return
+        for descriptor in descriptors:
+            link = self.fd_dir / descriptor
+            try:
+                target = os.readlink(link)
+                if not self._is_sort_file(target):
+                    continue
+                size = os.stat(link).st_size
+            except OSError:  # closed between the listing and the look
+                continue
+            if size > self.sizes.get(target, -1):
+                self.sizes[target] = size
+
+    def _is_sort_file(self, target: str) -> bool:
+        name = target.removesuffix(" (deleted)")
+        if not os.path.basename(name).startswith(SORT_FILE_PREFIX):
+            return False
+        return not self.directories or any(name.startswith(d) for d in self.directories)
