@@ -301,3 +301,22 @@ def test_a_run_stopped_mid_load_leaves_the_dsns_database_as_it_was(stop):
     assert again.returncode == 0, again.stderr
     assert users_rows(users) == before
     assert not os.path.exists(own)
+
+
+def test_the_agents_own_file_is_removed_even_while_a_client_of_its_own_is_attached():
+    """A client cut by Ctrl-C in the middle of a call stays attached until its process
+    ends; the agent's file goes all the same (and only the agent's file)."""
+    target = dbs.firebird("attached")
+    users = users_database(target)
+    before = users_rows(users)
+    workspace = dbc.in_own_schema(target, "select-update")
+    lingering = firebird_db.connect_raw(workspace)
+    users_client = firebird_db.connect_raw(target)
+    try:
+        dbc.remove_own_objects(target, "select-update")
+        assert not os.path.exists(own_file(target, "select-update"))
+        assert users_rows(users) == before
+        assert users_client.info.page_size == 8192  # the user's attachment was left alone
+    finally:
+        firebird_db.close(lingering)
+        firebird_db.close(users_client)
