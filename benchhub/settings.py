@@ -166,6 +166,41 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # plain index on SQLite, which has no INCLUDE columns; that is all the
     # warning says, on every command a newcomer runs.
     SILENCED_SYSTEM_CHECKS = ["models.W040"]
+# A PostgreSQL streaming replica of DATABASE_URL: the reads of public pages
+# and read-only API requests go to it, writes and read-your-writes to the
+# primary, and to the primary alone while it does not answer
+# (benchhub/lib/replica.py, docs/operations.md).
+DATABASE_REPLICA_URL = envurl("DATABASE_REPLICA_URL", "", schemes=("postgres", "postgresql"))
+# After a user's write, their reads stay on the primary this long (a replica
+# replays a moment behind); a replica that did not answer is asked again after
+# this long.
+DATABASE_REPLICA_STICKY_SECONDS = envint("DATABASE_REPLICA_STICKY_SECONDS", 15, minimum=1)
+DATABASE_REPLICA_RETRY_SECONDS = envint("DATABASE_REPLICA_RETRY_SECONDS", 10, minimum=1)
+if DATABASE_REPLICA_URL:
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URL is set, but DATABASE_URL is not PostgreSQL: a replica "
+            "replicates a PostgreSQL primary; set DATABASE_URL to it, or unset DATABASE_REPLICA_URL"
+        )
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL,
+        conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
+        conn_health_checks=True,
+    )
+    # The primary's connect timeout and prepared statements, unless its own URL says
+    # otherwise (?sslmode=… on the replica's URL stays).
+    DATABASES["replica"]["OPTIONS"] = {
+        **DATABASES["default"]["OPTIONS"],
+        **DATABASES["replica"].setdefault("OPTIONS", {}),
+    }
+    # Tests make no database of its own for it: it reads the primary's.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["benchhub.lib.replica.ReplicaRouter"]
+    # Around everything that reads: the sessions' and the views' queries.
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.middleware.security.SecurityMiddleware"),
+        "benchhub.lib.replica.ReplicaReadsMiddleware",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -377,11 +412,11 @@ SPECTACULAR_SETTINGS = {
     # Tags from the path after this prefix: submissions, runs, measurements…
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     # 3.1: the upload body is the submission JSON Schema (draft 2020-12),
-    # embedded with the error shape by benchhub.lib.openapi.
+    # embedded with the error shape by benchhub.openapi.
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "benchhub.lib.openapi.postprocess",
+        "benchhub.openapi.postprocess",
     ],
 }
 

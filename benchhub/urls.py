@@ -6,7 +6,7 @@ from benchhub.comparisons.urls import runs_urlpatterns
 from benchhub.lib.api import not_found
 from benchhub.lib.csp import csp_report
 from benchhub.lib.health import healthz, healthz_live
-from benchhub.lib.openapi import DocsPage, SchemaApi
+from benchhub.openapi import DocsPage, SchemaApi
 
 urlpatterns = [
     path("runs/compare/", include((runs_urlpatterns, "runs-compare"))),

@@ -65,8 +65,9 @@ def main() -> int:
     # This process plays the worker: the moderation service's queued refresh
     # (in-process without a broker) is left to the timed calls below.
     services._queue_refresh = lambda: None
+    from benchhub.baselines.marking import baselines_mark_all
     from benchhub.baselines.models import Baseline, BaselineBucket, DirtyKey, DirtyRun
-    from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh
+    from benchhub.baselines.refresh import baselines_refresh
     from benchhub.moderation.services import submission_moderate
     from benchhub.results.models import Measurement, Run, Submission
 
@@ -141,7 +142,7 @@ def main() -> int:
             "metric_id", "point", "n", "median", "q1", "q3", "minimum", "maximum", "mad"
         )
     )
-    from benchhub.baselines.refresh import mark_keys
+    from benchhub.baselines.marking import mark_keys
 
     mark_keys([fingerprint], django.utils.timezone.now(), rebuild=True)
     started = time.perf_counter()

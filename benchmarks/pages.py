@@ -309,7 +309,8 @@ def fill(target: int, seed: int = 20261123) -> None:
 def refresh_baselines() -> None:
     """Every key rebuilt from its data, as the nightly task (and
     ``manage.py baselines_recompute``) does: one key a round."""
-    from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh
+    from benchhub.baselines.marking import baselines_mark_all
+    from benchhub.baselines.refresh import baselines_refresh
 
     baselines_mark_all()
     while baselines_refresh(limit=1)[1]:

@@ -21,7 +21,7 @@ from collections import Counter
 
 import pytest
 import schemathesis
-from benchhub_agent.schema import metric_catalog, time_problem
+from benchhub_contract.schema import metric_catalog, time_problem
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
@@ -190,7 +190,7 @@ def test_no_request_the_openapi_document_allows_or_breaks_gets_a_5xx(
 
     elapsed = time.monotonic() - started
     total = sum(calls.values())
-    print(  # the figures docs/reliability.md quotes (pytest -s shows them)
+    print(  # the cases and statuses (pytest -s shows them)
         f"\nfuzz: {total} cases over {len({label for label, _ in calls})} operations "
         f"in {elapsed:.0f} s; statuses {dict(sorted(statuses.items()))}"
     )

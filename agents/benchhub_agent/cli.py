@@ -1,4 +1,4 @@
-"""``benchhub-agent``: the command line (sysinfo, run, push, import) and its entry point.
+"""``benchhub-agent``: the command line (sysinfo, run, study, push, import) and its entry point.
 
 The commands themselves are in :mod:`.commands` (exit codes there), ``run
 --like`` in :mod:`.like`, what is printed in :mod:`.output`.
@@ -28,6 +28,7 @@ from .commands import (
 from .like import extract_like, run_like
 from .output import say
 from .placement import PLACEMENTS
+from .study.options import add_study_command
 from .target import Target
 
 IMPORT_TOOLS = ("pgbench", "pgbench-log", "sysbench", "benchbase", "hammerdb")
@@ -153,6 +154,8 @@ def build_parser(benchmarks: dict[str, Discovered]) -> argparse.ArgumentParser:
     names = commands_for_run(run, benchmarks)
     run.set_defaults(available=names)
 
+    add_study_command(commands, benchmarks, add_common_run_options, LOAD_OPTIONS)
+
     push = commands.add_parser("push", help="send the documents kept in the outbox")
     push.add_argument("--include-rejected", action="store_true", help="resend refused ones too")
     add_server_options(push)
@@ -223,6 +226,15 @@ def dispatch(argv: list[str]) -> int:
         like, rest = extract_like(argv[1:])
         if like:
             return run_like(like, rest, parser, benchmarks)
+    if argv[:1] == ["study"]:
+        from .study.like import study_like
+        from .study.runner import cmd_study
+
+        like, rest = extract_like(argv[1:])
+        if like:
+            return study_like(like, rest, parser, benchmarks)
+        args = parser.parse_args(argv)
+        return cmd_study(args, argv, benchmarks)
     args = parser.parse_args(argv)
     if args.command == "sysinfo":
         return cmd_sysinfo(args)

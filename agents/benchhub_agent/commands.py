@@ -158,7 +158,17 @@ def cmd_push(args: argparse.Namespace) -> int:
     return worst
 
 
-def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str, Discovered]):
+def cmd_run(
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    benchmarks: dict[str, Discovered],
+    *,
+    target: base.Target | None = None,
+    storage_path: str | None = None,
+):
+    """Run and describe; a study gives the ``target`` of its cell (its tablespace's
+    database, its DATA DIRECTORY) and the ``storage_path`` of the directory its data is
+    on, whose filesystem the run then records instead of the data directory's."""
     found = benchmarks.get(args.benchmark)
     if found is None:
         available = ", ".join(benchmarks) or "none"
@@ -167,7 +177,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
         raise UsageError(f"benchmark {args.benchmark} cannot be loaded: {found.error}")
     module = found.module
     try:
-        target = base.Target.parse(args.dsn)
+        target = target or base.Target.parse(args.dsn)
         base.check_engine(module, target)  # before anything is sent or started
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
@@ -187,7 +197,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str,
     print(table, file=sys.stderr if args.dry_run else sys.stdout)
     for note in result.notes:
         say(f"note: {note}")
-    machine = sysinfo.environment(result.storage_path)
+    machine = sysinfo.environment(storage_path or result.storage_path)
     doc = document.agent_document(
         document_uuid=document_uuid,
         result=result,
@@ -211,7 +221,7 @@ def finish_document(doc: dict[str, Any], args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
-        from .importers import ImportFormatError, parse_tool_output
+        from benchhub_contract.importers import ImportFormatError, parse_tool_output
     except ImportError as exc:
         raise UsageError(f"import is not available in this version: {exc}") from exc
     check_server_option(args)

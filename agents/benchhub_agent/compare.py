@@ -20,10 +20,10 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
+from benchhub_contract.schema import metric_catalog
 from benchhub_contract.verdicts import INCONCLUSIVE, RunValues, verdict
 
 from .benchmarks.base import Measurement
-from .schema import metric_catalog
 from .upload import HttpError, get_json
 
 COMPARISON_HEADER = [

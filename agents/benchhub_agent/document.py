@@ -16,9 +16,15 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from benchhub_contract.schema import (
+    SCHEMA_VERSION,
+    DocumentError,
+    catalog_errors,
+    validation_errors,
+)
+
 from . import __version__
 from .benchmarks.base import BenchmarkResult
-from .schema import SCHEMA_VERSION, DocumentError, catalog_errors, validation_errors
 
 TOOL = "benchhub-agent"
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .importers import TOOLS as IMPORT_TOOLS
+from benchhub_contract.importers import TOOLS as IMPORT_TOOLS
+
 from .placement import PLACEMENTS
 
 # What the agent records as its own load: the client section's "benchhub-agent",

@@ -39,6 +39,9 @@ class Target:
     database: str
     socket: str | None = None
     options: dict[str, str] = field(default_factory=dict)
+    # MySQL/MariaDB: where a benchmark that declares DATA_DIRECTORY makes its InnoDB
+    # tables' files (a study puts them on the filesystem under study); never from --dsn.
+    data_directory: str | None = None
 
     @classmethod
     def parse(cls, dsn: str) -> Target:

@@ -24,7 +24,7 @@ from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import _firebird
 from benchhub_agent.benchmarks.base import BenchmarkResult, Target
 from benchhub_agent.document import agent_document
-from benchhub_agent.schema import catalog_errors, metric_catalog, validation_errors
+from benchhub_contract.schema import catalog_errors, metric_catalog, validation_errors
 
 PG_SERVER = os.environ.get("BENCHHUB_TEST_PG_SERVER", "postgresql://postgres@127.0.0.1:5432")
 MYSQL_SERVER = os.environ.get("BENCHHUB_TEST_MYSQL_SERVER", "mysql://root@127.0.0.1:3306")

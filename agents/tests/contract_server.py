@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from benchhub_agent.schema import validation_errors
+from benchhub_contract.schema import validation_errors
 
 TOKEN = "good-token"
 

@@ -491,7 +491,7 @@ def test_the_catalog_names_the_version_engines_and_load_options_of_every_agent_b
     """The server reads these to offer ``run --like`` only for a run this agent repeats,
     and --pin in the command it offers instead only where the benchmark takes it."""
     from benchhub_agent.benchmarks import discover_benchmarks
-    from benchhub_agent.schema import benchmark_catalog
+    from benchhub_contract.schema import benchmark_catalog
 
     runs = {name: found.module for name, found in discover_benchmarks().items()}
     catalog = {entry["name"]: entry.get("agent") for entry in benchmark_catalog()["benchmarks"]}
@@ -504,7 +504,7 @@ def test_the_catalog_names_the_version_engines_and_load_options_of_every_agent_b
 
 
 def test_the_readme_names_every_field_of_the_catalogs_agent_entry() -> None:
-    from benchhub_agent.schema import benchmark_catalog
+    from benchhub_contract.schema import benchmark_catalog
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     paragraph = next(p for p in readme.split("\n\n") if '`"agent"` entry' in p)

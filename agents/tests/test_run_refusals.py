@@ -15,7 +15,7 @@ import _databases as dbs
 import pytest
 from benchhub_agent import cli, db
 from benchhub_agent.benchmarks import _connections as dbc
-from benchhub_agent.benchmarks import discover_benchmarks, select_update, tpcb
+from benchhub_agent.benchmarks import discover_benchmarks, select_update, tpcb, tpcc
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 
 
@@ -47,17 +47,20 @@ def own_object_exists(target: Target, benchmark: str) -> bool:
         conn.close()
 
 
+@pytest.mark.parametrize("benchmark", [tpcb, tpcc], ids=["tpcb", "tpcc"])
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
-def test_a_tpcb_sweep_the_server_cannot_connect_is_refused_before_the_data_is_built(engine):
-    target = getattr(dbs, engine)(f"tpcb_limit_{engine}")
-    dbc.remove_own_objects(target, "tpcb", tpcb.OWN_TABLES)
+def test_a_sweep_the_server_cannot_connect_is_refused_before_the_data_is_built(engine, benchmark):
+    target = getattr(dbs, engine)(f"{benchmark.NAME}_limit_{engine}")
+    dbc.remove_own_objects(target, benchmark.NAME, benchmark.OWN_TABLES)
     limit = db.max_connections(target)
     asked = limit + 37
 
     with pytest.raises(ValueError) as refused:
-        tpcb.run(
+        benchmark.run(
             target,
-            dbs.options(clients=[3, asked], duration=0.3, warmup=0.0, repeat=1, scale=1),
+            dbs.options(
+                clients=[3, asked], duration=0.3, warmup=0.0, repeat=1, scale=1, warehouses=1
+            ),
             SilentProgress(),
         )
 
@@ -65,7 +68,7 @@ def test_a_tpcb_sweep_the_server_cannot_connect_is_refused_before_the_data_is_bu
     assert f"--clients needs {asked} connections" in said
     assert f"max_connections {limit}" in said
     assert "\n" not in said
-    assert not own_object_exists(target, "tpcb")  # nothing was built
+    assert not own_object_exists(target, benchmark.NAME)  # nothing was built
 
 
 def test_a_tpcb_sweep_that_fits_still_runs():

@@ -1,6 +1,6 @@
 """validation_errors with its jsonschema_rs fast path gives the Python validator's answers.
 
-The fast path (benchhub_agent.schema.fast_path_enabled) asks jsonschema_rs
+The fast path (benchhub_contract.schema.fast_path_enabled) asks jsonschema_rs
 whether a document is valid and answers [] when it is; otherwise the Python
 jsonschema path builds the errors. So the two validators must agree on what is
 valid, and the errors must not depend on the path. Every comparison below asks
@@ -23,7 +23,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from benchhub_agent import schema
+from benchhub_contract import schema
+from benchhub_contract.schema import catalog
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "docs" / "examples" / "select-update-submission.json"
@@ -544,12 +545,12 @@ def test_the_example_is_known_plain_and_within_bounds_in_one_walk() -> None:
 )  # fmt: skip
 def test_a_catalog_range_names_each_number_outside_it(value, samples, expected) -> None:
     definition = {"name": "m", "minimum": 1, "maximum": 10}
-    errors = schema._range_errors(definition, {"value": value, "samples": samples}, "$.m")
+    errors = catalog._range_errors(definition, {"value": value, "samples": samples}, "$.m")
     assert [(e.path, e.message) for e in errors] == [(f"$.m.{w}", m) for w, m in expected]
     low_only = {"name": "m", "minimum": 1}
-    assert schema._range_errors(low_only, {"value": 10**6}, "$.m") == []
+    assert catalog._range_errors(low_only, {"value": 10**6}, "$.m") == []
     high_only = {"name": "m", "maximum": 10}
-    assert [e.message for e in schema._range_errors(high_only, {"value": 11}, "$.m")] == [
+    assert [e.message for e in catalog._range_errors(high_only, {"value": 11}, "$.m")] == [
         "11 is out of range for m (from -∞ to 10)"
     ]
 

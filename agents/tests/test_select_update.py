@@ -15,7 +15,7 @@ from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import select_update
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.placement import UNPINNED
-from benchhub_agent.schema import metric_catalog
+from benchhub_contract.schema import metric_catalog
 
 
 def options(**overrides) -> argparse.Namespace:

@@ -12,7 +12,7 @@ import socket
 import subprocess
 
 from benchhub_agent import sysinfo
-from benchhub_agent.schema import validation_errors
+from benchhub_contract.schema import validation_errors
 
 DUAL_SOCKET_HT = """\
 processor\t: 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from benchhub_agent import __version__, upload
+from benchhub_agent import __version__, transport, upload
 from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
 
@@ -343,7 +343,7 @@ def test_each_kind_of_answer_is_read_whole(status, payload, expected):
 
 
 def test_a_body_that_is_not_utf8_is_read_with_replacement_characters():
-    assert upload._decode(b"\xff\xfeoops") == "\ufffd\ufffdoops"
+    assert transport._decode(b"\xff\xfeoops") == "\ufffd\ufffdoops"
 
 
 def test_an_unreachable_server_is_named_by_the_systems_reason(outbox_dir):
@@ -445,7 +445,7 @@ def test_an_upload_says_who_sends_what_and_keeps_the_text_as_written():
     document = example()
     document["runs"][0]["note"] = "ünïcode"
     try:
-        status, payload = upload.request_json(
+        status, payload = transport.request_json(
             "POST", f"http://127.0.0.1:{server.server_address[1]}/x/", token="t0k", body=document
         )
     finally:
@@ -463,7 +463,7 @@ def test_an_upload_says_who_sends_what_and_keeps_the_text_as_written():
 
 def test_only_http_addresses_are_spoken_to():
     with pytest.raises(ValueError, match=r"^not an http\(s\) URL: ftp://example\.org/$"):
-        upload.request_json("GET", "ftp://example.org/")
+        transport.request_json("GET", "ftp://example.org/")
 
 
 @pytest.mark.parametrize(
@@ -742,7 +742,7 @@ def test_an_answer_without_an_address_or_a_details_message_leaves_them_empty(ans
 def test_an_https_address_is_spoken_to():
     # nobody listens there: the connection fails, the address is not refused
     with pytest.raises(OSError):
-        upload.request_json("GET", dead_server().replace("http://", "https://") + "/")
+        transport.request_json("GET", dead_server().replace("http://", "https://") + "/")
 
 
 def test_a_message_keeps_its_last_letters():
@@ -1054,9 +1054,9 @@ def test_an_answer_declared_too_long_is_refused_unread():
 
 def test_an_answer_of_exactly_the_limit_is_read_whole(scripted):
     base, answers = scripted
-    body = b'{"x": "' + b"x" * (upload.ANSWER_MAX_BYTES - 9) + b'"}'
+    body = b'{"x": "' + b"x" * (transport.ANSWER_MAX_BYTES - 9) + b'"}'
     answers.append((200, body))
-    assert upload.get_json(f"{base}/r/") == {"x": "x" * (upload.ANSWER_MAX_BYTES - 9)}
+    assert upload.get_json(f"{base}/r/") == {"x": "x" * (transport.ANSWER_MAX_BYTES - 9)}
 
 
 # --- what marks a document rejected: only BenchHub's own refusal -------------------

@@ -3,18 +3,14 @@
 Every benchmark works in objects of its own — a schema on PostgreSQL, a database
 beside the DSN's on MariaDB, a database file next to the DSN's on Firebird — each
 carrying the agent's mark. A user's tables with the names the benchmarks use, and the
-DSN's own Firebird database, survive a run, a run stopped by Ctrl-C and a run killed
-with SIGKILL; an object with the agent's name but not its mark is refused, untouched;
-what a killed run left is recognised by its mark and cleared by the next run.
+DSN's own Firebird database, survive a run (and a run stopped by Ctrl-C or killed with
+SIGKILL: test_interrupts.py); an object with the agent's name but not its mark is
+refused, untouched.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 
 import _databases as dbs
 import pytest
@@ -138,55 +134,9 @@ def test_an_object_with_the_agents_name_but_not_its_mark_is_refused_and_left_alo
         assert execute(target, probe) == [(0,)]
 
 
-def agent(*arguments: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "benchhub_agent", *arguments],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-
-
-def wait_for(condition, limit: float = 60.0) -> None:
-    deadline = time.monotonic() + limit
-    while not condition():
-        assert time.monotonic() < deadline, "the agent never got that far"
-        time.sleep(0.1)
-
-
 def own_database_exists(target: Target, benchmark: str) -> bool:
     own = dbc.own_database_name(target.database, benchmark)
     return bool(execute(target, f"SHOW DATABASES LIKE '{own}'"))
-
-
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
-def test_a_run_stopped_or_killed_mid_run_spares_the_user_and_the_next_run_clears_its_own(stop):
-    target = dbs.mariadb(f"stopped_{stop.name.lower()}")
-    made = users_tables(target)
-    dsn = f"mysql://root@127.0.0.1:3306/{target.database}"
-    long_run = agent(
-        "run", "tpcb", "--dsn", dsn, "--clients", "2", "--duration", "60", "--warmup", "0",
-        "--repeat", "1", "--dry-run",
-    )  # fmt: skip
-    try:
-        wait_for(lambda: own_database_exists(target, "tpcb"))
-        time.sleep(2)  # into the load
-        long_run.send_signal(stop)
-        long_run.wait(60)
-    finally:
-        if long_run.poll() is None:
-            long_run.kill()
-    assert counts(target, made) == made
-
-    again = agent(
-        "run", "tpcb", "--dsn", dsn, "--clients", "1", "--duration", "0.5", "--warmup", "0",
-        "--repeat", "1", "--dry-run",
-    )  # fmt: skip
-    _, err = again.communicate(timeout=120)
-    assert again.returncode == 0, err
-    assert counts(target, made) == made
-    assert not own_database_exists(target, "tpcb")
 
 
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb", "firebird"])

@@ -1,5 +1,5 @@
 """Bringing the baselines of dirty keys up to date (the task's work; marking
-is also here, queueing in services.py: this module imports neither).
+is in marking.py, queueing in services.py).
 
 Each baseline is a histogram (baselines/histogram.py): counts per bucket,
 which an approval adds to and a rejection subtracts from. The protocol
@@ -33,11 +33,6 @@ is recomputed from its data instead: the same buckets and summaries, from
 every measurement of the key, and every one of them scored again. Only a
 worker does that (``rebuild=True``); a refresh running inside a request
 leaves such keys alone.
-
-Over 500 lines because the protocol's four steps (marking, claiming, the
-incremental update, the full recompute) are one set of rules about the same
-mark and claim columns, read best side by side; the bucket arithmetic is in
-histogram.py, the statistics in statistics.py, the queueing in services.py.
 """
 
 from __future__ import annotations
@@ -57,6 +52,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from benchhub.baselines.histogram import bucket_of, summarize_buckets
+from benchhub.baselines.marking import CLAIM_EXPIRY, mark_keys
 from benchhub.baselines.models import Baseline, BaselineBucket, CountedRun, DirtyKey, DirtyRun
 from benchhub.baselines.selectors import (
     baseline_measurements,
@@ -66,7 +62,6 @@ from benchhub.baselines.selectors import (
 from benchhub.baselines.statistics import Summary, outlier_score
 from benchhub.results.models import Measurement, Run
 
-CLAIM_EXPIRY = dt.timedelta(minutes=10)
 # Keys one task takes before it queues the next round.
 BATCH = 100
 # Dirty runs of one key one round applies: what bounds a round's work.
@@ -75,134 +70,6 @@ RUNS_PER_ROUND = 500
 logger = logging.getLogger(__name__)
 
 PointKey = tuple[int, str]  # (metric id, point)
-
-
-# --- marking -------------------------------------------------------------
-
-
-def mark_runs(runs: Iterable[tuple[int, str]], now: dt.datetime) -> bool:
-    """Mark these (run id, key) pairs and their keys (on PostgreSQL in one
-    statement: an upload's share of the work is this one upsert). True when
-    a refresh should be queued: a key mark is new, or its claim expired."""
-    runs = sorted(set(runs))
-    if not runs:
-        return False
-    keys = sorted({key for _, key in runs})
-    stamp = connection.ops.adapt_datetimefield_value(now)  # raw SQL: as Django stores it
-    if connection.vendor != "postgresql":
-        _upsert(DirtyRun, ["run_id", "fingerprint", "marked_at"], [(*r, stamp) for r in runs])
-        return mark_keys(keys, now)
-    run_table = connection.ops.quote_name(DirtyRun._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH marked AS (INSERT INTO {run_table} (run_id, fingerprint, marked_at) "  # noqa: S608 -- only table names are interpolated
-            f"VALUES {', '.join(['(%s, %s, %s)'] * len(runs))} "
-            "ON CONFLICT (run_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, "
-            "marked_at = EXCLUDED.marked_at) "
-            + _KEY_UPSERT.format(
-                table=connection.ops.quote_name(DirtyKey._meta.db_table),
-                values=", ".join(["(%s, %s, %s)"] * len(keys)),
-                update="marked_at = EXCLUDED.marked_at",
-            ),
-            [item for run in runs for item in (*run, stamp)]
-            + [item for key in keys for item in (key, stamp, None)],
-        )
-        return queue_needed(cursor.fetchall(), now)
-
-
-# The marks of runs that the same statement inserts (PostgreSQL): two CTEs
-# to append to a WITH that has a CTE {runs} of (id, fingerprint), with the
-# stamp as the parameter %(marked_at)s. The same upserts as mark_runs; the
-# key marks' rows (inserted, claimed_at) are what queue_needed takes. The
-# upload stores its rows and their marks in one statement this way
-# (results/services.py).
-MARK_INSERTED_RUNS = """
-dirty_run AS (
-    INSERT INTO {run_table} (run_id, fingerprint, marked_at)
-    SELECT id, fingerprint, %(marked_at)s FROM {runs} ORDER BY id
-    ON CONFLICT (run_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
-        marked_at = EXCLUDED.marked_at
-), dirty_key AS (
-    INSERT INTO {key_table} (fingerprint, marked_at, rebuild_at)
-    SELECT DISTINCT fingerprint, %(marked_at)s, NULL::timestamptz FROM {runs}
-    ORDER BY fingerprint
-    ON CONFLICT (fingerprint) DO UPDATE SET marked_at = EXCLUDED.marked_at
-    RETURNING (xmax = 0) AS inserted, claimed_at
-)"""
-
-
-def mark_inserted_runs_sql(runs: str) -> str:
-    """MARK_INSERTED_RUNS over the CTE named ``runs``: it defines the CTE
-    ``dirty_key``, whose rows tell queue_needed whether to queue a refresh."""
-    quote = connection.ops.quote_name
-    return MARK_INSERTED_RUNS.format(
-        run_table=quote(DirtyRun._meta.db_table),
-        key_table=quote(DirtyKey._meta.db_table),
-        runs=runs,
-    )
-
-
-# xmax = 0 marks a row this statement inserted rather than updated.
-_KEY_UPSERT = (
-    "INSERT INTO {table} (fingerprint, marked_at, rebuild_at) VALUES {values} "
-    "ON CONFLICT (fingerprint) DO UPDATE SET {update} RETURNING (xmax = 0), claimed_at"
-)
-
-
-def queue_needed(rows: list[tuple[bool, dt.datetime | None]], now: dt.datetime) -> bool:
-    """Whether key marks' rows (inserted, claimed_at) call for a refresh: a
-    new mark, or one held by an expired claim."""
-    stale = now - CLAIM_EXPIRY
-    return any(inserted or (claimed and claimed < stale) for inserted, claimed in rows)
-
-
-def mark_keys(keys: list[str], now: dt.datetime, *, rebuild: bool = False) -> bool:
-    """Upsert the key marks (``rebuild``: recompute them from their data).
-    True when at least one was new, or held by an expired claim."""
-    if not keys:
-        return False
-    table = connection.ops.quote_name(DirtyKey._meta.db_table)
-    values = ", ".join(["(%s, %s, %s)"] * len(keys))
-    update = "marked_at = EXCLUDED.marked_at"
-    if rebuild:
-        update += ", rebuild_at = EXCLUDED.rebuild_at"
-    stamp = connection.ops.adapt_datetimefield_value(now)  # raw SQL: as Django stores it
-    params = [item for key in keys for item in (key, stamp, stamp if rebuild else None)]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(_KEY_UPSERT.format(table=table, values=values, update=update), params)
-            return queue_needed(cursor.fetchall(), now)
-        cursor.execute(
-            f"INSERT INTO {table} (fingerprint, marked_at, rebuild_at) VALUES {values} "  # noqa: S608 -- only the table name is interpolated
-            f"ON CONFLICT (fingerprint) DO UPDATE SET {update}",
-            params,
-        )
-    return True  # cannot tell inserted from updated: queue anyway
-
-
-def _upsert(model, columns: list[str], rows: list[tuple]) -> None:
-    """INSERT … ON CONFLICT (first column) DO UPDATE the others."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    names = ", ".join(connection.ops.quote_name(c) for c in columns)
-    update = ", ".join(f"{c} = EXCLUDED.{c}" for c in map(connection.ops.quote_name, columns[1:]))
-    placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), 500):
-            batch = rows[start : start + 500]
-            cursor.execute(
-                f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholders] * len(batch))} "  # noqa: S608 -- names only
-                f"ON CONFLICT ({connection.ops.quote_name(columns[0])}) DO UPDATE SET {update}",
-                [item for row in batch for item in row],
-            )
-
-
-def baselines_mark_all() -> int:
-    """The nightly full recompute: every key with a run is marked for a
-    rebuild, which the refresh task's batches carry out. Returns how many."""
-    keys = sorted(set(Run.objects.order_by().values_list("fingerprint", flat=True).distinct()))
-    for start in range(0, len(keys), 1000):
-        mark_keys(keys[start : start + 1000], timezone.now(), rebuild=True)
-    return len(keys)
 
 
 # --- claiming --------------------------------------------------------------
@@ -332,8 +199,7 @@ def _apply(fingerprint: str, limit: int) -> None:
         # The parameters as text, decoded and made a point once per distinct
         # text: a round's runs share a few (a sweep's client levels), and
         # decoding each row's JSON and spelling its point took most of a
-        # round's CPU, the worker's share of an upload (docs/performance.md,
-        # "Ingest, 2026-11-26 (evening)").
+        # round's CPU, the worker's share of an upload (benchmarks/ingest.py).
         points: dict[str, tuple[str, dict]] = {}
         rows = (
             Measurement.objects.filter(run_id__in=[r for r in run_ids if r in present])
@@ -402,10 +268,10 @@ def _unmark(marks: list[tuple[int, dt.datetime]]) -> None:
     if connection.vendor == "postgresql":
         # One statement of fixed text, the pairs as two arrays: Django built
         # and compiled an OR of one Q per mark, about a third of a worker's
-        # round over a hot key's pending uploads (docs/performance.md,
-        # "Ingest, 2026-11-26 (evening)"). PostgreSQL rechecks the join of a
-        # row it had to wait for against the row's new version, as it did
-        # the OR: a run marked again meanwhile is not deleted.
+        # round over a hot key's pending uploads (benchmarks/ingest.py).
+        # PostgreSQL rechecks the join of a row it had to wait for against
+        # the row's new version, as it did the OR: a run marked again
+        # meanwhile is not deleted.
         table = connection.ops.quote_name(DirtyRun._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(

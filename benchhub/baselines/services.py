@@ -15,12 +15,9 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
+from benchhub.baselines.marking import mark_keys, mark_runs
 from benchhub.baselines.models import CountedRun
-from benchhub.baselines.refresh import (
-    baselines_refresh,  # noqa: F401 -- the app's other write
-    mark_keys,
-    mark_runs,
-)
+from benchhub.baselines.refresh import baselines_refresh  # noqa: F401 -- the app's other write
 from benchhub.baselines.tasks import baselines_refresh_task
 from benchhub.lib.queueing import task_queue
 from benchhub.results.models import Run
@@ -41,7 +38,7 @@ def baselines_mark_dirty(
 
 def baselines_runs_marked(*, queue: bool) -> None:
     """The runs of an upload were marked by the upload's own statement
-    (refresh.mark_inserted_runs_sql; ``queue`` from refresh.queue_needed):
+    (marking.mark_inserted_runs_sql; ``queue`` from marking.queue_needed):
     queue the refresh as baselines_mark_dirty does."""
     if queue or settings.CELERY_TASK_ALWAYS_EAGER:
         # In-process (no worker), every change runs one bounded round: a

@@ -9,8 +9,9 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from benchhub.baselines.marking import baselines_mark_all
 from benchhub.baselines.models import DirtyKey
-from benchhub.baselines.refresh import BATCH, RUNS_PER_ROUND, baselines_mark_all, baselines_refresh
+from benchhub.baselines.refresh import BATCH, RUNS_PER_ROUND, baselines_refresh
 
 logger = logging.getLogger(__name__)
 

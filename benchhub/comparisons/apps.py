@@ -7,3 +7,11 @@ class ComparisonsConfig(AppConfig):
     answer the same numbers."""
 
     name = "benchhub.comparisons"
+
+    def ready(self) -> None:
+        from benchhub.comparisons.services import comparisons_data_changed
+        from benchhub.results import events
+
+        events.public_data_changed.connect(
+            lambda **kwargs: comparisons_data_changed(), weak=False, dispatch_uid="comparisons"
+        )

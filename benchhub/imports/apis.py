@@ -13,8 +13,8 @@ import functools
 import re
 from typing import Any
 
-from benchhub_agent.importers import TOOLS
-from benchhub_agent.schema import OversizedInteger, submission_schema
+from benchhub_contract.importers import TOOLS
+from benchhub_contract.schema import OversizedInteger, submission_schema
 from django.conf import settings
 from django.http import QueryDict
 from django.utils.datastructures import MultiValueDict

@@ -11,13 +11,14 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from benchhub_agent.importers import TOOLS
-from benchhub_agent.schema import DocumentError, submission_schema
+from benchhub_contract.importers import TOOLS
+from benchhub_contract.schema import DocumentError, submission_schema
 from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
 from benchhub.imports.services import ToolOutputError
+from benchhub.results.labels import ENUM_LABELS
 
 GIB = 1024**3
 KEPT_FILE_HELP = "Your file's text is kept in the box below; choose a file only to replace it."
@@ -28,37 +29,6 @@ TOOL_LABELS = {
     "sysbench": "sysbench 1.0 / 1.1",
     "benchbase": "BenchBase summary.json",
     "hammerdb": "HammerDB result lines",
-}
-
-# Labels for the schema's enums; the values themselves come from the schema,
-# so a new engine or protocol appears here without an edit (with its raw name).
-ENUM_LABELS = {
-    "postgresql": "PostgreSQL",
-    "mysql": "MySQL",
-    "mariadb": "MariaDB",
-    "firebird": "Firebird",
-    "interbase": "InterBase",
-    "yaffil": "Yaffil",
-    "sqlite": "SQLite",
-    "other": "other",
-    "linux": "Linux",
-    "windows": "Windows",
-    "freebsd": "FreeBSD",
-    "macos": "macOS",
-    "hdd": "HDD (spinning disk)",
-    "ssd": "SSD (SATA/SAS)",
-    "nvme": "NVMe",
-    "virtual": "virtual disk",
-    "unknown": "unknown",
-    "embedded": "embedded (in-process)",
-    "local": "local (engine's own local transport)",
-    "unix_socket": "Unix socket",
-    "tcp_loopback": "TCP to localhost",
-    "tcp_remote": "TCP to another machine",
-    "services_api": "services API (Firebird)",
-    "named_pipe": "named pipe",
-    "xnet": "XNET (Firebird, Windows)",
-    "shared_memory": "shared memory (Windows)",
 }
 
 VIRTUALIZATION_CHOICES = [

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchhub_agent.importers import (
+from benchhub_contract.importers import (
     TOOLS,
     EnvironmentConflict,
     ImportFormatError,
     parse_tool_output,
 )
-from benchhub_agent.schema import DocumentError
+from benchhub_contract.schema import DocumentError
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 

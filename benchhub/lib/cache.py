@@ -34,7 +34,7 @@ class _OneClientPerThread(RedisCacheClient):
     command no longer borrows one from the pool and gives it back, which
     polled the socket and ran the pool's bookkeeping and metric hooks on
     every command, 55-60 us of the 115-140 us of CPU a GET took
-    (docs/performance.md, "Ingest, 2026-11-26 (late)"). A forked child
+    (benchmarks/ingest.py). A forked child
     builds its own: a connection is never shared across a fork."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

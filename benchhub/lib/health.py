@@ -5,7 +5,9 @@ migration is pending; 503 otherwise, saying which. Redis away or refusing
 writes (full at maxmemory, a read-only replica) is 200 with the status
 "degraded", naming Redis and its error: uploads and reads go on through it
 (tests/deploy/test_faults.py), while tasks are not queued and rate limits
-are not counted until it takes writes again. GET /healthz/live: the process
+are not counted until it takes writes again. A read replica
+(DATABASE_REPLICA_URL) that does not answer is "degraded" too: its reads go
+to the primary. GET /healthz/live: the process
 answers, nothing else asked.
 No secret and no version in the answer: it is public.
 
@@ -32,6 +34,7 @@ from django.views.decorators.cache import never_cache
 
 from benchhub.lib.api import RETRY_AFTER_SECONDS
 from benchhub.lib.methods import page_methods
+from benchhub.lib.replica import replica_check, replica_configured
 
 logger = logging.getLogger("benchhub.health")
 
@@ -204,6 +207,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "redis": redis_check(),
         "migrations": migrations_check(),
     }
+    if replica_configured():
+        # Away: "degraded", its reads go to the primary meanwhile.
+        checks["replica"] = replica_check()
     failing = [name for name, check in checks.items() if not check["ok"]]
     degraded = [name for name in failing if checks[name].get("degraded")]
     if not failing:

@@ -4,7 +4,7 @@ types compare case-insensitively, and a body may come chunked.
 Every JSON body the API reads goes through :func:`parse_json`: bytes that
 are not UTF-8 JSON are a 400, and a number, text or nesting that PostgreSQL
 or the code behind cannot hold is a 400 naming its JSON path (the bounds of
-``benchhub_agent.schema.bounds_errors``, shared with the agent).
+``benchhub_contract.schema.bounds_errors``, shared with the agent).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from benchhub_agent.schema import JSONTooDeep, bounds_errors, loads
+from benchhub_contract.schema import JSONTooDeep, bounds_errors, loads
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest, HttpResponse, JsonResponse

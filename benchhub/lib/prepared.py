@@ -3,8 +3,8 @@
 Django's psycopg connections bind parameters on the client (the values are
 written into the SQL text) and prepare nothing, so PostgreSQL parses and
 plans every statement anew. For the upload's lookups, planning was three
-quarters of what the statement cost the server (docs/performance.md,
-"Ingest, 2026-11-26"). :func:`prepared_cursor` gives a cursor that binds on
+quarters of what the statement cost the server (benchmarks/ingest.py).
+:func:`prepared_cursor` gives a cursor that binds on
 the server instead; psycopg prepares a statement once it has run
 ``prepare_threshold`` times on the connection (settings:
 DATABASE_PREPARED_STATEMENTS), and PostgreSQL plans it once per connection

@@ -20,11 +20,11 @@ from django.utils import timezone
 
 from benchhub.accounts.roles import is_moderator, is_trusted
 from benchhub.baselines.services import baselines_mark_dirty
-from benchhub.comparisons.services import comparisons_data_changed
 from benchhub.lib.api import database_trouble
 from benchhub.lib.queueing import task_queue
 from benchhub.moderation.aliases import ALIASABLE, alias_map, alias_map_forget, renormalized
 from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry, Report
+from benchhub.results import events
 from benchhub.results.models import Run, Submission
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 
@@ -167,7 +167,7 @@ def submission_moderate(
         if Status.APPROVED in (before, after):
             # The public set of this key changed: its baselines must follow.
             baselines_mark_dirty(runs=locked.runs.values_list("pk", "fingerprint"))
-            comparisons_data_changed()
+            events.public_data_changed.send(sender=Submission)
     for field in ("status", "status_reason", "status_before_hidden"):
         setattr(submission, field, getattr(locked, field))
     return locked
@@ -529,7 +529,7 @@ def _renormalize(dimension: str, field: str, *, after_id: int) -> int | None:
             changed.append(row)
     spec.model.objects.bulk_update(changed, [field], batch_size=ALIAS_BATCH)
     if changed:
-        comparisons_data_changed()
+        events.public_data_changed.send(sender=Submission)
         baselines_mark_dirty(
             fingerprints=Run.objects.filter(**{f"{dimension}__in": changed})
             .values_list("fingerprint", flat=True)

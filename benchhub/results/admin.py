@@ -80,7 +80,7 @@ class RunAdmin(StoredByUploadsAdmin):
 
 @admin.register(models.Benchmark, models.Metric)
 class CatalogAdmin(ReadOnlyAdmin):
-    """The benchmark catalog (agents/benchhub_agent/schema/benchmarks.json),
+    """The benchmark catalog (agents/benchhub_contract/schema/benchmarks.json),
     mirrored here by every migrate, which undid an edit made here; a
     benchmark or metric deleted here left every upload of it failing (500)
     until the next migrate. Change the file instead."""

@@ -118,7 +118,7 @@ class SubmissionCollectionApi(generics.ListAPIView):
 
     @extend_schema(
         operation_id="submissions_create",
-        request={"application/json": OpenApiTypes.OBJECT},  # the document's schema: lib/openapi
+        request={"application/json": OpenApiTypes.OBJECT},  # schema: benchhub/openapi.py
         description=(
             "Upload a submission document (JSON Schema: /api/v1/schema/submission.json, "
             "embedded below). "
@@ -361,6 +361,6 @@ class SubmissionSchemaApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        from benchhub_agent.schema import submission_schema
+        from benchhub_contract.schema import submission_schema
 
         return Response(submission_schema())

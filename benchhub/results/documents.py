@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchhub_agent.schema import DocumentError, catalog_errors, validation_errors
+from benchhub_contract.schema import DocumentError, catalog_errors, validation_errors
 
 from benchhub.results.normalization import UnknownEngineError, parse_server_version
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty

@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 import django_filters
-from benchhub_agent.schema import benchmark_catalog, submission_schema
+from benchhub_contract.schema import benchmark_catalog, submission_schema
 from django import forms
 from django.db import models
 from django.db.models import Q, QuerySet
@@ -30,6 +30,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ValidationError
 
+from benchhub.results import events
 from benchhub.results.models import Measurement, Run, Submission
 from benchhub.results.noise import FLAGS as NOISE_FLAGS
 from benchhub.results.noise import QUIET
@@ -188,12 +189,10 @@ def alias_targets(name: str, value: str, lookup: str = "exact") -> list[str]:
     cached rule map: no query on most requests."""
     if name not in ALIASED_FILTERS:
         return []
-    from benchhub.moderation.aliases import alias_map
-
     wanted = value.strip().casefold()
     if not wanted:
         return []
-    mapping = alias_map().get(ALIASED_FILTERS[name], {})
+    mapping = events.hooks.alias_rules().get(ALIASED_FILTERS[name], {})
     if lookup == "icontains":
         found = [to for source, to in mapping.items() if wanted in source.casefold()]
     else:

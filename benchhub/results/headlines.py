@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from benchhub_agent.schema import benchmark_catalog
+from benchhub_contract.schema import benchmark_catalog
 from django.db.models import Case, F, FloatField, OuterRef, QuerySet, Subquery, Value, When
 
 from benchhub.results.models import Measurement, Metric, Run

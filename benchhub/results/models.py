@@ -129,7 +129,7 @@ class Client(Dimension):
 
 
 class Benchmark(models.Model):
-    """The catalog (agents/benchhub_agent/schema/benchmarks.json), mirrored
+    """The catalog (agents/benchhub_contract/schema/benchmarks.json), mirrored
     into the database after each migrate so that runs can reference it."""
 
     name = models.SlugField(max_length=40, unique=True)

@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from benchhub.accounts.roles import is_moderator
+from benchhub.results import events
 from benchhub.results.filters import PARAM_NAME, RUN_FIELDS, can_be_empty
 from benchhub.results.models import (
     Benchmark,
@@ -92,12 +93,11 @@ def submission_list(*, user: User, status: str = "") -> QuerySet[Submission]:
     are those of their own visible ones with that status ("waiting":
     pending or flagged; readers' reports are the moderators' business)."""
     if status:
-        from benchhub.moderation.selectors import QUEUE_DEFAULT_STATES, queue_q
-
-        states = list(QUEUE_DEFAULT_STATES) if status == WAITING else [status]
         if is_moderator(user):
-            visible = queue_q(None if status == WAITING else states)
+            visible = events.hooks.moderation_queue(None if status == WAITING else [status])
         else:
+            waiting = [Submission.Status.PENDING, Submission.Status.FLAGGED]
+            states = waiting if status == WAITING else [status]
             visible = _visible(user) & Q(status__in=states)
     else:
         visible = _visible(user)

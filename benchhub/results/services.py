@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
-import math
 import uuid as uuid_module
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from benchhub_agent.schema import DocumentError, benchmark_catalog, parse_time
+from benchhub_contract.schema import DocumentError, benchmark_catalog, parse_time
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
 
-from benchhub.baselines.refresh import mark_inserted_runs_sql, queue_needed
-from benchhub.baselines.services import baselines_mark_dirty, baselines_runs_marked
-from benchhub.lib.prepared import prepared_cursor
-from benchhub.moderation.aliases import alias_map, aliases_apply
-from benchhub.moderation.services import arrival_moderated, submission_arrived
+from benchhub.results import events
 from benchhub.results.comparability import (
     FINGERPRINT_VERSION,
     canonical_json,
     run_fingerprint,
     sha256_hex,
+)
+from benchhub.results.dimensions import (
+    client_fields,
+    hardware_fields,
+    os_fields,
+    server_fields,
+    storage_fields,
 )
 from benchhub.results.documents import document_errors, run_environment
 from benchhub.results.models import (
@@ -34,7 +33,6 @@ from benchhub.results.models import (
     DatabaseServer,
     Dimension,
     Hardware,
-    Measurement,
     Metric,
     MetricParameter,
     OperatingSystem,
@@ -43,16 +41,8 @@ from benchhub.results.models import (
     Submission,
 )
 from benchhub.results.noise import run_noise
-from benchhub.results.normalization import (
-    normalize_cpu,
-    normalize_distribution,
-    normalize_filesystem,
-    normalize_io_scheduler,
-    normalize_mount_options,
-    normalize_virtualization,
-    parse_server_version,
-)
 from benchhub.results.points import parameter_keys
+from benchhub.results.storage import PreparedDocument, lookup, store
 
 logger = logging.getLogger(__name__)
 
@@ -165,13 +155,13 @@ def submission_create(
             # no BEGIN and COMMIT round trips, and the key's baseline mark it
             # writes is held until its own commit only, not while the answer
             # comes back to Python and the COMMIT goes out.
-            _store(prepared)
+            store(prepared)
         else:
             with transaction.atomic():
-                _store(prepared)
+                store(prepared)
                 # A trusted submitter's upload is approved on arrival, through
                 # moderation's one service (and its audit log).
-                submission_arrived(submission=prepared.submission)
+                events.hooks.arrived(prepared.submission)
     except IntegrityError:
         existing = Submission.objects.filter(uuid=submission_uuid).first()
         if existing is None:
@@ -180,7 +170,7 @@ def submission_create(
     return SubmissionOutcome(prepared.submission, created=True, runs=tuple(prepared.runs))
 
 
-def _one_statement(prepared: _Prepared) -> bool:
+def _one_statement(prepared: PreparedDocument) -> bool:
     """Whether the document is stored by one statement and nothing else: on
     PostgreSQL, outside a caller's transaction, with every dimension row
     already stored, and nothing for moderation to do on arrival."""
@@ -188,7 +178,7 @@ def _one_statement(prepared: _Prepared) -> bool:
         connection.vendor == "postgresql"
         and not connection.in_atomic_block
         and not prepared.missing
-        and not arrival_moderated(submission=prepared.submission)
+        and not events.hooks.moderated_on_arrival(prepared.submission)
     )
 
 
@@ -207,20 +197,6 @@ def _same_or_conflict(
     return SubmissionOutcome(existing, created=False)
 
 
-@dataclass
-class _Prepared:
-    """A document made ready to store: its rows, built, and what each needs."""
-
-    submission: Submission
-    canonical: str
-    runs: list[Run]
-    # The dimension rows nobody stored yet, for dimensions_create.
-    missing: list[tuple[Run, str, type[Dimension], dict[str, Any], str]]
-    # (run position, metric id, parameter keys, the measurement's document)
-    measurements: list[tuple[int, int, dict[str, str], dict[str, Any]]]
-    names: set[tuple[int, str, str]]
-
-
 def _prepare(
     submitter: AbstractBaseUser,
     document: dict[str, Any],
@@ -228,7 +204,7 @@ def _prepare(
     submission_uuid: uuid_module.UUID,
     digest: str,
     status: str,
-) -> _Prepared:
+) -> PreparedDocument:
     """The rows of ``document``, built from what is stored already (the
     catalog, the dimension rows, the alias rules): reads only."""
     source = document["source"]
@@ -246,9 +222,9 @@ def _prepare(
         citation=source.get("citation"),
         note=source.get("note", ""),
     )
-    aliases = alias_map()
+    aliases = events.hooks.alias_rules()
     environments = [_run_environment(document, run_doc, aliases) for run_doc in document["runs"]]
-    metrics, dimension_ids = _lookup(
+    metrics, dimension_ids = lookup(
         {run["benchmark"] for run in document["runs"]},
         {(model, digest) for wanted, _ in environments for model, _, digest in wanted.values()},
     )
@@ -273,7 +249,7 @@ def _prepare(
         for position, run_doc in enumerate(document["runs"])
         for m in run_doc["measurements"]
     ]
-    return _Prepared(
+    return PreparedDocument(
         submission=submission,
         canonical=canonical,
         runs=runs,
@@ -306,93 +282,6 @@ def _missing_from_catalog(
     ]
 
 
-def _store(prepared: _Prepared) -> None:
-    """Write the rows of a prepared document; ``prepared``'s submission and
-    runs get their ids."""
-    submission, runs, measurements = prepared.submission, prepared.runs, prepared.measurements
-    dimensions_create(prepared.missing)
-    if connection.vendor == "postgresql":
-        _insert_postgresql(submission, prepared.canonical, runs, measurements, prepared.names)
-        return
-    _insert_row(submission)
-    for run in runs:
-        run.submission = submission
-        _insert_row(run)
-    ids = [run.pk for run in runs]
-    _insert_measurements(
-        [
-            (
-                ids[position],
-                metric_id,
-                m.get("parameters", {}),
-                m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
-                m.get("samples", []),
-                m.get("approximate", False),
-                m.get("note", ""),
-                keys,
-            )
-            for position, metric_id, keys, m in measurements
-        ]
-    )
-    _insert_parameter_names(prepared.names)
-    # Pending results are scored against the approved baseline too, so
-    # that a moderator sees an outlier before approving it.
-    baselines_mark_dirty(runs=[(run.pk, run.fingerprint) for run in runs])
-
-
-# The catalog's metrics of the document's benchmarks and the ids of the
-# dimension rows its runs describe, in one statement: most uploads come from
-# machines already described. Rows: (None, benchmark, metric, metric id,
-# benchmark id) (metric and its id NULL for a benchmark without metric rows)
-# and (table, digest, None, row id, None).
-_LOOKUP = """
-SELECT NULL, b.name, m.name, m.id, b.id
-FROM {benchmark} b LEFT JOIN {metric} m ON m.benchmark_id = b.id
-WHERE b.name IN ({names})
-"""
-_LOOKUP_DIMENSION = (
-    "UNION ALL SELECT %s, digest, NULL, id, NULL FROM {table} WHERE digest IN ({digests})"
-)
-
-
-def _lookup(
-    benchmarks: set[str], dimensions: set[tuple[type[Dimension], str]]
-) -> tuple[dict[tuple[str, str | None], tuple[int, int]], dict[tuple[str, str], int]]:
-    """(benchmark name, metric name) → (metric id, benchmark id) of the
-    catalog's metrics of these benchmarks, and (benchmark name, None) →
-    (benchmark id, benchmark id) of those stored; and (table, digest) → id of the dimension
-    rows of ``dimensions`` (model, digest) already stored. Raw SQL: the ORM
-    compiled the metrics' query anew for every upload, and the two lookups
-    were two round trips (one per run for the dimensions)."""
-    quote = connection.ops.quote_name
-    digests: dict[str, list[str]] = {}
-    for model, digest in sorted(dimensions, key=lambda item: (item[0]._meta.db_table, item[1])):
-        digests.setdefault(model._meta.db_table, []).append(digest)
-    statement = _LOOKUP.format(
-        metric=quote(Metric._meta.db_table),
-        benchmark=quote(Benchmark._meta.db_table),
-        names=", ".join(["%s"] * len(benchmarks)),
-    ) + "\n".join(
-        _LOOKUP_DIMENSION.format(table=quote(table), digests=", ".join(["%s"] * len(values)))
-        for table, values in digests.items()
-    )
-    params = sorted(benchmarks)
-    for table, values in digests.items():
-        params += [table, *values]
-    metrics: dict[tuple[str, str | None], tuple[int, int]] = {}
-    found: dict[tuple[str, str], int] = {}
-    with prepared_cursor() as cursor:
-        cursor.execute(statement, params)
-        for table, name, metric, row_id, benchmark_id in cursor.fetchall():
-            if table is None:
-                metrics[(name, None)] = (benchmark_id, benchmark_id)
-                if metric is not None:
-                    metrics[(name, metric)] = (row_id, benchmark_id)
-            else:
-                found[(table, name)] = row_id
-    return metrics, found
-
-
 def _parameter_names(
     measurements: list[tuple[Any, ...]], runs: list[Run]
 ) -> set[tuple[int, str, str]]:
@@ -402,7 +291,7 @@ def _parameter_names(
     run's position, metric id and parameter keys first."""
     # Names gathered per metric first (set unions of dict keys, in C): the
     # tuples built per measurement and name cost more than the rest of this
-    # (docs/performance.md, "Ingest, 2026-11-26 (evening)").
+    # (benchmarks/ingest.py).
     point_names: dict[int, set[str]] = defaultdict(set)
     run_names: dict[int, set[str]] = defaultdict(set)
     for position, metric_id, keys, *_ in measurements:
@@ -417,289 +306,6 @@ def _parameter_names(
         for metric_id, names in by_metric.items()
         for name in names
     }
-
-
-_MEASUREMENT_COLUMNS = (
-    "run_id",
-    "metric_id",
-    "parameters",
-    "value",
-    "samples",
-    "approximate",
-    "note",
-    "parameter_keys",
-)
-_JSON_COLUMNS = (2, 4, 7)
-
-
-# PostgreSQL: a document is stored by one statement of fixed text (psycopg
-# parses it once and caches it): the submission, its runs, their
-# measurements, the metrics' parameter names and the runs' baseline marks
-# (baselines/refresh.py). Runs travel as a JSON array (one json.dumps, in
-# C); the measurements are read from the stored document's jsonb, with their
-# metric ids and parameter keys beside it. Through the ORM these were five
-# statements, two of them compiled anew for every upload; a multi-row VALUES
-# list had a text per row count, too long for psycopg's cache
-# (docs/performance.md, "Ingest, 2026-11-25"); the measurements written out
-# again as JSON cost Python and PostgreSQL more than reading them from the
-# document ("Ingest, 2026-11-26").
-_SUBMISSION_COLUMNS = (
-    "uuid",
-    "submitter_id",
-    "source",
-    "status",
-    "status_reason",
-    "status_before_hidden",
-    "schema_version",
-    "content_digest",
-    "document",
-    "tool",
-    "tool_version",
-    "command",
-    "citation",
-    "note",
-    "created_at",
-)
-# Each with its type in the JSON rows; submission_id comes from the INSERT.
-_RUN_COLUMNS = (
-    ("position", "integer"),
-    ("benchmark_id", "bigint"),
-    ("benchmark_version", "text"),
-    ("parameters", "jsonb"),
-    ("repetitions", "integer"),
-    ("started_at", "timestamptz"),
-    ("ended_at", "timestamptz"),
-    ("note", "text"),
-    ("hardware_id", "bigint"),
-    ("storage_id", "bigint"),
-    ("os_id", "bigint"),
-    ("server_id", "bigint"),
-    ("client_id", "bigint"),
-    ("fingerprint", "text"),
-    ("fingerprint_version", "integer"),
-    ("parameter_keys", "jsonb"),
-    ("noise", "text"),
-    ("repetition_cv", "double precision"),
-    ("load_engine_cpu", "double precision"),
-)
-_DOCUMENT_INSERT = """
-WITH document AS MATERIALIZED (
-    SELECT %(document)s::jsonb AS body
-), measurement_key AS MATERIALIZED (
-    SELECT %(measurements)s::jsonb AS body
-), submission AS (
-    INSERT INTO {submission} ({submission_columns})
-    VALUES ({submission_values})
-    RETURNING id
-), run AS (
-    INSERT INTO {run} (submission_id, {run_columns})
-    SELECT submission.id, {run_columns}
-    FROM submission, json_to_recordset(%(runs)s::json) AS r({run_types})
-    ORDER BY position
-    RETURNING id, position, fingerprint
-), run_ids AS (
-    SELECT array_agg(id ORDER BY position) AS ids FROM run
-), measurement AS (
-    INSERT INTO {measurement} (run_id, {measurement_columns})
-    SELECT run_ids.ids[r.position], (k.pair ->> 0)::bigint,
-        COALESCE(m.body -> 'parameters', '{{}}'), (m.body ->> 'value')::double precision,
-        COALESCE(m.body -> 'samples', '[]'), COALESCE((m.body -> 'approximate')::boolean, false),
-        COALESCE(m.body ->> 'note', ''), k.pair -> 1
-    FROM run_ids, document, measurement_key,
-        jsonb_array_elements(document.body -> 'runs') WITH ORDINALITY AS r(body, position),
-        jsonb_array_elements(r.body -> 'measurements') WITH ORDINALITY AS m(body, n),
-        LATERAL (SELECT measurement_key.body -> (r.position - 1)::integer -> (m.n - 1)::integer)
-            AS k(pair)
-    ORDER BY r.position, m.n
-), parameter_name AS (
-    INSERT INTO {parameter} (metric_id, scope, name)
-    SELECT * FROM unnest(%(name_metrics)s::bigint[], %(name_scopes)s::text[],
-                         %(name_names)s::text[])
-    ON CONFLICT DO NOTHING
-), {marks}
-SELECT (SELECT id FROM submission), (SELECT ids FROM run_ids),
-       (SELECT array_agg(inserted) FROM dirty_key),
-       (SELECT array_agg(claimed_at) FROM dirty_key)
-"""
-
-
-@functools.cache
-def _document_insert() -> str:
-    quote = connection.ops.quote_name
-    measurement_columns = ", ".join(_MEASUREMENT_COLUMNS[1:])
-    return _DOCUMENT_INSERT.format(
-        submission=quote(Submission._meta.db_table),
-        submission_columns=", ".join(_SUBMISSION_COLUMNS),
-        submission_values=", ".join(
-            "(SELECT body FROM document)"
-            if c == "document"
-            else f"%({c})s::jsonb"
-            if c == "citation"
-            else f"%({c})s"
-            for c in _SUBMISSION_COLUMNS
-        ),
-        run=quote(Run._meta.db_table),
-        run_columns=", ".join(name for name, _ in _RUN_COLUMNS),
-        run_types=", ".join(f"{name} {kind}" for name, kind in _RUN_COLUMNS),
-        measurement=quote(Measurement._meta.db_table),
-        measurement_columns=measurement_columns,
-        parameter=quote(MetricParameter._meta.db_table),
-        marks=mark_inserted_runs_sql("run"),
-    )
-
-
-def _insert_postgresql(
-    submission: Submission,
-    canonical: str,
-    runs: list[Run],
-    measurements: list[tuple[Any, ...]],
-    names: set[tuple[int, str, str]],
-) -> None:
-    """The document in one statement (_DOCUMENT_INSERT); ``submission`` and
-    ``runs`` get their ids as if saved. JSON values go in as JSON text,
-    exactly as JSONField's adapter writes them (json.dumps); numbers as
-    json.dumps writes a float (its shortest exact form), which PostgreSQL
-    reads back to the same double. A measurement's value is the document's
-    number read as a double, the same one (jsonb keeps the decimal json.dumps
-    wrote, without the sign of -0.0, as the ORM stored it). Non-finite
-    numbers of the document never get here (bounds_errors); a run's
-    coefficient of variation may overflow to infinity, which goes as the
-    text PostgreSQL reads it from."""
-    now = timezone.now()
-    submission.created_at = now
-    params: dict[str, Any] = {
-        column: getattr(submission, column)
-        for column in _SUBMISSION_COLUMNS
-        if column not in ("document", "citation")
-    }
-    # On PostgreSQL the digest's JSON text is stored as it is: jsonb keeps
-    # no key order nor spacing, so it is the same value, and the document
-    # (up to megabytes) is not serialized a second time.
-    params["document"] = canonical
-    params["citation"] = None if submission.citation is None else json.dumps(submission.citation)
-    params["runs"] = json.dumps([_run_row(run) for run in runs])
-    # The measurements' values are read from the stored document itself; of
-    # each only what the document does not hold goes along, per run, in the
-    # document's order: [metric id, parameter keys].
-    keys: list[list[Any]] = [[] for _ in runs]
-    for position, metric_id, point_keys, _ in measurements:
-        keys[position].append([metric_id, point_keys])
-    params["measurements"] = json.dumps(keys)
-    ordered = sorted(names)  # rows of one metric locked in one order by every upload
-    params["name_metrics"], params["name_scopes"], params["name_names"] = (
-        [name[i] for name in ordered] for i in range(3)
-    )
-    params["marked_at"] = now
-    with prepared_cursor() as cursor:
-        cursor.execute(_document_insert(), params)
-        submission_id, run_ids, inserted, claimed = cursor.fetchone()
-    _stored(submission, submission_id)
-    for run, run_id in zip(runs, run_ids, strict=True):
-        run.submission = submission
-        _stored(run, run_id)
-    # Pending results are scored against the approved baseline too, so that
-    # a moderator sees an outlier before approving it.
-    baselines_runs_marked(queue=queue_needed(list(zip(inserted, claimed, strict=True)), now))
-
-
-def _run_row(run: Run) -> dict[str, Any]:
-    """The run's values as the ORM would write them: each field prepares
-    its own (an integer the document gave as 62.0 is stored as 62)."""
-    row = {name: field.get_prep_value(getattr(run, name)) for name, field in _run_fields().items()}
-    for name in ("started_at", "ended_at"):
-        if row[name] is not None:
-            row[name] = row[name].isoformat()
-    if row["repetition_cv"] is not None and not math.isfinite(row["repetition_cv"]):
-        row["repetition_cv"] = str(row["repetition_cv"])  # "inf": float8's input reads it
-    return row
-
-
-@functools.cache
-def _run_fields() -> dict[str, Any]:
-    return {name: Run._meta.get_field(name.removesuffix("_id")) for name, _ in _RUN_COLUMNS}
-
-
-def _stored(instance: Submission | Run, pk: int) -> None:
-    """The model instance as the ORM leaves one it has just inserted."""
-    instance.pk = pk
-    instance._state.adding = False
-    instance._state.db = connection.alias
-
-
-def _insert_row(instance: Submission | Run) -> None:
-    """``instance.save(force_insert=True)`` (SQLite, the embedded default):
-    the same values, prepared by each field as save() prepares them
-    (auto_now_add set on the instance too), in a statement of fixed text.
-    The ORM compiled its INSERT anew for every row, a tenth of an upload's
-    CPU in the one runserver process (docs/performance.md)."""
-    statement, fields = _row_insert(type(instance))
-    params = [
-        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        _stored(instance, cursor.fetchone()[0])
-
-
-@functools.cache
-def _row_insert(model: type[Submission | Run]) -> tuple[str, list[Any]]:
-    quote = connection.ops.quote_name
-    meta = model._meta
-    fields = [field for field in meta.local_concrete_fields if field is not meta.auto_field]
-    statement = (
-        f"INSERT INTO {quote(meta.db_table)} "  # noqa: S608 -- names only
-        f"({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}"
-    )
-    return statement, fields
-
-
-def _insert_parameter_names(names: set[tuple[int, str, str]]) -> None:
-    """MetricParameter's bulk_create(ignore_conflicts=True) of these
-    (metric id, scope, name) rows, in the same order, as one executemany of
-    fixed text (SQLite): the ORM built a model instance per row and
-    compiled a statement per row count."""
-    if not names:
-        return
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(column) for column in ("metric_id", "scope", "name"))
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT OR IGNORE INTO {quote(MetricParameter._meta.db_table)} ({columns}) "  # noqa: S608 -- names only
-            "VALUES (%s, %s, %s)",
-            list(names),
-        )
-
-
-def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
-    """One multi-row INSERT for a document's measurements (SQLite, the
-    embedded default).
-
-    A sweep has dozens of them and uploads come by the hundred per second;
-    bulk_create spent more CPU building model instances and typed arrays
-    than PostgreSQL spent storing the rows (docs/performance.md, Ingest).
-    JSON values are adapted exactly as JSONField adapts them.
-    """
-    if not rows:
-        return
-    adapt = connection.ops.adapt_json_value
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(c) for c in _MEASUREMENT_COLUMNS)
-    row_placeholders = "(" + ", ".join(["%s"] * len(_MEASUREMENT_COLUMNS)) + ")"
-    with connection.cursor() as cursor:
-        # Batches keep the statement under SQLite's 32,766 parameter limit.
-        for start in range(0, len(rows), 1000):
-            batch = rows[start : start + 1000]
-            params = [
-                adapt(v, None) if i in _JSON_COLUMNS else v
-                for row in batch
-                for i, v in enumerate(row)
-            ]
-            cursor.execute(
-                f"INSERT INTO {quote(Measurement._meta.db_table)} ({columns}) VALUES "  # noqa: S608 -- names only
-                + ", ".join([row_placeholders] * len(batch)),
-                params,
-            )
 
 
 # A run's dimensions: key → (model, field values after the alias rules, digest).
@@ -724,7 +330,7 @@ def _run_environment(
     }
     wanted = {}
     for key, (model, values) in described.items():
-        values = aliases_apply(key, values, aliases)
+        values = events.hooks.alias_apply(key, values, aliases)
         wanted[key] = (model, values, sha256_hex(canonical_json(values)))
     fingerprint = run_fingerprint(
         benchmark=run_doc["benchmark"],
@@ -793,149 +399,3 @@ def _run_new(
         fingerprint_version=FINGERPRINT_VERSION,
     )
     return run, missing
-
-
-D = TypeVar("D", bound=Dimension)
-
-
-def dimension_get_or_create(model: type[D], values: dict[str, Any]) -> D:
-    digest = sha256_hex(canonical_json(values))
-    row, _ = model.objects.get_or_create(digest=digest, defaults=values)
-    return row
-
-
-def dimensions_create(
-    missing: list[tuple[Run, str, type[Dimension], dict[str, Any], str]],
-) -> None:
-    """The dimension rows a document's runs need and nobody stored yet
-    (run, key, model, values, digest), created through
-    dimension_get_or_create (which handles a concurrent insert) and their
-    ids set on the runs. Created in one order, by table and digest, in every
-    upload: two uploads whose runs brought the same new rows in other orders
-    each waited for a row the other held, and PostgreSQL broke the deadlock
-    by failing one of them (a 503)."""
-    ordered = sorted(
-        (
-            ((model._meta.db_table, digest), run, key, model, values)
-            for run, key, model, values, digest in missing
-        ),
-        key=lambda item: item[0],
-    )
-    created: dict[tuple[str, str], int] = {}
-    for (table, digest), run, key, model, values in ordered:
-        if (table, digest) not in created:
-            created[table, digest] = _dimension_id(model, values, digest)
-        setattr(run, f"{key}_id", created[table, digest])
-
-
-def _dimension_id(model: type[Dimension], values: dict[str, Any], digest: str) -> int:
-    """The id of ``model``'s row of ``digest``, inserted with ``values`` if
-    nobody stored it yet. On PostgreSQL one statement (INSERT … ON CONFLICT
-    DO NOTHING RETURNING id; the row of a concurrent upload, committed
-    meanwhile, read after it): get_or_create took four (SELECT, SAVEPOINT,
-    INSERT, RELEASE), each compiled by the ORM, in one upload of ten of
-    benchmarks/ingest.py's. Elsewhere dimension_get_or_create."""
-    if connection.vendor != "postgresql":
-        return dimension_get_or_create(model, values).pk
-    insert, fields = _dimension_insert(model)
-    params = [
-        field.get_db_prep_save(
-            digest
-            if field.name == "digest"
-            else values[field.name]
-            if field.name in values
-            else field.get_default(),
-            connection,
-        )
-        for field in fields
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(insert, params)
-        row = cursor.fetchone()
-        if row is None:
-            cursor.execute(
-                f"SELECT id FROM {connection.ops.quote_name(model._meta.db_table)} "  # noqa: S608 -- names only
-                "WHERE digest = %s",
-                [digest],
-            )
-            row = cursor.fetchone()
-    return row[0]
-
-
-@functools.cache
-def _dimension_insert(model: type[Dimension]) -> tuple[str, list[Any]]:
-    quote = connection.ops.quote_name
-    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
-    statement = (
-        f"INSERT INTO {quote(model._meta.db_table)} "  # noqa: S608 -- names only
-        f"({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) "
-        "ON CONFLICT (digest) DO NOTHING RETURNING id"
-    )
-    return statement, fields
-
-
-def hardware_fields(section: dict[str, Any]) -> dict[str, Any]:
-    cpu = normalize_cpu(section.get("cpu", ""))
-    return {
-        "cpu_vendor": cpu.vendor,
-        "cpu_model": cpu.model,
-        "cpu_raw": section.get("cpu", ""),
-        "cores": section.get("cores"),
-        "threads": section.get("threads"),
-        "ram_bytes": section.get("ram_bytes"),
-        "virtualization": normalize_virtualization(section.get("virtualization")),
-        "virtualization_raw": section.get("virtualization", ""),
-    }
-
-
-def storage_fields(section: dict[str, Any]) -> dict[str, Any]:
-    raw_options = section.get("mount_options")
-    return {
-        "device_model": section.get("device_model", ""),
-        "kind": section.get("kind", "unknown"),
-        "raid": section.get("raid", ""),
-        "filesystem": normalize_filesystem(section.get("filesystem")),
-        "filesystem_raw": section.get("filesystem", ""),
-        "mount_options": normalize_mount_options(raw_options),
-        "mount_options_raw": ",".join(raw_options)
-        if isinstance(raw_options, list)
-        else (raw_options or ""),
-        "io_scheduler": normalize_io_scheduler(section.get("io_scheduler")),
-        "io_scheduler_raw": section.get("io_scheduler", ""),
-    }
-
-
-def os_fields(section: dict[str, Any]) -> dict[str, Any]:
-    distribution = section.get("distribution", "")
-    return {
-        "family": section.get("family", ""),
-        "distribution": normalize_distribution(distribution),
-        "distribution_raw": distribution,
-        "version": section.get("version", ""),
-        "kernel": section.get("kernel", ""),
-    }
-
-
-def server_fields(section: dict[str, Any]) -> dict[str, Any]:
-    parsed = parse_server_version(section["version_string"], section.get("engine"))
-    return {
-        "engine": parsed.engine,
-        "version": parsed.version,
-        "version_major": parsed.major,
-        "version_sort": parsed.sort_key,
-        "version_raw": section["version_string"],
-        "architecture": section.get("architecture", ""),
-        "config_profile": section.get("config_profile", ""),
-        "settings": section.get("settings", {}),
-    }
-
-
-def client_fields(section: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "protocol": section.get("protocol", "unknown"),
-        "driver": section.get("driver", ""),
-        "driver_version": section.get("driver_version", ""),
-        "cpu_placement": section.get("cpu_placement", "unpinned"),
-        "load_engine": section.get("load_engine", ""),
-    }

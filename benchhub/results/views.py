@@ -22,7 +22,7 @@ from benchhub.baselines.selectors import (
 )
 from benchhub.lib.methods import page_methods
 from benchhub.moderation.selectors import own_report_get, submission_history
-from benchhub.results import presentation, selectors
+from benchhub.results import presentation, reproduction, selectors
 from benchhub.results.browser import BrowserState, facet_links, page_links
 from benchhub.results.filters import FREE_TEXT_FILTERS, RunFilter, alias_targets
 from benchhub.results.headlines import by_headline, run_headlines
@@ -89,7 +89,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "api_url": api_url,
             "csv_url": reverse("api:measurement-csv") + f"?run={run.pk}",
-            "reproduce": presentation.reproduction(
+            "reproduce": reproduction.reproduction(
                 api_url,
                 benchmark=run.benchmark.name,
                 version=run.benchmark_version,
@@ -416,7 +416,7 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
     like = None
     if latest is not None:
         origin = selectors.run_origin(pk=latest)
-        like = presentation.reproduction(
+        like = reproduction.reproduction(
             request.build_absolute_uri(reverse("api:run-detail", args=[latest])),
             benchmark=benchmark.name,
             version=origin.benchmark_version,
@@ -438,7 +438,7 @@ def benchmark_page(request: HttpRequest, name: str) -> HttpResponse:
             "latest": latest,
             # Only a command the agent accepts: none for a benchmark it does not
             # run, no --like for a latest run it did not measure.
-            "agent_runs_it": presentation.agent_benchmark(benchmark.name) is not None,
+            "agent_runs_it": reproduction.agent_benchmark(benchmark.name) is not None,
             "like_command": like.command if like and like.exact else "",
             "browser_url": reverse("results:browser") + "?" + urlencode({"benchmark": name}),
             "server_url": request.build_absolute_uri("/").rstrip("/"),

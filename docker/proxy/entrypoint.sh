@@ -3,7 +3,8 @@
 # environment, checks it, then runs the command (nginx in the foreground).
 #
 #   PROXY_LISTEN               where nginx listens: a port (8080) or address:port
-#   PROXY_UPSTREAM             gunicorn's address: host:port (web:8000)
+#   PROXY_UPSTREAM             gunicorn's address: host:port (web:8000), or several,
+#                              comma-separated, one per web machine (without a resolver)
 #   PROXY_RESOLVER             a DNS server that resolves PROXY_UPSTREAM again every
 #                              few seconds, round-robin over every address it has
 #                              (Docker's 127.0.0.11: each `--scale web=N` replica);
@@ -20,12 +21,25 @@ case "$max" in
 esac
 # Headroom for the form fields and multipart boundaries around a file.
 form=$((max + 65536))
+case "$upstream" in
+    *,*)
+        if [ -n "${PROXY_RESOLVER:-}" ]; then
+            echo "PROXY_UPSTREAM='$upstream' lists several addresses: that takes PROXY_RESOLVER empty (a resolver asks for one name)" >&2
+            exit 1
+        fi ;;
+esac
 if [ -n "${PROXY_RESOLVER:-}" ]; then
     block="resolver ${PROXY_RESOLVER} valid=5s ipv6=off;"
     set_line="set \$benchhub_app ${upstream};"
     target='$benchhub_app'
 else
-    block="upstream benchhub_app { server ${upstream}; keepalive 16; }"
+    # One server line per address: nginx takes turns, and leaves one that
+    # refused a connection alone for 10 s (max_fails=1 fail_timeout=10s).
+    servers=""
+    for address in $(echo "$upstream" | tr ',' ' '); do
+        servers="${servers}server ${address}; "
+    done
+    block="upstream benchhub_app { ${servers}keepalive 16; }"
     set_line=""
     target=benchhub_app
 fi

@@ -272,6 +272,31 @@
     });
   }
 
+  // A logarithmic value axis, for values spread over orders of magnitude
+  // (sql-bench's operations, latencies from one to a thousand clients). The
+  // reader's choice holds while the form redraws the chart.
+  let logScaleWanted = false;
+
+  // Only positive values have a logarithm: a chart holding a zero or a
+  // negative value (or an error bar reaching one) keeps its linear axis.
+  function logScaleDrawable(data, relative, extent) {
+    const positive = data.series.every((series) =>
+      series.points.every((point) => (relative ? point.relative : point.value) > 0),
+    );
+    return positive && (!extent || extent.low > 0);
+  }
+
+  function logScaleButton(data, relative, extent, logarithmic) {
+    const button = document.getElementById("log-scale");
+    if (!button) {
+      return;
+    }
+    const drawable = logScaleDrawable(data, relative, extent);
+    button.disabled = !drawable;
+    button.title = drawable ? "" : "A logarithmic axis cannot show zero or negative values.";
+    button.setAttribute("aria-pressed", logarithmic ? "true" : "false");
+  }
+
   function draw() {
     const canvas = document.getElementById("comparison-chart");
     const data = readJson("comparison-data");
@@ -321,13 +346,22 @@
       title: { display: true, text: labels.x, font: { weight: "bold" } },
     };
     const extent = barExtent(data, relative, xValues);
-    const valueAxis = {
-      beginAtZero: true,
-      grace: "5%",
-      suggestedMin: extent ? extent.low : undefined,
-      suggestedMax: extent ? extent.high : undefined,
-      title: { display: true, text: labels.y, font: { weight: "bold" } },
-    };
+    const logarithmic = logScaleWanted && logScaleDrawable(data, relative, extent);
+    logScaleButton(data, relative, extent, logarithmic);
+    const valueAxis = logarithmic
+      ? {
+          type: "logarithmic",
+          suggestedMin: extent ? extent.low : undefined,
+          suggestedMax: extent ? extent.high : undefined,
+          title: { display: true, text: labels.y + " (logarithmic)", font: { weight: "bold" } },
+        }
+      : {
+          beginAtZero: true,
+          grace: "5%",
+          suggestedMin: extent ? extent.low : undefined,
+          suggestedMax: extent ? extent.high : undefined,
+          title: { display: true, text: labels.y, font: { weight: "bold" } },
+        };
     new Chart(canvas, {
       type: numeric ? "line" : "bar",
       data: {
@@ -489,6 +523,11 @@
     const button = event.target.closest("#download-png");
     if (button) {
       downloadPng(button);
+    }
+    const logButton = event.target.closest("#log-scale");
+    if (logButton && !logButton.disabled) {
+      logScaleWanted = logButton.getAttribute("aria-pressed") !== "true";
+      draw();
     }
   });
 })();

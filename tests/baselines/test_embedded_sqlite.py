@@ -546,7 +546,7 @@ from django.db import transaction
 from django.utils import timezone
 from benchhub.baselines import tasks
 from benchhub.baselines.models import Baseline, DirtyKey
-from benchhub.baselines.refresh import mark_keys
+from benchhub.baselines.marking import mark_keys
 from benchhub.results.models import Run
 from benchhub.results.services import submission_create
 from tests.factories import small_document

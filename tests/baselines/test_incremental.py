@@ -11,9 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from benchhub.baselines import refresh
+from benchhub.baselines import marking, refresh
+from benchhub.baselines.marking import baselines_mark_all
 from benchhub.baselines.models import Baseline, BaselineBucket, CountedRun, DirtyKey, DirtyRun
-from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh
+from benchhub.baselines.refresh import baselines_refresh
 from benchhub.baselines.selectors import baseline_point
 from benchhub.baselines.statistics import Summary, outlier_score
 from benchhub.baselines.tasks import IN_PROCESS_RUNS
@@ -221,7 +222,7 @@ def test_an_upload_to_a_key_whose_claim_expired_queues_a_refresh(
     refresh._claim(limit=10)
     with django_capture_on_commit_callbacks() as fresh_claim:
         publish(bob, 1100.0)
-    DirtyKey.objects.update(claimed_at=timezone.now() - refresh.CLAIM_EXPIRY * 2)
+    DirtyKey.objects.update(claimed_at=timezone.now() - marking.CLAIM_EXPIRY * 2)
     with django_capture_on_commit_callbacks() as expired_claim:
         publish(bob, 1200.0)
 
@@ -240,7 +241,7 @@ def test_in_process_an_upload_runs_one_bounded_round_and_never_a_rebuild(
     for value in range(30):
         publish(bob, 1000.0 + value)  # marked, nothing run (no commit here)
     rebuild_me = publish(bob, 1000.0, major="16").runs.get().fingerprint
-    refresh.mark_keys([rebuild_me], timezone.now(), rebuild=True)
+    marking.mark_keys([rebuild_me], timezone.now(), rebuild=True)
     settings.CELERY_TASK_ALWAYS_EAGER = True
     app.conf.task_always_eager = True
     try:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from django.db import connection
 from django.utils import timezone
 
+from benchhub.baselines.marking import mark_keys
 from benchhub.baselines.models import Baseline
-from benchhub.baselines.refresh import baselines_refresh, mark_keys
+from benchhub.baselines.refresh import baselines_refresh
 from benchhub.results.models import Measurement, Metric, Run, Submission
 from benchhub.results.services import submission_create
 from tests.baselines.test_incremental import drain, publish

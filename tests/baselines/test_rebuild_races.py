@@ -13,9 +13,10 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from benchhub.baselines import refresh
+from benchhub.baselines import marking, refresh
+from benchhub.baselines.marking import mark_keys
 from benchhub.baselines.models import Baseline, CountedRun, DirtyKey, DirtyRun
-from benchhub.baselines.refresh import baselines_refresh, mark_keys
+from benchhub.baselines.refresh import baselines_refresh
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.models import Run, Submission
 from benchhub.results.services import submission_create
@@ -195,7 +196,7 @@ def test_a_slow_rebuild_whose_claim_was_taken_over_does_not_undo_a_later_round(
     baselines_refresh()
     mark_keys([key], timezone.now(), rebuild=True)  # the nightly recompute
     slow = refresh._claim(10)
-    DirtyKey.objects.update(claimed_at=timezone.now() - refresh.CLAIM_EXPIRY * 2)
+    DirtyKey.objects.update(claimed_at=timezone.now() - marking.CLAIM_EXPIRY * 2)
     assert baselines_refresh() == (1, 0)  # took the key over, rebuilt it, released it
 
     def approved_and_counted() -> None:

@@ -264,3 +264,43 @@ def test_standing_bars_name_their_categories(live_server, page: Page):
         not label.isdigit() for label in drawn["categories"]
     ), drawn
     assert drawn["ticks"] == drawn["categories"], drawn
+
+
+# The value axis as Chart.js drew it: its type and its lowest tick.
+VALUE_AXIS = """() => {
+  const chart = Chart.getChart(document.getElementById("comparison-chart"));
+  const axis = chart.options.indexAxis === "y" ? chart.scales.x : chart.scales.y;
+  return {type: axis.type, min: axis.min};
+}"""
+
+
+def test_the_value_axis_turns_logarithmic_and_stays_so_when_the_form_redraws(
+    live_server, page: Page, demo_like_data
+):
+    page.goto(
+        live_server.url
+        + "/compare/?benchmark=select-update&metric=throughput&x=param.clients&series=engine"
+    )
+    chart_state(page)
+    assert page.evaluate(VALUE_AXIS)["type"] == "linear"
+    toggle = page.locator("#log-scale")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+
+    toggle.click()
+
+    expect(page.locator("#log-scale")).to_have_attribute("aria-pressed", "true")
+    axis = page.evaluate(VALUE_AXIS)
+    assert axis["type"] == "logarithmic"
+    assert axis["min"] > 0  # MariaDB's 60 tx/s at one client, not a linear axis' 0
+
+    page.select_option("#cmp-metric", "latency_mean")
+    expect(page.locator("#comparison-title")).to_contain_text("latency_mean by clients")
+    page.wait_for_function(
+        "() => { const c = Chart.getChart(document.getElementById('comparison-chart'));"
+        " return c && c.options.plugins.title.text.includes('latency_mean')"
+        " && c.scales.y.type === 'logarithmic'; }"
+    )
+    expect(page.locator("#log-scale")).to_have_attribute("aria-pressed", "true")
+
+    page.locator("#log-scale").click()
+    assert page.evaluate(VALUE_AXIS)["type"] == "linear"

@@ -125,7 +125,7 @@ def test_a_push_cut_by_killing_gunicorn_stores_every_run_exactly_once_after_a_re
         assert pushed.returncode == 0, pushed.stderr + pushed.stdout
     finally:
         stop(server)
-    print(  # the figures of docs/reliability.md (pytest -s)
+    print(  # what the faults did (pytest -s)
         f"\nkill: {stored_when_killed} of {len(uuids)} stored when gunicorn was killed; "
         f"the re-push after the restart: {pushed.stdout.count('already stored')} already "
         f"stored, {pushed.stdout.count(': stored')} stored"

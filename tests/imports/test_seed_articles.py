@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchhub_agent.schema import metric_catalog, validation_errors
+from benchhub_contract.schema import metric_catalog, validation_errors
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTICLES_DIR = REPO_ROOT / "benchhub" / "imports" / "articles"

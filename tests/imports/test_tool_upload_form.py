@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchhub_agent.schema import submission_schema
+from benchhub_contract.schema import submission_schema
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from benchhub_agent.importers import EnvironmentConflict, ImportedRuns
+from benchhub_contract.importers import EnvironmentConflict, ImportedRuns
 
 from benchhub.imports.services import (
     ToolOutputError,

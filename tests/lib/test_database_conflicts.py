@@ -19,6 +19,7 @@ from django.utils.html import escape
 
 from benchhub.accounts.roles import role_grant
 from benchhub.moderation import services as moderation_services
+from benchhub.results import events
 from benchhub.results import services as result_services
 from benchhub.results.models import Benchmark, Hardware, Measurement, Run, Submission
 from benchhub.results.services import submission_create
@@ -57,26 +58,26 @@ def while_the_upload_is_stored(monkeypatch, work: Callable[[], object]) -> None:
     """Commit ``work`` on another connection once the upload has written its
     rows and before it commits (submission_arrived is its last step in the
     transaction)."""
-    arrived = result_services.submission_arrived
+    arrived = events.hooks.arrived
 
-    def after_work(*, submission):
+    def after_work(submission):
         OtherConnection(work).join()
-        return arrived(submission=submission)
+        return arrived(submission)
 
-    monkeypatch.setattr(result_services, "submission_arrived", after_work)
+    monkeypatch.setattr(events.hooks, "arrived", after_work)
 
 
 def before_the_upload_stores(monkeypatch, work: Callable[[], object]) -> None:
     """Run ``work`` just before the upload writes: in its transaction when it
     has one (the first upload of a machine, whose rows it creates, does; a
     known machine's upload is one statement on its own)."""
-    store = result_services._store
+    store = result_services.store
 
     def after_work(*args, **kwargs):
         work()
         return store(*args, **kwargs)
 
-    monkeypatch.setattr(result_services, "_store", after_work)
+    monkeypatch.setattr(result_services, "store", after_work)
 
 
 def lock_benchmark(name: str) -> None:

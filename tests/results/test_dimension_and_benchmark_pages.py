@@ -7,6 +7,8 @@ import re
 import statistics
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
@@ -172,21 +174,28 @@ def test_a_hostile_hardware_name_is_text_on_the_dimension_pages(client, bob):
         assert "&lt;img src=x onerror=alert(1)&gt;" in shown
 
 
-def test_dimension_and_benchmark_pages_read_a_fixed_number_of_queries(
-    client, bob, django_assert_num_queries
-):
-    for index in range(30):
-        store(bob, {c: 100.0 * c + index for c in (1, 2, 4, 8, 16, 32, 64)})
+def test_dimension_and_benchmark_pages_read_a_fixed_number_of_queries(client, bob):
+    def counts() -> tuple[int, int]:
+        found = []
+        for url in ("/filesystems/ext4/", "/benchmarks/select-update/"):
+            with CaptureQueriesContext(connection) as captured:
+                assert client.get(url).status_code == 200
+            found.append(len(captured.captured_queries))
+        return found[0], found[1]
 
-    # the latest runs' ids (fewer than 400: no count), the 25 shown and
-    # their 7 relations, the metrics present and their names, the spread
-    with django_assert_num_queries(12):
-        assert client.get("/filesystems/ext4/").status_code == 200
-    # the benchmark and its metrics, the latest runs' ids, the metrics
-    # present and their names, the spread, the parameter sets, the citations,
-    # who measured the latest run (whether the agent can repeat it)
-    with django_assert_num_queries(9):
-        assert client.get("/benchmarks/select-update/").status_code == 200
+    for index in range(2):
+        store(bob, {c: 100.0 * c + index for c in (1, 2, 4)})
+    few = counts()
+    for index in range(30):
+        store(bob, {c: 100.0 * c + index * 1.5 for c in (1, 2, 4, 8, 16, 32, 64)})
+
+    # No query per run or measurement: the dimension page reads the latest
+    # runs' ids, the 25 shown and their 7 relations, the metrics and their
+    # names, the spread; the benchmark page its metrics, the runs' ids, the
+    # spread, the parameter sets, the citations, who measured the latest run.
+    dimension, benchmark = counts()
+    assert (dimension, benchmark) == few
+    assert dimension <= 14 and benchmark <= 11
 
 
 def test_a_dimension_page_summarizes_its_latest_runs_and_says_so(client, bob, monkeypatch):

@@ -1,6 +1,6 @@
 """An upload on the embedded default (SQLite, `make run`) stores the rows
 the ORM would: its submission, runs and parameter names are written by
-statements of fixed text there (results/services.py), checked in a process
+statements of fixed text there (results/storage.py), checked in a process
 of its own, since the suite runs on PostgreSQL."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ django.setup()
 from django.core.management import call_command
 from django.contrib.auth import get_user_model
 from django.db import connection
-from benchhub.results import services
+from benchhub.results import services, storage
 from benchhub.results.models import MetricParameter
 from tests.factories import example_document
 
@@ -40,8 +40,8 @@ services.submission_create(submitter=user, document=document)
 names_after_one = MetricParameter.objects.count()
 document["uuid"] = str(uuid.uuid4())
 with (
-    mock.patch.object(services, "_insert_row", lambda row: row.save(force_insert=True)),
-    mock.patch.object(services, "_insert_parameter_names", orm_names),
+    mock.patch.object(storage, "_insert_row", lambda row: row.save(force_insert=True)),
+    mock.patch.object(storage, "_insert_parameter_names", orm_names),
 ):
     services.submission_create(submitter=user, document=document)
 
@@ -81,7 +81,7 @@ import django
 django.setup()
 from django.core.management import call_command
 from django.contrib.auth import get_user_model
-from benchhub.results import services
+from benchhub.results import services, storage
 from tests.factories import example_document
 
 call_command("migrate", verbosity=0)

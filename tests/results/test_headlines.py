@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 
-from benchhub_agent.schema import benchmark_catalog
+from benchhub_contract.schema import benchmark_catalog
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create

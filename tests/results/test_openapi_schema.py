@@ -33,7 +33,7 @@ def test_the_upload_body_is_the_submission_json_schema(client, db):
     """Generated clients and fuzzers build documents from it: every $ref
     resolves, and a document valid against it is the one the docs show."""
     import jsonschema
-    from benchhub_agent.schema import submission_schema
+    from benchhub_contract.schema import submission_schema
 
     document = openapi(client)
     body = document["paths"]["/api/v1/submissions/"]["post"]["requestBody"]

@@ -7,7 +7,7 @@ import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
 
-from ..schema import metric_catalog
+from benchhub_contract.schema import metric_catalog
 
 
 @dataclass

@@ -229,7 +229,11 @@ def reset_table(target: Target) -> None:
     try:
         cur = conn.cursor()
         cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        engine = " ENGINE=InnoDB" if target.engine in ("mysql", "mariadb") else ""
+        engine = ""
+        if target.engine in ("mysql", "mariadb"):
+            engine = " ENGINE=InnoDB"
+            if target.data_directory:  # a study's directory, checked for quotes there
+                engine += f" DATA DIRECTORY='{target.data_directory}'"
         cur.execute(f"CREATE TABLE {TABLE} (c1 int PRIMARY KEY, c2 int NOT NULL){engine}")
         if target.engine == "firebird":
             # Firebird 3 has no multi-row VALUES; its primary key index needs no statistics

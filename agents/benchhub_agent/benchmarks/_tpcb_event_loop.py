@@ -24,6 +24,7 @@ from .. import db
 from ..histogram import Histogram
 from ._engine_cpu import ThreadMeter, share
 from ._pg_event_loop import Flow, drive
+from ._worker_processes import start_as_worker, stop
 from .base import Target
 
 ACCOUNTS_PER_BRANCH = 100_000
@@ -179,6 +180,7 @@ def _worker(
     start: Any,
     results: Any,
 ) -> None:
+    start_as_worker()
     warmup_s, duration_s = timing
     try:
         rngs = [random.Random(seed * 1000 + i) for i in range(clients)]  # noqa: S311 - load
@@ -241,10 +243,7 @@ def run_load(
         go.set()
         reports = _expect(results, workers, "done", READY_TIMEOUT_S + warmup_s + duration_s)
     finally:
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-            worker.join(timeout=5)
+        stop(workers)
     histogram = Histogram.merged([Histogram.from_dict(h) for h, _, _ in reports])
     return histogram, sum(failed for _, failed, _ in reports), max(cpu for _, _, cpu in reports)
 

@@ -29,6 +29,7 @@ from ..histogram import Histogram
 from ._connections import mysql_driver
 from ._engine_cpu import ThreadMeter, process_share
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
+from ._worker_processes import start_as_worker, stop
 from .base import Target
 
 WORKER_START_TIMEOUT_S = 60.0
@@ -193,6 +194,7 @@ def _worker(
 ) -> None:
     """One process: a thread per client (both drivers release the GIL while they wait on
     the socket), their histograms merged into one report."""
+    start_as_worker()
     reports: list[tuple[Histogram, int, str | None, tuple[float, float], int]] = []
     threads = [
         threading.Thread(
@@ -258,20 +260,10 @@ def run_agent_load(
         for worker in workers:
             worker.join(10)
     finally:
-        stop_workers(workers)
+        stop(workers)
     if errors:
         raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
     return merged, failed, busiest, retries
-
-
-def stop_workers(workers: list[Any]) -> None:
-    """End the clients still running (the run was stopped or failed) before anything is
-    removed: Firebird drops no database a connection is still attached to."""
-    for worker in workers:
-        if worker.is_alive():
-            worker.terminate()
-    for worker in workers:
-        worker.join(10)
 
 
 def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:

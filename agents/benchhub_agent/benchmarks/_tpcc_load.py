@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import _connections as dbc
-from ._tpcb_processes import stop_workers
+from ._worker_processes import start_as_worker, stop
 from .base import Target
 
 ITEMS = 100_000
@@ -315,6 +315,7 @@ def _load_part(target: Target, seed: int, part: int) -> None:
 
 
 def _load_worker(target: Target, seed: int, parts: list[int], errors: Any) -> None:
+    start_as_worker()
     try:
         for part in parts:
             _load_part(target, seed, part)
@@ -348,7 +349,7 @@ def initialize(target: Target, warehouses: int, seed: int) -> int:
         for worker in workers:
             worker.join()
     finally:
-        stop_workers(workers)  # stopped: no loader outlives the run
+        stop(workers)
     if not errors.empty():
         raise RuntimeError(f"tpcc: loading failed: {errors.get()}")
     if any(worker.exitcode != 0 for worker in workers):

@@ -28,8 +28,8 @@ from typing import Any
 from ..histogram import Histogram
 from . import _connections as dbc
 from ._engine_cpu import ThreadMeter, process_share
-from ._tpcb_processes import stop_workers
 from ._tpcc_load import CUSTOMERS, DISTRICTS, ITEMS, last_name, nurand
+from ._worker_processes import start_as_worker, stop
 from .base import Target
 
 WORKER_START_TIMEOUT_S = 60.0
@@ -439,6 +439,7 @@ def _client(
 def _worker(
     target: Target, setup: dict[str, Any], indexes: list[int], barrier: Any, results: Any
 ) -> None:
+    start_as_worker()
     reports: list[tuple[Tally, str | None, tuple[float, float]]] = []
     threads = [
         threading.Thread(target=_client, args=(target, setup, index, barrier, reports))
@@ -486,7 +487,7 @@ def run_load(target: Target, clients: int, setup: dict[str, Any]) -> tuple[Tally
         for worker in workers:
             worker.join(10)
     finally:
-        stop_workers(workers)  # stopped or failed: no client outlives the run
+        stop(workers)
     if errors:
         raise RuntimeError(f"tpcc: {len(errors)} client process(es) failed: {errors[0]}")
     return merged, busiest

@@ -66,6 +66,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     reset_table,
     table_total,
 )
+from ._worker_processes import start_as_worker, stop
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "select-update"
@@ -73,6 +74,8 @@ OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 VERSION = "1"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 LOAD_OPTIONS = frozenset({"clients", "transactions", "duration", "warmup", "pin"})
+# MySQL/MariaDB: the table is made in Target.data_directory when one is given (a study).
+DATA_DIRECTORY = True
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80, 100)
 DEFAULT_TRANSACTIONS = 10_000
@@ -190,6 +193,7 @@ def _client_loop(
 
 def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -> None:
     """One worker process: connect its clients, wait for the start, run, report."""
+    start_as_worker()
     try:
         if plan.client_cpus:
             placement.pin_process(0, plan.client_cpus)
@@ -365,10 +369,7 @@ def run_point(
         getattr(progress, "close", progress.finish)()
         raise
     finally:
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-            worker.join(timeout=5)
+        stop(workers)
     progress.finish()
     histogram = Histogram.merged([Histogram.from_dict(t["histogram"]) for t in tallies])
     committed = sum(t["committed"] for t in tallies)

@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchhub_contract.importers import pgbench as pgbench_report
+
 from .. import db, firebird_db
 from ..histogram import Histogram
-from ..importers import pgbench as pgbench_report
 from ..progress import working
 from . import _connections as dbc
 from . import _engine_cpu

@@ -18,6 +18,7 @@ import argparse
 import datetime as dt
 from typing import Any
 
+from .. import db
 from ..progress import working
 from . import _connections as dbc
 from . import _engine_cpu
@@ -114,6 +115,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     warmup = float(dbc.option(options, "warmup", 2))
     repeat = int(dbc.option(options, "repeat", 3))
     sabotage = getattr(options, "test_sabotage", None)
+    # Refused before the warehouses are loaded, not at the largest point.
+    db.require_connections(target, max(clients_list))
     started_at = dt.datetime.now(dt.UTC)
     notes: list[str] = []
 

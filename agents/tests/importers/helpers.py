@@ -6,8 +6,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from benchhub_agent.importers import ImportedRuns
-from benchhub_agent.schema import validation_errors
+from benchhub_contract.importers import ImportedRuns
+from benchhub_contract.schema import validation_errors
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from benchhub_agent.importers import TOOLS, ImportFormatError, parse_tool_output
+from benchhub_contract.importers import TOOLS, ImportFormatError, parse_tool_output
 
 from .helpers import fixture
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from benchhub_agent.importers import ImportFormatError, parse_tool_output
+from benchhub_contract.importers import ImportFormatError, parse_tool_output
 
 from .helpers import assert_valid_document, fixture, points
 

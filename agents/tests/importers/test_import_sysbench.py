@@ -4,7 +4,7 @@ import json
 import uuid
 
 import pytest
-from benchhub_agent.importers import ImportFormatError, parse_tool_output
+from benchhub_contract.importers import ImportFormatError, parse_tool_output
 
 from .helpers import assert_valid_document, fixture, points
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from benchhub.imports.forms import ENUM_LABELS
+from benchhub.results.labels import ENUM_LABELS
 
 register = template.Library()
 

@@ -3,7 +3,8 @@ task does on a worker, for the embedded default (no worker) after an upgrade."""
 
 from django.core.management.base import BaseCommand
 
-from benchhub.baselines.refresh import baselines_mark_all, baselines_refresh
+from benchhub.baselines.marking import baselines_mark_all
+from benchhub.baselines.refresh import baselines_refresh
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ import re
 import threading
 from typing import Any
 
-from benchhub_agent.schema import benchmark_catalog, submission_schema
+from benchhub_contract.schema import benchmark_catalog, submission_schema
 from django.http import HttpResponseBase
 from django.utils import translation
 from drf_spectacular.settings import spectacular_settings
@@ -270,7 +270,7 @@ def submission_document_schemas() -> dict[str, dict[str, Any]]:
     }
 
 
-# Text never holds NUL (benchhub_agent.schema.bounds_errors): said here so
+# Text never holds NUL (benchhub_contract.schema.bounds_errors): said here so
 # that clients and fuzzers do not build documents the server refuses.
 NO_NUL = "^[^\\u0000]*$"
 

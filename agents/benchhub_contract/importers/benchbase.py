@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from benchhub_agent.schema import JSONTooDeep, OversizedInteger, loads, metric_catalog
+from benchhub_contract.schema import JSONTooDeep, OversizedInteger, loads, metric_catalog
 
 from ._common import (
     ImportedRuns,

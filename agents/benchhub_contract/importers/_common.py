@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchhub_agent.schema import metric_catalog
+from benchhub_contract.schema import metric_catalog
 
 Number = int | float
 

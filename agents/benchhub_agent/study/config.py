@@ -1,0 +1,187 @@
+"""``--vary config 'default;fast:synchronous_commit=off,commit_delay=100'``: named server
+settings, applied before each cell and restored afterwards.
+
+PostgreSQL: ALTER SYSTEM and a reload (the study waits until a new connection
+sees the reload); a setting that needs a restart (context postmaster) is
+refused. MariaDB/MySQL: SET GLOBAL; a read-only variable is refused. Each
+run records its profile's name (``config_profile``) and the values it set.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from .. import db
+from ..target import Target
+from .machine import Changes, StudyError
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,60}$")
+_SETTING = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,62}$")
+_BARE_VALUE = re.compile(r"^(-?\d+(\.\d+)?|[A-Za-z_][A-Za-z0-9_]*)$")
+RELOAD_WAIT_S = 10.0
+
+
+def parse(levels: list[str]) -> dict[str, dict[str, str]]:
+    """{profile: {setting: value}}; one profile may set nothing (the server as it is)."""
+    if len(levels) < 2:
+        raise StudyError(
+            "--vary config: two or more profiles, e.g. 'default;fast:commit_delay=100'"
+        )
+    profiles: dict[str, dict[str, str]] = {}
+    for level in levels:
+        name, _, body = level.partition(":")
+        name = name.strip()
+        if not _NAME.match(name):
+            raise StudyError(f"--vary config: {name!r} is no profile name (letters, digits, _.-)")
+        if name in profiles:
+            raise StudyError(f"--vary config: profile {name} named twice")
+        settings: dict[str, str] = {}
+        for pair in filter(None, (p.strip() for p in body.split(","))):
+            setting, sep, value = pair.partition("=")
+            if not sep or not _SETTING.match(setting.strip()) or not value.strip():
+                raise StudyError(f"--vary config: {pair!r} in {name} is not setting=value")
+            settings[setting.strip().lower()] = value.strip()
+        profiles[name] = settings
+    plain = [name for name, settings in profiles.items() if not settings]
+    if len(plain) > 1:
+        raise StudyError(
+            f"--vary config: {' and '.join(plain)} set nothing: both are the server as it is"
+        )
+    return profiles
+
+
+def check(target: Target, profiles: dict[str, dict[str, str]]) -> None:
+    """Every setting known to the server and changeable without a restart."""
+    names = sorted({name for settings in profiles.values() for name in settings})
+    if not names:
+        return
+    conn = db.connect(target)
+    try:
+        with conn.cursor() as cur:
+            for name in names:
+                if target.engine == "postgresql":
+                    cur.execute("SELECT context FROM pg_settings WHERE name = %s", (name,))
+                    row = cur.fetchone()
+                    fixed = row is not None and row[0] in ("postmaster", "internal")
+                else:
+                    cur.execute(
+                        "SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
+                        "WHERE VARIABLE_NAME = %s",
+                        (name.upper(),),
+                    )
+                    row = cur.fetchone()
+                    fixed = row is not None and row[0] == "YES"
+                if row is None:
+                    raise StudyError(f"--vary config: the server has no setting {name}")
+                if fixed:
+                    raise StudyError(
+                        f"--vary config: {name} takes effect only when the server restarts; "
+                        "a study does not restart servers"
+                    )
+    finally:
+        conn.close()
+
+
+class Settings:
+    """Applies a profile's settings; the first change of each registers its restore."""
+
+    def __init__(self, target: Target, profiles: dict[str, dict[str, str]], changes: Changes):
+        self.target, self.profiles, self.changes = target, profiles, changes
+        self.names = sorted({name for settings in profiles.values() for name in settings})
+        self.original: dict[str, Any] | None = None
+
+    def apply(self, profile: str) -> None:
+        if not self.names:
+            return
+        wanted = self.profiles[profile]
+        with self.changes.made() as register:
+            if self.original is None:
+                self.original = self._originals()
+                register("restore the server's settings", self.restore)
+            self._set({name: wanted.get(name, self.original[name]) for name in self.names})
+
+    def restore(self) -> None:
+        if self.original is not None:
+            self._set(self.original)
+
+    def _originals(self) -> dict[str, Any]:
+        """PostgreSQL: each setting's line in postgresql.auto.conf (None: no line);
+        MariaDB/MySQL: each global value."""
+        conn = db.connect(self.target)
+        try:
+            with conn.cursor() as cur:
+                if self.target.engine == "postgresql":
+                    cur.execute(
+                        "SELECT name, setting FROM pg_file_settings "
+                        "WHERE sourcefile LIKE '%%postgresql.auto.conf' AND name = ANY(%s)",
+                        (self.names,),
+                    )
+                    auto = dict(cur.fetchall())
+                    return {name: auto.get(name) for name in self.names}
+                found = {}
+                for name in self.names:
+                    cur.execute(
+                        "SELECT GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES "
+                        "WHERE VARIABLE_NAME = %s",
+                        (name.upper(),),
+                    )
+                    found[name] = cur.fetchone()[0]
+                return found
+        finally:
+            conn.close()
+
+    def _set(self, values: dict[str, Any]) -> None:
+        conn = db.connect(self.target)
+        try:
+            with conn.cursor() as cur:
+                if self.target.engine == "postgresql":
+                    self._set_postgresql(cur, values)
+                else:
+                    for name, value in values.items():
+                        shown = value if _BARE_VALUE.match(str(value)) else conn.escape(value)
+                        cur.execute(f"SET GLOBAL {name} = {shown}")
+        except StudyError:
+            raise
+        except Exception as exc:  # the server's refusal of a value, in its words
+            raise StudyError(f"--vary config: {' '.join(str(exc).split())}") from exc
+        finally:
+            conn.close()
+
+    def _set_postgresql(self, cur: Any, values: dict[str, Any]) -> None:
+        from psycopg import sql
+
+        for name, value in values.items():
+            if value is None:
+                cur.execute(sql.SQL("ALTER SYSTEM RESET {}").format(sql.Identifier(name)))
+            else:
+                cur.execute(
+                    sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        sql.Identifier(name), sql.Literal(str(value))
+                    )
+                )
+        cur.execute("SELECT now()")
+        (before,) = cur.fetchone()
+        cur.execute("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + RELOAD_WAIT_S
+        # A new connection's configuration is the postmaster's: wait until it is reloaded.
+        while True:
+            fresh = db.connect(self.target)
+            try:
+                with fresh.cursor() as check:
+                    check.execute("SELECT pg_conf_load_time() >= %s", (before,))
+                    if check.fetchone()[0]:
+                        return
+            finally:
+                fresh.close()
+            if time.monotonic() > deadline:
+                raise StudyError("--vary config: the server did not reload its configuration")
+            time.sleep(0.05)
+
+
+def recorded(profile: str, settings: dict[str, str], database: dict[str, Any]) -> None:
+    """The run's database section names its profile and the values the profile set."""
+    database["config_profile"] = profile
+    if settings:
+        database["settings"] = {**database.get("settings", {}), **settings}

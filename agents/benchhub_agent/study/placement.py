@@ -1,0 +1,145 @@
+"""Where a study puts a benchmark's data: on the filesystem of each cell's directory.
+
+PostgreSQL: a tablespace in ``<dir>/benchhub-study-<token>`` and a database of the
+study's own created in it, so that every table and index the benchmark makes
+(in its own schema, as always) is on that filesystem; the WAL stays in the
+server's data directory. MariaDB/MySQL: the benchmark's InnoDB tables are made
+with ``DATA DIRECTORY`` there (benchmarks that declare ``DATA_DIRECTORY``); the
+redo log stays in the server's. All of it is dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from .. import db
+from ..benchmarks import _connections as dbc
+from ..target import Target
+from .machine import Changes, Place, StudyError, own_directory, remove_tree
+
+MARK = dbc.OWNER_MARK
+
+
+def server_owner(info: db.ServerInfo, target: Target) -> tuple[int, int]:
+    """The OS user and group the server runs as: those owning its data directory."""
+    if not info.is_local or not info.data_directory:
+        raise StudyError(
+            f"the {target.engine} server of --dsn must run on this machine and tell its data "
+            "directory (PostgreSQL: a superuser or pg_read_all_settings) to place data on "
+            "this machine's filesystems"
+        )
+    try:
+        found = os.stat(info.data_directory)
+    except OSError as exc:
+        raise StudyError(
+            f"cannot see the server's data directory {info.data_directory}: {exc.strerror}"
+        ) from exc
+    return found.st_uid, found.st_gid
+
+
+def with_database(target: Target, database: str) -> Target:
+    parts = urlsplit(target.dsn)
+    dsn = urlunsplit(parts._replace(path="/" + quote(database)))
+    return dataclasses.replace(target, database=database, dsn=dsn)
+
+
+def check_directory_text(path: str) -> None:
+    if any(c in path for c in "'\\\0\n"):
+        raise StudyError(f"--on: {path!r}: a quote, backslash or line break cannot be passed")
+
+
+def place_postgresql(
+    target: Target, place: Place, token: str, index: int, owner: tuple[int, int], changes: Changes
+) -> Target:
+    """A tablespace on ``place`` and a database in it: the target of the cell's runs."""
+    from psycopg import sql
+
+    name = f"benchhub_study_{token}_{index}"
+    with changes.made() as register:
+        directory = own_directory(place, token, owner)
+        register(f"remove {directory}", lambda: remove_tree(directory))
+    check_directory_text(directory)
+    conn = db.connect_postgresql(target)
+    try:
+        with changes.made() as register:
+            conn.execute(
+                sql.SQL("CREATE TABLESPACE {} LOCATION {}").format(
+                    sql.Identifier(name), sql.Literal(directory)
+                )
+            )
+            register(f"drop tablespace {name}", lambda: _drop(target, "TABLESPACE", name))
+        conn.execute(sql.SQL("COMMENT ON TABLESPACE {} IS {}").format(sql.Identifier(name), MARK))
+        with changes.made() as register:
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} TABLESPACE {}").format(
+                    sql.Identifier(name), sql.Identifier(name)
+                )
+            )
+            register(f"drop database {name}", lambda: _drop(target, "DATABASE", name))
+        conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), MARK))
+    except db.postgresql_module().Error as exc:
+        raise StudyError(
+            f"PostgreSQL refused the study's tablespace in {directory}: "
+            f"{' '.join(str(exc).split())} (CREATE TABLESPACE needs a superuser)"
+        ) from exc
+    finally:
+        conn.close()
+    return with_database(target, name)
+
+
+def _drop(target: Target, kind: str, name: str) -> None:
+    from psycopg import sql
+
+    conn = db.connect_postgresql(target)
+    try:
+        if kind == "DATABASE":
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+        else:
+            conn.execute(sql.SQL("DROP TABLESPACE IF EXISTS {}").format(sql.Identifier(name)))
+    finally:
+        conn.close()
+
+
+def place_mysql(
+    target: Target, place: Place, token: str, owner: tuple[int, int], changes: Changes
+) -> Target:
+    """A directory for the benchmark's tables' files, proven by a table made there."""
+    with changes.made() as register:
+        directory = own_directory(place, token, owner)
+        register(f"remove {directory}", lambda: remove_tree(directory))
+    check_directory_text(directory)
+    probe = f"benchhub_study_{token}_probe"
+    conn = db.connect_mysql(target)
+    try:
+        with conn.cursor() as cur:
+            with changes.made() as register:
+                cur.execute(f"CREATE DATABASE `{probe}`")
+                register(f"drop database {probe}", lambda: _drop_mysql(target, probe))
+            try:
+                cur.execute(
+                    f"CREATE TABLE `{probe}`.probe (i int) ENGINE=InnoDB "
+                    f"DATA DIRECTORY='{directory}'"
+                )
+            except Exception as exc:
+                raise StudyError(
+                    f"the server cannot make InnoDB tables in {directory} (DATA DIRECTORY): "
+                    f"{dbc.db_errors.driver_message(exc)}; it needs innodb_file_per_table=ON "
+                    "and write access there (AppArmor or SELinux may forbid it)"
+                ) from exc
+            cur.execute(f"DROP DATABASE `{probe}`")
+    finally:
+        conn.close()
+    return dataclasses.replace(target, data_directory=directory)
+
+
+def _drop_mysql(target: Target, database: str) -> None:
+    conn = db.connect_mysql(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{database}`")
+    finally:
+        conn.close()

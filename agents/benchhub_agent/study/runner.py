@@ -1,0 +1,321 @@
+"""``benchhub-agent study``: one benchmark over the cells of a matrix, then one study.
+
+Checked first, changed next (everything registered to be undone), then the
+runs in interleaved order, each uploaded through the outbox as any run is;
+then the study that links them, POSTed to /api/v1/studies/. Whatever happens
+(a failure, Ctrl-C, SIGTERM), every change is undone before the agent exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from benchhub_contract.schema import benchmark_catalog
+
+from .. import db, document, privacy, transport, upload
+from ..benchmarks import Discovered, _connections
+from ..commands import (
+    EXIT_FAILED,
+    EXIT_KEPT,
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    UsageError,
+    check_server_option,
+    cmd_run,
+    push_outbox_first,
+    upload_settings,
+)
+from ..outbox import Outbox
+from ..output import say
+from ..target import Target
+from . import config, machine, placement, scratch
+from . import plan as plan_module
+from .machine import Changes, Place, StudyError
+from .report import study_fields, study_request
+
+EXIT_INTERRUPTED = 130
+
+
+def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str, Discovered]):
+    found = benchmarks.get(args.benchmark)
+    if found is None or found.module is None:
+        available = ", ".join(benchmarks) or "none"
+        raise UsageError(f"study: name a benchmark ({available}) or give --like STUDY_URL")
+    module = found.module
+    if args.keep:
+        raise UsageError("study: --keep does not apply: the study removes all it made")
+    try:
+        target = Target.parse(args.dsn)
+        plan = plan_module.build(args)
+        placing = _check_engine(module, target, bool(plan.directories))
+        if plan.profiles:
+            config.check(target, plan.profiles)
+        fields = study_fields(args, plan, benchmark_catalog())
+    except (StudyError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    check_server_option(args)
+    info = db.describe(target)
+    try:
+        owner = (0, 0)  # no directory: the data stays where the server keeps it
+        server = f"the {target.engine} server"
+        if plan.directories:
+            owner = placement.server_owner(info, target)
+            machine.check_server_may_write(owner[0], server)
+        for directory in plan.directories:
+            # --format-scratch's directories are made later: the folders above them now.
+            reachable = directory
+            while not os.path.isdir(reachable):
+                reachable = os.path.dirname(reachable)
+            machine.check_server_can_reach(reachable, owner, server)
+    except StudyError as exc:
+        raise UsageError(str(exc)) from exc
+    # With --dry-run, stdout is the documents' alone.
+    print(
+        plan_module.preflight_text(plan, args, placing), file=sys.stderr if args.dry_run else None
+    )
+    if not args.yes and not _confirmed():
+        say("study: not confirmed, nothing changed (--yes runs without asking)")
+        return EXIT_USAGE
+    if args.upload:
+        upload_settings(args)  # a missing token refused before the machine is changed
+        push_outbox_first(args)
+    changes = Changes()
+    global _STUDY_PID
+    _STUDY_PID = os.getpid()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    outcome = Outcome()
+    try:
+        _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    except StudyError as exc:
+        outcome.failure = str(exc)
+    finally:
+        failures = changes.undo_all()
+        signal.signal(signal.SIGTERM, previous)
+    return _finish(plan, args, fields, outcome, changes, failures)
+
+
+_STUDY_PID = os.getpid()
+
+
+def _interrupt(number: int, _frame: Any) -> None:
+    """SIGTERM stops the study as Ctrl-C does; a benchmark's worker process (forked,
+    and so with this handler) that is terminated just ends."""
+    if os.getpid() != _STUDY_PID:
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+        return
+    raise KeyboardInterrupt
+
+
+def _confirmed() -> bool:
+    if not sys.stdin.isatty():
+        say("study: no terminal to ask on")
+        return False
+    try:
+        return input("go on? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def _check_engine(module: Any, target: Target, places_data: bool) -> str:
+    """What placing the data will do, or a refusal; nothing to place without directories."""
+    if target.engine not in module.ENGINES:
+        raise StudyError(
+            f"{module.NAME} runs on {', '.join(sorted(module.ENGINES))}, not on {target.engine}"
+        )
+    if target.engine in ("postgresql", *_connections.MYSQL_FAMILY) and not places_data:
+        return ""
+    if target.engine == "postgresql":
+        return (
+            "create a tablespace and a database in <dir>/benchhub-study-<token> for each "
+            "directory (the WAL stays in the server's data directory)"
+        )
+    if target.engine in _connections.MYSQL_FAMILY:
+        if not getattr(module, "DATA_DIRECTORY", False):
+            raise StudyError(
+                f"{module.NAME} does not place its tables in a DATA DIRECTORY: on "
+                "MySQL/MariaDB a study runs select-update"
+            )
+        return (
+            "make the benchmark's InnoDB tables with DATA DIRECTORY in "
+            "<dir>/benchhub-study-<token> (the redo log stays in the data directory)"
+        )
+    raise StudyError(f"study: {target.engine} is not supported yet (PostgreSQL, MariaDB, MySQL)")
+
+
+class Outcome:
+    def __init__(self) -> None:
+        self.documents: list[dict[str, Any]] = []
+        self.accepted: list[str] = []  # uuids the server holds
+        self.kept = 0  # left in the outbox
+        self.interrupted = False
+        self.failure: str | None = None
+
+
+def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> None:
+    token = secrets.token_hex(3)
+    if plan.scratch:
+        scratch.make(args.format_scratch, plan.scratch, args.scratch_size, changes)
+    places = [machine.place_of(d) for d in plan.directories]
+    settings = config.Settings(target, plan.profiles, changes)
+    targets = [] if places else [target]  # no directory: the data where the server keeps it
+    for index, place in enumerate(places):
+        if target.engine == "postgresql":
+            cell = placement.place_postgresql(target, place, token, index, owner, changes)
+        else:
+            cell = placement.place_mysql(target, place, token, owner, changes)
+        targets.append(cell)
+    remounted: set[str] = set()
+    scheduled: set[str] = set()
+    run_args = copy.copy(args)
+    run_args.repeat, run_args.upload = 1, False  # uploaded here, one run at a time
+    outbox = Outbox()
+    server, api_token = upload_settings(args) if args.upload else ("", "")
+    for number, (visit, cell) in enumerate(plan.order, start=1):
+        place = places[cell.directory] if places else None
+        if place is not None:
+            _apply(cell, place, changes, remounted, scheduled)
+        profile = cell.level("config")
+        if profile is not None:
+            settings.apply(profile)
+        say(
+            f"study run {number}/{len(plan.order)}: {plan.letter(cell)} ({cell.label}), "
+            f"visit {visit + 1}/{plan.repeat}"
+        )
+        doc, _ = cmd_run(
+            run_args,
+            argv,
+            benchmarks,
+            target=targets[cell.directory],
+            storage_path=place.directory if place else None,
+        )
+        if profile is not None:
+            database = doc["environment"].setdefault("database", {})
+            config.recorded(profile, plan.profiles[profile], database)
+        now = machine.place_of(place.directory) if place else None
+        doc["runs"][0]["note"] = "\n".join(
+            filter(None, [doc["runs"][0].get("note"), _cell_note(plan, cell, now, number)])
+        )
+        doc, _findings = privacy.redact(doc)
+        document.validate(doc)
+        outcome.documents.append(doc)
+        if args.upload:
+            answer = upload.send_and_keep(server, api_token, doc, outbox)
+            say(f"study run {number}: {answer.describe()}")
+            if answer.accepted:
+                outcome.accepted.append(doc["uuid"])
+            else:
+                outcome.kept += 1
+
+
+def _apply(cell, place: Place, changes: Changes, remounted: set, scheduled: set) -> None:
+    """Set the cell's mount options and scheduler (each restored once, at the end)."""
+    options = cell.level("mount-options")
+    if options is not None:
+        with changes.made() as register:
+            if place.directory not in remounted:
+                remounted.add(place.directory)
+                register(
+                    f"restore the mount options of {place.directory}",
+                    lambda: machine.restore_mount(place),
+                )
+            machine.remount(place, options)  # from the options it had before the study
+    wanted = cell.level("io-scheduler")
+    if wanted is not None:
+        for disk in place.disks:
+            with changes.made() as register:
+                if disk not in scheduled:
+                    scheduled.add(disk)
+                    active = machine.schedulers(disk)[1] or "none"
+                    register(
+                        f"restore the scheduler of {disk} to {active}",
+                        lambda disk=disk, active=active: machine.set_scheduler(disk, active),
+                    )
+                machine.set_scheduler(disk, wanted)
+
+
+def _cell_note(plan, cell, place: Place | None, number: int) -> str:
+    order = "".join(plan.letter(c) for _, c in plan.order)
+    note = (
+        f"study cell {plan.letter(cell)} ({cell.label}), run {number} of {len(plan.order)} "
+        f"in the order {order}"
+    )
+    if place is None:
+        return note
+    return (
+        f"{note}; data on the {place.fstype} filesystem of device "
+        f"{place.device or 'unknown'}, mounted {place.options_text}"
+    )
+
+
+def _finish(
+    plan, args, fields: dict[str, Any], outcome: Outcome, changes: Changes, failures: list[str]
+) -> int:
+    undone = f"{changes.undone} change(s) undone"
+    for failure in failures:
+        say(f"study: NOT undone: {failure}")
+    if outcome.interrupted:
+        kept = f"; {len(outcome.accepted)} run(s) uploaded stay" if outcome.accepted else ""
+        say(
+            f"study interrupted: {undone}{' except the above' if failures else ''}, "
+            f"no study posted{kept}"
+        )
+        return EXIT_INTERRUPTED
+    if outcome.failure is not None:
+        say(f"benchhub-agent: {outcome.failure} ({undone})")
+        return EXIT_FAILED
+    say(f"study: all {len(outcome.documents)} runs done, {undone}")
+    # Every run, also those still in the outbox: the study kept for later names them too.
+    submissions = [d["uuid"] for d in outcome.documents]
+    request = study_request(fields, args, plan, outcome.documents, submissions)
+    if args.dry_run:
+        print(json.dumps({"submissions": outcome.documents, "study": request}, indent=1))
+        return EXIT_OK
+    if not args.upload:
+        say("not uploaded: add --upload to publish the runs and the study")
+        return EXIT_OK
+    return _post(request, args, outcome)
+
+
+def _post(request: dict[str, Any], args: argparse.Namespace, outcome: Outcome) -> int:
+    server, token = upload_settings(args)
+    if outcome.kept:
+        path = _keep(request)
+        say(
+            f"study: {outcome.kept} run(s) are still in the outbox, so the study is not "
+            f"posted; it is kept in {path}: 'benchhub-agent push', then POST it to "
+            f"{server}/api/v1/studies/"
+        )
+        return EXIT_KEPT
+    try:
+        status, answer = transport.request_json(
+            "POST", f"{server.rstrip('/')}/api/v1/studies/", token=token, body=request
+        )
+    except Exception as exc:  # the runs are stored; only the study itself is missing
+        status, answer = None, {"error": {"message": str(exc)}}
+    if status == 201 and isinstance(answer, dict):
+        print(f"study: {answer.get('url')}")
+        return EXIT_OK
+    path = _keep(request)
+    message = answer.get("error", answer) if isinstance(answer, dict) else answer
+    say(f"study: the server did not store the study ({status}: {message}); kept in {path}")
+    return EXIT_REJECTED
+
+
+def _keep(request: dict[str, Any]) -> str:
+    folder = Outbox().path.parent / "studies"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{secrets.token_hex(4)}.json"
+    path.write_text(json.dumps(request, indent=1))
+    return os.fspath(path)

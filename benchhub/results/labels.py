@@ -1,0 +1,32 @@
+"""How pages name the values of the submission schema's enums."""
+
+# Labels for the schema's enums; the values themselves come from the schema,
+# so a new engine or protocol appears here without an edit (with its raw name).
+ENUM_LABELS = {
+    "postgresql": "PostgreSQL",
+    "mysql": "MySQL",
+    "mariadb": "MariaDB",
+    "firebird": "Firebird",
+    "interbase": "InterBase",
+    "yaffil": "Yaffil",
+    "sqlite": "SQLite",
+    "other": "other",
+    "linux": "Linux",
+    "windows": "Windows",
+    "freebsd": "FreeBSD",
+    "macos": "macOS",
+    "hdd": "HDD (spinning disk)",
+    "ssd": "SSD (SATA/SAS)",
+    "nvme": "NVMe",
+    "virtual": "virtual disk",
+    "unknown": "unknown",
+    "embedded": "embedded (in-process)",
+    "local": "local (engine's own local transport)",
+    "unix_socket": "Unix socket",
+    "tcp_loopback": "TCP to localhost",
+    "tcp_remote": "TCP to another machine",
+    "services_api": "services API (Firebird)",
+    "named_pipe": "named pipe",
+    "xnet": "XNET (Firebird, Windows)",
+    "shared_memory": "shared memory (Windows)",
+}
