@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure a Firebird 3 server from Debian's packages is installed and answering on
-# 127.0.0.1:3050, for the agent's backup benchmark tests. Safe to run any number of times:
-# every step checks first and does nothing when its work is already done.
+# 127.0.0.1:3050, for the agent's Firebird tests (backup through the server's tools; the
+# load benchmarks through firebird-driver, which loads the client library libfbclient2).
+# Safe to run any number of times: every step checks first and does nothing when its
+# work is already done.
 set -euo pipefail
 
 PASSWORD_FILE=/etc/firebird/3.0/SYSDBA.password
@@ -18,15 +20,16 @@ port_answers() {
 }
 
 if ! dpkg-query -W -f='${Status}' firebird3.0-server 2>/dev/null | grep -q "ok installed" \
+    || ! dpkg-query -W -f='${Status}' libfbclient2 2>/dev/null | grep -q "ok installed" \
     || ! command -v isql-fb >/dev/null || ! command -v gbak >/dev/null; then
-    echo "ensure-firebird: installing firebird3.0-server and firebird3.0-utils"
+    echo "ensure-firebird: installing firebird3.0-server, firebird3.0-utils and libfbclient2"
     # Without a preseeded answer the package asks whether to start the server and for a
     # SYSDBA password; noninteractive keeps its defaults: a random password written to
     # $PASSWORD_FILE, which is what the tests read.
     echo "firebird3.0-server shared/firebird/enabled boolean true" | debconf-set-selections
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        firebird3.0-server firebird3.0-utils >/dev/null
+        firebird3.0-server firebird3.0-utils libfbclient2 >/dev/null
 fi
 
 if ! port_answers; then

@@ -73,10 +73,13 @@ class ServerInfo:
     driver_version: str = ""
     data_directory: str | None = None
     server_pid: int | None = None
+    architecture: str | None = None  # Firebird: superserver, superclassic or classic
 
     def database_section(self) -> dict[str, Any]:
         section: dict[str, Any] = {"version_string": self.version_string[:500]}
         section["engine"] = self.engine
+        if self.architecture:
+            section["architecture"] = self.architecture
         if self.settings:
             section["settings"] = self.settings
         return section
@@ -272,11 +275,50 @@ def _read_pid(path: str | None) -> int | None:
 # --- any engine -------------------------------------------------------------
 
 
+# --- Firebird -----------------------------------------------------------------------------
+
+
+def connect_firebird(target: Target, *, autocommit: bool = True) -> Any:
+    from . import firebird_db
+
+    try:
+        return firebird_db.connect(target, autocommit=autocommit)
+    except firebird_db.DriverMissing as exc:
+        raise DriverMissing(str(exc)) from exc
+
+
+def describe_firebird(conn: Any, target: Target) -> ServerInfo:
+    from . import firebird_db
+
+    facts = firebird_db.server_facts(conn, target)
+    return ServerInfo(
+        engine="firebird",
+        version_string=facts["version_string"],
+        settings=facts["settings"],
+        protocol=facts["protocol"],
+        driver="firebird-driver",
+        driver_version=firebird_db.driver_version(),
+        data_directory=facts["data_directory"],
+        server_pid=facts["server_pid"],
+        architecture=facts["architecture"],
+    )
+
+
+# Firebird 3 sets no limit of its own on connections (memory and the OS do): what
+# require_connections compares with.
+FIREBIRD_CONNECTIONS = 10_000
+
+
+# --- any engine -------------------------------------------------------------
+
+
 def connect(target: Target, *, autocommit: bool = True) -> Any:
     if target.engine == "postgresql":
         return connect_postgresql(target, autocommit=autocommit)
     if target.engine in ("mysql", "mariadb"):
         return connect_mysql(target, autocommit=autocommit)
+    if target.engine == "firebird":
+        return connect_firebird(target, autocommit=autocommit)
     raise ValueError(f"no driver for engine {target.engine!r} in the agent")
 
 
@@ -286,6 +328,8 @@ def describe(target: Target) -> ServerInfo:
     try:
         if target.engine == "postgresql":
             return describe_postgresql(conn)
+        if target.engine == "firebird":
+            return describe_firebird(conn, target)
         return describe_mysql(conn)
     finally:
         conn.close()
@@ -293,6 +337,8 @@ def describe(target: Target) -> ServerInfo:
 
 def free_connections(target: Target) -> int:
     """How many more connections the server will accept from this user now."""
+    if target.engine == "firebird":
+        return FIREBIRD_CONNECTIONS
     conn = connect(target)
     try:
         cursor = conn.cursor()
@@ -329,6 +375,8 @@ def require_connections(target: Target, needed: int, option: str = "--clients") 
 
 def max_connections(target: Target) -> int:
     """The server's max_connections setting, as it reports it."""
+    if target.engine == "firebird":
+        return FIREBIRD_CONNECTIONS
     conn = connect(target)
     try:
         cursor = conn.cursor()

@@ -206,11 +206,14 @@ def _tpcb(p: dict[str, Any], published: dict[str, Any], engine: str, found: Repl
         found.add("--engine", "pgbench")
     else:
         raise CannotReplay(f"that run's load engine {load_engine!r} is not one tpcb can drive")
-    here = "prepared" if engine == "postgresql" else "simple"
+    from .benchmarks.tpcb import query_mode
+
+    here = query_mode(engine)
     if "query_mode" in p and p["query_mode"] != here:
         raise CannotReplay(
             f"that run's query_mode={p['query_mode']!r}, but tpcb on {engine} runs {here!r} "
-            "statements (on MySQL/MariaDB the agent sends text statements, as sysbench)"
+            "statements (prepared on PostgreSQL and Firebird; on MySQL/MariaDB the agent "
+            "sends text statements, as sysbench)"
         )
     p.pop("query_mode", None)
     _copy(p, found, "scale", "duration", "warmup", "clients")
@@ -261,6 +264,8 @@ def _external_sort(p: dict[str, Any], published: dict[str, Any], engine: str, fo
     _load_engine_is_the_agent(published)
     _require(p, "fetch", "all_rows", "this agent's external-sort fetches all rows")
     _copy(p, found, "rows")
+    if "sort_memory" in p and "firebird" in (_source_engine(published) or engine, engine):
+        _firebird_sort_memory(str(p.pop("sort_memory")), _source_engine(published), engine, found)
     if "sort_memory" in p:
         source = _source_engine(published) or engine
         value = p.pop("sort_memory")
@@ -272,6 +277,28 @@ def _external_sort(p: dict[str, Any], published: dict[str, Any], engine: str, fo
                 f"{converted} ({_memory_setting(engine)} on {engine})"
             )
     _placement(published, found, supported=False)
+
+
+def _firebird_sort_memory(value: str, source: str, engine: str, found: Replay) -> None:
+    """Firebird sorts in TempCacheLimit, a setting of the whole server, not of a session:
+    a run records it but no run sets it, so it is kept only between two Firebirds."""
+    source = source or engine
+    if source == engine:
+        found.notes.append(
+            f"sort memory: that run's server had TempCacheLimit {value}; Firebird's is set "
+            "in firebird.conf, not by a run: yours is recorded in the repeat's sort_memory"
+        )
+        return
+    if engine == "firebird":
+        raise CannotReplay(
+            f"that run sorted with {_memory_setting(source)} {value} on {source}; Firebird "
+            "cannot set a session's sort memory (TempCacheLimit is server-wide): replay it "
+            f"on a {source} --dsn"
+        )
+    raise CannotReplay(
+        f"that run's sort memory was Firebird's server-wide TempCacheLimit ({value}), which "
+        f"no session setting of {engine} matches: replay it on a Firebird --dsn"
+    )
 
 
 def _tpcc(p: dict[str, Any], published: dict[str, Any], engine: str, found: Replay):

@@ -238,7 +238,7 @@ def test_import_refuses_a_database_version_the_output_contradicts(outbox_dir):
 
 
 def test_a_benchmark_refuses_an_engine_it_does_not_run_on(outbox_dir):
-    done = agent("run", "select-update", "--dsn", "firebird://SYSDBA:x@localhost/db.fdb")
+    done = agent("run", "sql-bench", "--dsn", "firebird://SYSDBA:x@localhost/db.fdb")
     assert done.returncode == 2
     assert "not on firebird" in done.stderr
 

@@ -504,12 +504,12 @@ def test_a_seed_run_says_why_the_agent_cannot_repeat_it_and_offers_what_it_can(c
         "benchhub-agent run sql-bench --dsn mysql://root@127.0.0.1:3306/bench"
         in (sections["sql-bench"])
     )
-    # The agent's tpcb does not drive Firebird: its own, on an engine it does.
-    assert "not on Firebird" in sections["tpcb"]
-    assert "benchhub-agent run tpcb --dsn postgresql://" in sections["tpcb"]
-    # Nor does its tpcc: seed 003's TPC-C ran on Firebird.
-    assert "not on Firebird" in sections["tpcc"]
-    assert "benchhub-agent run tpcc --dsn postgresql://" in sections["tpcc"]
+    # Seed 003's TPC-B and TPC-C ran on Firebird, which the agent's tpcb and tpcc drive:
+    # its own, on the run's engine.
+    for name in ("tpcb", "tpcc"):
+        assert "from a published article, not from the agent" in sections[name]
+        assert "not on Firebird" not in sections[name]
+        assert f"benchhub-agent run {name} --dsn firebird://SYSDBA:" in sections[name]
 
 
 def test_a_pinned_seed_backup_offers_the_agents_backup_pinned_alike(client, db):

@@ -64,6 +64,8 @@ def describe(target: Target, extra_settings: Iterable[str] = ()) -> db.ServerInf
 
 
 def _settings(target: Target, names: Sequence[str]) -> dict[str, str]:
+    if target.engine == "firebird":
+        return {}  # db.describe records every setting Firebird has that a run depends on
     conn = connect(target)
     try:
         with conn.cursor() as cur:
@@ -339,7 +341,10 @@ def _own_firebird_file(target: Target, benchmark: str) -> Target:
     path = own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
     own = dataclasses.replace(target, database=path)
     database = fb.FirebirdDatabase.from_target(own)
-    if fb.exists(database) and not fb.is_marked(database):
+    if not fb.exists(database):
+        # Made through the server, so that the file belongs to the server's user.
+        fb.recreate(database, OWNER_MARK)
+    elif not fb.is_marked(database):
         raise NotOurs(
             f"Firebird database {path} exists and benchhub-agent did not make it; it is left "
             "alone: move it, or give --dsn a database in another folder"
@@ -356,7 +361,7 @@ def remove_own_objects(target: Target, benchmark: str, tables: Sequence[str] = (
         path = own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
         database = fb.FirebirdDatabase.from_target(dataclasses.replace(target, database=path))
         if fb.exists(database) and fb.is_marked(database):
-            fb.isql(database, "DROP DATABASE;\n")
+            fb.drop(database)
         return
     if target.engine not in MYSQL_FAMILY and target.engine != "postgresql":
         return

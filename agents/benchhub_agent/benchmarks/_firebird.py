@@ -124,19 +124,40 @@ def recreate(db: FirebirdDatabase, mark: str, page_size: int = 8192) -> None:
     if exists(db):
         if not is_marked(db, mark):
             raise FirebirdError(f"firebird: {db.path} is not a database benchhub-agent made")
-        isql(db, "DROP DATABASE;\n")
+        drop(db)
     quoted = db.tcp().replace("'", "''")
-    isql(
-        db,
-        f"CREATE DATABASE '{quoted}' PAGE_SIZE {int(page_size)} DEFAULT CHARACTER SET UTF8;\n",
-        connect=False,
-    )
     note = mark.replace("'", "''")
+    # One script, so that no file is left unmarked between two commands.
     isql(
         db,
+        f"CREATE DATABASE '{quoted}' PAGE_SIZE {int(page_size)} DEFAULT CHARACTER SET UTF8;\n"
         f"CREATE TABLE {OWNER_TABLE} (note varchar(200));\nCOMMIT;\n"
         f"INSERT INTO {OWNER_TABLE} VALUES ('{note}');\nCOMMIT;\n",
+        connect=False,
     )
+
+
+def drop(db: FirebirdDatabase) -> None:
+    """Drop ``db``, a database of the agent's own. A client stopped in the middle of a call
+    (Ctrl-C) keeps its attachment until its process exits, and Firebird drops no database
+    in use: the file is then shut down to single-user mode, which ends every other
+    attachment (all of them the agent's: the file is its own), and dropped."""
+    try:
+        isql(db, "DROP DATABASE;\n")
+        return
+    except FirebirdError as exc:
+        if "in use" not in str(exc):
+            raise
+    completed = subprocess.run(  # noqa: S603 - fbsvcmgr from PATH, arguments are ours
+        [tool("fbsvcmgr"), db.service_manager(), "action_properties", "dbname", db.path,
+         "prp_shutdown_mode", "prp_sm_single", "prp_force_shutdown", "0"],
+        env=db.environment(),
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    if completed.returncode != 0:
+        raise FirebirdError(f"fbsvcmgr shutdown: {completed.stderr.strip() or completed.stdout}")
+    isql(db, "DROP DATABASE;\n")
 
 
 def table_names(db: FirebirdDatabase) -> set[str]:

@@ -166,11 +166,57 @@ class MySQLClient:
         self.conn.close()
 
 
+class FirebirdClient:
+    """One connection through firebird-driver, its two statements prepared once: the
+    SELECT … WITH LOCK (Firebird's row lock; FOR UPDATE alone only names a cursor), the
+    UPDATE, COMMIT. READ COMMITTED and waiting for locks, as PostgreSQL; a row another
+    client changed while this one waited is an update conflict (SQLSTATE 40001), retried."""
+
+    def __init__(self, target: Target, locking: str) -> None:
+        from .. import firebird_db
+
+        self.firebird = firebird_db
+        self.errors = firebird_db.module()
+        self.retryable = firebird_db.RETRYABLE_SQLSTATES
+        self.conn = firebird_db.connect_raw(target)
+        self.cursor = self.conn.cursor()
+        lock = " WITH LOCK" if locking == "for_update" else ""
+        # TABLE is a constant of this module: nothing user-supplied reaches the SQL text.
+        self.select = self.cursor.prepare(f"SELECT c2 FROM {TABLE} WHERE c1 = ?{lock}")  # noqa: S608
+        self.update = self.cursor.prepare(f"UPDATE {TABLE} SET c2 = ? WHERE c1 = ?")  # noqa: S608
+
+    def backend_pid(self) -> int | None:
+        return None  # SuperServer: one process for all connections, pinned as a whole
+
+    def transaction(self, key: int) -> None:
+        cursor = self.cursor
+        try:
+            cursor.execute(self.select, (key,))
+            row = cursor.fetchone()
+            if row is None:
+                self.firebird.rollback(self.conn)
+                raise Failed(MISSING_ROW % key)
+            cursor.execute(self.update, (row[0] + 1, key))
+            self.conn.commit()
+        except self.errors.DatabaseError as exc:
+            if self.conn.is_closed() or str(exc.sqlstate or "").startswith("08"):
+                raise ConnectionError(str(exc)) from exc
+            self.firebird.rollback(self.conn)
+            if exc.sqlstate in self.retryable:
+                raise Retryable(str(exc)) from exc
+            raise Failed(str(exc)) from exc
+
+    def close(self) -> None:
+        self.firebird.close(self.conn, self.select, self.update, self.cursor)
+
+
 def open_client(
     target: Target, locking: str, mysql_driver: str = "pymysql"
-) -> PostgresClient | MySQLClient:
+) -> PostgresClient | MySQLClient | FirebirdClient:
     if target.engine == "postgresql":
         return PostgresClient(target, locking)
+    if target.engine == "firebird":
+        return FirebirdClient(target, locking)
     return MySQLClient(target, locking, mysql_driver)
 
 
@@ -184,11 +230,21 @@ def reset_table(target: Target) -> None:
         cur = conn.cursor()
         cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
         engine = ""
-        if target.engine != "postgresql":
+        if target.engine in ("mysql", "mariadb"):
             engine = " ENGINE=InnoDB"
             if target.data_directory:  # a study's directory, checked for quotes there
                 engine += f" DATA DIRECTORY='{target.data_directory}'"
         cur.execute(f"CREATE TABLE {TABLE} (c1 int PRIMARY KEY, c2 int NOT NULL){engine}")
+        if target.engine == "firebird":
+            # Firebird 3 has no multi-row VALUES; its primary key index needs no statistics
+            # for the lookups by key.
+            insert = f"INSERT INTO {TABLE} (c1, c2) VALUES (:k, 0)"  # noqa: S608 - constants
+            cur.execute(
+                "EXECUTE BLOCK AS DECLARE k int = 1; BEGIN"
+                f" WHILE (k <= {ROWS}) DO BEGIN {insert}; k = k + 1; END END"
+            )
+            cur.close()
+            return
         values = ", ".join(f"({key}, 0)" for key in range(1, ROWS + 1))
         cur.execute(f"INSERT INTO {TABLE} (c1, c2) VALUES {values}")  # noqa: S608 — ints only
         if target.engine == "postgresql":

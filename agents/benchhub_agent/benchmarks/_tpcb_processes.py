@@ -1,4 +1,4 @@
-"""tpcb's MySQL/MariaDB load: threads in a few processes, through mysqlclient or PyMySQL.
+"""tpcb's MySQL/MariaDB and Firebird load: threads in a few processes.
 
 The clients are threads spread over up to min(clients, CPUs, 8) processes, each running
 pgbench's built-in tpcb-like transaction in a loop as sysbench runs it (BEGIN, the three
@@ -10,7 +10,8 @@ The driver decides how much of a core each round trip costs the engine:
 whole round trip) when it is installed, as sysbench's C client; PyMySQL, pure Python,
 otherwise (0.74 x sysbench at 32 clients on 2 vCPUs: its protocol code, under the GIL,
 cost more than the database). ``mysql_driver`` names the one used; ``--mysql-driver``
-chooses.
+chooses. Firebird's clients go through firebird-driver (libfbclient through ctypes, which
+releases the GIL for each call), with the statements prepared once.
 """
 
 from __future__ import annotations
@@ -80,6 +81,60 @@ class Client:
         self.conn.close()
 
 
+class FirebirdClient:
+    """One firebird-driver connection, the five statements prepared once. A transaction
+    that meets an update conflict (another client changed the branch or teller row and
+    committed while this one waited: Firebird 3 does not re-read it as PostgreSQL does)
+    is rolled back and run again with the same values, as pgbench --max-tries retries a
+    serialization failure; each retry is counted."""
+
+    MAX_TRIES = 10
+
+    def __init__(self, target: Target) -> None:
+        from .. import firebird_db
+
+        self.firebird = firebird_db
+        self.errors = firebird_db.module()
+        self.retryable = firebird_db.RETRYABLE_SQLSTATES
+        self.conn = firebird_db.connect_raw(target)
+        self.cursor = self.conn.cursor()
+        prepare = self.cursor.prepare
+        self.statements = [
+            prepare(firebird_db.firebird_sql(sql.decode().replace("%d", "%s")))
+            for sql in (ACCOUNTS, SELECT, TELLERS, BRANCHES, HISTORY)
+        ]
+        self.retries = 0
+
+    def run(self, aid: int, bid: int, tid: int, delta: int) -> None:
+        accounts, select, tellers, branches, history = self.statements
+        execute = self.cursor.execute
+        for attempt in range(self.MAX_TRIES):
+            try:
+                execute(accounts, (delta, aid))
+                execute(select, (aid,))
+                self.cursor.fetchone()
+                execute(tellers, (delta, tid))
+                execute(branches, (delta, bid))
+                execute(history, (tid, bid, aid, delta))
+                self.conn.commit()
+                return
+            except self.errors.DatabaseError as exc:
+                if exc.sqlstate not in self.retryable or attempt + 1 == self.MAX_TRIES:
+                    raise  # the caller rolls back, as for the MySQL/MariaDB client
+                self.rollback()  # what ran before the conflict is not applied twice
+                self.retries += 1
+
+    def rollback(self) -> None:
+        self.firebird.rollback(self.conn)
+
+    def close(self) -> None:
+        self.firebird.close(self.conn, *self.statements, self.cursor)
+
+
+def _open(target: Target, driver: str) -> Client | FirebirdClient:
+    return FirebirdClient(target) if target.engine == "firebird" else Client(target, driver)
+
+
 def _client(
     target: Target,
     driver: str,
@@ -87,7 +142,7 @@ def _client(
     timing: tuple[float, float],
     seed: int,
     barrier: Any,
-    reports: list[tuple[Histogram, int, str | None, tuple[float, float]]],
+    reports: list[tuple[Histogram, int, str | None, tuple[float, float], int]],
 ) -> None:
     """One client: connect, wait for the others, loop until the deadline, report."""
     warmup_s, duration_s = timing
@@ -95,8 +150,9 @@ def _client(
     failed = 0
     error: str | None = None
     reading = (0.0, 0.0)
+    retries = 0
     try:
-        client = Client(target, driver)
+        client = _open(target, driver)
         randint = random.Random(seed).randint  # noqa: S311 - load, not secrets
         accounts, tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
         barrier.wait(WORKER_START_TIMEOUT_S)
@@ -120,10 +176,11 @@ def _client(
             if started >= measure_from:
                 histogram.record(int((time.perf_counter() - started) * 1_000_000))
         reading = meter.stop()
+        retries = getattr(client, "retries", 0)
         client.close()
     except Exception as exc:  # reported to the parent, which raises
         error = f"{type(exc).__name__}: {exc}"
-    reports.append((histogram, failed, error, reading))
+    reports.append((histogram, failed, error, reading, retries))
 
 
 def _worker(
@@ -138,7 +195,7 @@ def _worker(
     """One process: a thread per client (both drivers release the GIL while they wait on
     the socket), their histograms merged into one report."""
     start_as_worker()
-    reports: list[tuple[Histogram, int, str | None, tuple[float, float]]] = []
+    reports: list[tuple[Histogram, int, str | None, tuple[float, float], int]] = []
     threads = [
         threading.Thread(
             target=_client, args=(target, driver, scale, timing, seed, barrier, reports)
@@ -149,11 +206,12 @@ def _worker(
         thread.start()
     for thread in threads:
         thread.join()
-    errors = [error for _, _, error, _ in reports if error]
-    merged = Histogram.merged([histogram for histogram, _, _, _ in reports])
-    cpu = process_share(reading for _, _, _, reading in reports)
-    failed = sum(failed for _, failed, _, _ in reports)
-    results.put((merged, failed, errors[0] if errors else None, cpu))
+    errors = [report[2] for report in reports if report[2]]
+    merged = Histogram.merged([report[0] for report in reports])
+    cpu = process_share(report[3] for report in reports)
+    failed = sum(report[1] for report in reports)
+    retries = sum(report[4] for report in reports)
+    results.put((merged, failed, errors[0] if errors else None, cpu, retries))
 
 
 def run_agent_load(
@@ -164,12 +222,12 @@ def run_agent_load(
     duration_s: float,
     seed: int,
     driver: str | None = None,
-) -> tuple[Histogram, int, float]:
+) -> tuple[Histogram, int, float, int]:
     """``clients`` connections over min(clients, CPUs, 8) processes: the merged histogram,
-    the failed transactions and the busiest process's CPU share (%). One process per client
-    cost more than the database on a small machine (0.17 x sysbench at 32 clients on 2
-    vCPUs)."""
-    driver = mysql_driver(driver)
+    the failed transactions, the busiest process's CPU share (%) and the retried update
+    conflicts (Firebird). One process per client cost more than the database on a small
+    machine (0.17 x sysbench at 32 clients on 2 vCPUs)."""
+    driver = "firebird-driver" if target.engine == "firebird" else mysql_driver(driver)
     processes = max(1, min(clients, os.cpu_count() or 1, 8))
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(clients)
@@ -186,13 +244,16 @@ def run_agent_load(
     ]
     for worker in workers:
         worker.start()
-    merged, failed, errors, busiest = Histogram(), 0, [], 0.0
+    merged, failed, errors, busiest, retries = Histogram(), 0, [], 0.0, 0
     deadline = time.monotonic() + WORKER_START_TIMEOUT_S + warmup_s + duration_s + 60.0
     try:
         for _ in workers:
-            histogram, worker_failed, error, cpu = _next_result(results, workers, deadline)
+            histogram, worker_failed, error, cpu, worker_retries = _next_result(
+                results, workers, deadline
+            )
             merged.merge(histogram)
             failed += worker_failed
+            retries += worker_retries
             busiest = max(busiest, cpu)
             if error:
                 errors.append(error)
@@ -202,7 +263,7 @@ def run_agent_load(
         stop(workers)
     if errors:
         raise RuntimeError(f"tpcb: {len(errors)} client(s) could not run: {errors[0]}")
-    return merged, failed, busiest
+    return merged, failed, busiest, retries
 
 
 def _next_result(results: Any, workers: list[Any], deadline: float) -> Any:

@@ -279,6 +279,11 @@ def _write(conn: Any, engine: str, table: str, rows: Iterable[tuple]) -> None:
             for row in rows:
                 copy.write_row(row)
         return
+    if engine == "firebird":
+        from .. import firebird_db
+
+        firebird_db.insert_rows(conn, table, rows)
+        return
     batch: list[tuple] = []
     with conn.cursor() as cur:
         for row in rows:
@@ -356,6 +361,10 @@ def initialize(target: Target, warehouses: int, seed: int) -> int:
                 cur.execute(statement)
             if target.engine == "postgresql":
                 cur.execute("VACUUM ANALYZE")
+            elif target.engine == "firebird":
+                from .. import firebird_db
+
+                firebird_db.set_statistics(cur)
             else:
                 cur.execute("ANALYZE TABLE " + ", ".join(TABLES))
                 cur.fetchall()

@@ -19,6 +19,13 @@ What each engine really tells about the temporary files:
   byte measurement is made; ``Sort_merge_passes``, ``Created_tmp_files`` and
   ``Sort_rows`` per query are recorded in the run's note, and the spill is proven by
   ``Sort_merge_passes`` > 0.
+* Firebird: a sort keeps its runs in memory up to ``TempCacheLimit``, one setting of the
+  whole server (firebird.conf), and writes the rest to ``fb_sort_*`` files in
+  ``TempDirectories``, unlinked as soon as they are made. ``temp_bytes_written`` is the
+  sum of their largest sizes, watched in the server's open files (/proc/<pid>/fd: the
+  server on this machine, and root or the server's user); the server counts no reads
+  of them. The run cannot set its sort memory: it records the server's TempCacheLimit
+  as ``sort_memory``, and ``--sort-memory`` is refused.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "external-sort"
 VERSION = "1"
-ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 # One client and one statement, sized by --rows.
 LOAD_OPTIONS: frozenset[str] = frozenset()
 
@@ -46,6 +53,7 @@ QUERY = f"SELECT s FROM {TABLE} ORDER BY s"  # noqa: S608 - constants
 FETCH_BATCH = 10_000
 # The smallest sort memory each engine accepts: spilling then starts at a few thousand rows.
 DEFAULT_SORT_MEMORY = {"postgresql": "64kB", "mysql": "32768", "mariadb": "32768"}
+FIREBIRD_SORT_MEMORY = "TempCacheLimit"
 MYSQL_COUNTERS = ("Sort_merge_passes", "Created_tmp_files", "Sort_rows")
 STATS_WAIT_S = 5.0
 
@@ -61,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sort-memory",
         default=None,
         help="session sort memory: PostgreSQL work_mem (default 64kB), MySQL/MariaDB "
-        "sort_buffer_size in bytes (default 32768)",
+        "sort_buffer_size in bytes (default 32768); Firebird has none per session "
+        "(TempCacheLimit of firebird.conf, recorded)",
     )
     parser.add_argument(
         "--no-init",
@@ -88,6 +97,9 @@ def create_table(target: Target, rows: int) -> None:
     try:
         with conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            if target.engine == "firebird":
+                _create_firebird_table(cur, rows)
+                return
             if target.engine == "postgresql":
                 cur.execute(f"CREATE TABLE {TABLE} (s varchar(20) NOT NULL)")
                 source = f"generate_series(1, {int(rows)}) AS numbers(n)"
@@ -105,6 +117,20 @@ def create_table(target: Target, rows: int) -> None:
                 cur.fetchall()
     finally:
         conn.close()
+
+
+def _create_firebird_table(cur: Any, rows: int) -> None:
+    from .. import firebird_db
+
+    cur.execute(f"CREATE TABLE {TABLE} (s varchar(20) NOT NULL)")
+    # Firebird 3 has no md5(): the digits of two HASH() values of the row number, as
+    # reproducible and as evenly spread.
+    insert = f"INSERT INTO {TABLE} VALUES (LEFT(HASH(:n) || HASH(:n * 7), 20))"  # noqa: S608
+    cur.execute(
+        "EXECUTE BLOCK AS DECLARE n int = 1; BEGIN"
+        f" WHILE (n <= {int(rows)}) DO BEGIN {insert}; n = n + 1; END END"
+    )
+    firebird_db.set_statistics(cur)
 
 
 # --- PostgreSQL ----------------------------------------------------------------------------
@@ -215,17 +241,57 @@ def _mysql_sort(conn: Any) -> SortRun:
     return SortRun(seconds, rows, counters=counters)
 
 
+# --- Firebird ------------------------------------------------------------------------------
+
+
+def _firebird_sort(conn: Any, sort_files: Any) -> SortRun:
+    started = time.perf_counter()
+    rows = 0
+    with sort_files, conn.cursor() as cur:
+        cur.execute(QUERY)
+        while batch := cur.fetchmany(FETCH_BATCH):
+            rows += len(batch)
+        conn.commit()  # closes the cursor: the server releases its sort files
+    seconds = time.perf_counter() - started
+    written = sort_files.written if sort_files.readable else None
+    return SortRun(seconds, rows, temp_bytes_written=written)
+
+
+def _firebird_note(info: Any, sort_files: Any) -> str:
+    limit = info.settings.get(FIREBIRD_SORT_MEMORY, "unknown")
+    if not sort_files.readable:
+        return (
+            f"Firebird sorts in memory up to TempCacheLimit ({limit}, server-wide) and writes "
+            "the rest to fb_sort_* files; their bytes are read from the server's open files "
+            "(/proc/<pid>/fd), which this user may not read, or the server is not on this "
+            "machine: no byte measurement."
+        )
+    return (
+        f"temp_bytes_written: the largest sizes of the server's fb_sort_* files (unlinked "
+        f"when made, watched in /proc/<pid>/fd) per repetition; sort memory is TempCacheLimit "
+        f"({limit}), server-wide in firebird.conf; Firebird counts no reads of them."
+    )
+
+
 # --- the benchmark -------------------------------------------------------------------------
 
 
 def run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     """In the benchmark's own schema (PostgreSQL) or tables, removed afterwards unless --keep."""
+    if target.engine == "firebird" and dbc.option(options, "sort_memory", None) is not None:
+        raise ValueError(
+            "external-sort --sort-memory: Firebird has no sort memory per session; it sorts "
+            "in TempCacheLimit, one setting of the whole server (firebird.conf), which the "
+            "run records as sort_memory: leave --sort-memory out"
+        )
     with dbc.own_objects(target, options, NAME, OWN_TABLES) as workspace:
         return _run(workspace, options, progress)
 
 
 def _run(target: Target, options: argparse.Namespace, progress: Progress) -> BenchmarkResult:
     dbc.refuse_pin(options, NAME)
+    if target.engine == "firebird":
+        return _run_firebird(target, options, progress)
     rows = int(dbc.option(options, "rows", 1_000_000))
     if dbc.option(options, "no_init", False):
         rows = dbc.kept_rows(target, NAME, TABLE)  # what is measured, not what --rows says
@@ -272,6 +338,50 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         ended_at=dt.datetime.now(dt.UTC),
         measurements=_measurements(runs, warm_up),
         notes=[*_notes(runs, warm_up), checkpoints.note()],
+        **environment,
+    )
+
+
+def _run_firebird(
+    target: Target, options: argparse.Namespace, progress: Progress
+) -> BenchmarkResult:
+    from .. import db, firebird_db
+
+    rows = int(dbc.option(options, "rows", 1_000_000))
+    if dbc.option(options, "no_init", False):
+        rows = dbc.kept_rows(target, NAME, TABLE)
+    repeat = int(dbc.option(options, "repeat", 3))
+    started_at = dt.datetime.now(dt.UTC)
+    if not dbc.option(options, "no_init", False):
+        with working(progress, f"external-sort: building {rows:,} rows"):
+            create_table(target, rows)
+    info = db.describe(target)
+    sort_files = firebird_db.SortFiles(info.server_pid, firebird_db.temp_directories(info.settings))
+    progress.start(repeat + 1, "external-sort")
+    conn = dbc.connect(target, autocommit=False)
+    try:
+        _firebird_sort(conn, sort_files)  # the warm-up
+        progress.advance()
+        runs = []
+        for _ in range(repeat):
+            runs.append(_firebird_sort(conn, sort_files))
+            progress.advance()
+    finally:
+        conn.close()
+    progress.finish()
+    _check_rows(runs, rows)
+    environment = dbc.environment(target)
+    sort_memory = str(info.settings.get(FIREBIRD_SORT_MEMORY, "unknown"))
+    checkpoints = dbc.Checkpoints(target)  # none in SQL: the note says so
+    return BenchmarkResult(
+        benchmark=NAME,
+        benchmark_version=VERSION,
+        parameters={"rows": rows, "sort_memory": sort_memory, "fetch": "all_rows"},
+        repetitions=repeat,
+        started_at=started_at,
+        ended_at=dt.datetime.now(dt.UTC),
+        measurements=_measurements(runs, {}),
+        notes=[_firebird_note(info, sort_files), checkpoints.note()],
         **environment,
     )
 

@@ -58,6 +58,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     ROWS,
     TABLE,
     Failed,
+    FirebirdClient,
     MySQLClient,
     PostgresClient,
     Retryable,
@@ -71,7 +72,7 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 NAME = "select-update"
 OWN_TABLES = (TABLE,)  # MySQL/MariaDB: dropped after the run unless --keep
 VERSION = "1"
-ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 LOAD_OPTIONS = frozenset({"clients", "transactions", "duration", "warmup", "pin"})
 # MySQL/MariaDB: the table is made in Target.data_directory when one is given (a study).
 DATA_DIRECTORY = True
@@ -133,7 +134,7 @@ class PointPlan:
 
 
 def _client_loop(
-    client: PostgresClient | MySQLClient,
+    client: PostgresClient | MySQLClient | FirebirdClient,
     quota: int | None,
     plan: PointPlan,
     start: Any,

@@ -28,7 +28,7 @@ from typing import Any
 
 from benchhub_contract.importers import pgbench as pgbench_report
 
-from .. import db
+from .. import db, firebird_db
 from ..histogram import Histogram
 from ..progress import working
 from . import _connections as dbc
@@ -36,12 +36,12 @@ from . import _engine_cpu
 from . import _tpcb_event_loop as event_loop
 from ._connections import MYSQL_DRIVERS, driver_description, mysql_driver
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
-from ._tpcb_processes import run_agent_load
+from ._tpcb_processes import FirebirdClient, run_agent_load
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcb"
 VERSION = "1"
-ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 # Time-limited: no --transactions; no --pin.
 LOAD_OPTIONS = frozenset({"clients", "duration", "warmup"})
 # MySQL/MariaDB: dropped after the run unless --keep (PostgreSQL: the schema is).
@@ -107,10 +107,28 @@ def initialize(target: Target, scale: int) -> None:
                 cur.execute(statement)
             if target.engine == "postgresql":
                 _fill_postgresql(cur, scale)
+            elif target.engine == "firebird":
+                _fill_firebird(cur, scale)
             else:
                 _fill_mysql(cur, scale)
     finally:
         conn.close()
+
+
+def _fill_firebird(cur: Any, scale: int) -> None:
+    # The server generates the rows itself (Firebird 3 has no generate_series): a block.
+    tellers, accounts = TELLERS_PER_BRANCH, ACCOUNTS_PER_BRANCH
+    for table, values, count in (
+        ("pgbench_branches", ":n, 0, ''", scale),
+        ("pgbench_tellers", f":n, (:n - 1) / {tellers} + 1, 0, ''", tellers * scale),
+        ("pgbench_accounts", f":n, (:n - 1) / {accounts} + 1, 0, ''", accounts * scale),
+    ):
+        insert = f"INSERT INTO {table} VALUES ({values})"  # noqa: S608 - constants
+        cur.execute(
+            "EXECUTE BLOCK AS DECLARE n int = 1; BEGIN"
+            f" WHILE (n <= {int(count)}) DO BEGIN {insert}; n = n + 1; END END"
+        )
+    firebird_db.set_statistics(cur)
 
 
 def _fill_postgresql(cur: Any, scale: int) -> None:
@@ -151,6 +169,10 @@ def _prepare_repetition(target: Target) -> None:
             if target.engine == "postgresql":
                 cur.execute("VACUUM pgbench_branches, pgbench_tellers")
                 cur.execute("TRUNCATE pgbench_history")
+            elif target.engine == "firebird":  # no TRUNCATE: a new empty table
+                history = _create_statements(target.engine)[-1]
+                cur.execute("DROP TABLE IF EXISTS pgbench_history")
+                cur.execute(history)
             else:
                 cur.execute("TRUNCATE TABLE pgbench_history")
     finally:
@@ -355,6 +377,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     notes: list[str] = []
     checkpoints = dbc.Checkpoints(target)
     engine_cpu: dict[int, float] = {}  # clients -> the busiest worker over the repetitions
+    conflicts: list[str] = []
     with tempfile.TemporaryDirectory(prefix="benchhub-pgbench-") as log_dir:
         for clients in clients_list:
             samples: dict[str, list[float]] = {}
@@ -379,7 +402,17 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
                     notes.append(note)
                 progress.advance()
             measurements.extend(_measurements_for(clients, samples))
+            if RETRIES in samples:
+                conflicts.append(f"clients={clients}: {int(sum(samples[RETRIES]))}")
     progress.finish()
+    notes.append(check_balances(target))
+    if conflicts:
+        notes.append(
+            "update conflicts retried (Firebird 3 fails a transaction whose row another "
+            "committed while it waited; retried with the same values, up to "
+            f"{FirebirdClient.MAX_TRIES} tries, latency includes the retries): "
+            + ", ".join(conflicts)
+        )
     notes.append(checkpoints.note())
     if engine_cpu:
         notes.append(_engine_cpu.point_note(engine_cpu))
@@ -393,7 +426,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
             "warmup": warmup,
             "clients": ",".join(str(c) for c in clients_list),
             "load_engine": load_engine,
-            "query_mode": "prepared" if target.engine == "postgresql" else "simple",
+            "query_mode": query_mode(target.engine),
         },
         repetitions=repeat,
         started_at=started_at,
@@ -403,6 +436,12 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         load_engine_cpu=max(engine_cpu.values()) if engine_cpu else None,
         **_environment(target, load_engine, driver),
     )
+
+
+def query_mode(engine: str) -> str:
+    """How the agent's load sends its statements: prepared where the driver can
+    (PostgreSQL, Firebird), as text on MySQL/MariaDB, as sysbench does."""
+    return "prepared" if engine in ("postgresql", "firebird") else "simple"
 
 
 def _one_repetition(
@@ -427,11 +466,59 @@ def _one_repetition(
         histogram, failed, cpu = event_loop.run_load(
             target, clients, scale, warmup, duration, repetition
         )
-    else:  # threads over a few processes, through mysqlclient or PyMySQL
-        histogram, failed, cpu = run_agent_load(
+    else:  # threads over a few processes, through mysqlclient, PyMySQL or firebird-driver
+        histogram, failed, cpu, retries = run_agent_load(
             target, clients, scale, warmup, duration, repetition, driver
         )
+        if target.engine == "firebird":
+            figures = _figures(histogram.count / duration, histogram, failed)
+            return {**figures, RETRIES: float(retries)}, None, cpu
     return _figures(histogram.count / duration, histogram, failed), None, cpu
+
+
+RETRIES = "retries"  # Firebird's retried update conflicts: in the note, not a metric
+
+
+def balances(target: Target) -> tuple[int, int, int]:
+    """The sums of the account, teller and branch balances."""
+    conn = dbc.connect(target)
+    found = []
+    try:
+        with conn.cursor() as cur:
+            # One query per table: Firebird has no SELECT without FROM.
+            for column, table in BALANCES:
+                cur.execute(f"SELECT sum({column}) FROM {table}")  # noqa: S608 - constants
+                found.append(int(cur.fetchone()[0] or 0))
+    finally:
+        conn.close()
+    accounts, tellers, branches = found
+    return accounts, tellers, branches
+
+
+BALANCES = (
+    ("abalance", "pgbench_accounts"),
+    ("tbalance", "pgbench_tellers"),
+    ("bbalance", "pgbench_branches"),
+)
+
+
+class BalanceBroken(RuntimeError):
+    """The balances disagree: a transaction was half applied, the figures mean nothing."""
+
+
+def check_balances(target: Target) -> str:
+    """Every committed transaction adds its delta to an account, a teller and a branch:
+    the three sums are equal, or the run fails."""
+    accounts, tellers, branches = balances(target)
+    if not accounts == tellers == branches:
+        raise BalanceBroken(
+            f"tpcb: sum(abalance) = {accounts}, sum(tbalance) = {tellers}, sum(bbalance) = "
+            f"{branches} after the last point: the database kept part of a transaction"
+        )
+    return (
+        f"invariant held: sum(abalance) = sum(tbalance) = sum(bbalance) = {accounts} "
+        "after the last point."
+    )
 
 
 def _environment(target: Target, load_engine: str, driver: str | None = None) -> dict[str, Any]:

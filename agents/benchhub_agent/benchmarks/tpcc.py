@@ -28,7 +28,7 @@ from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcc"
 VERSION = "1"
-ENGINES = frozenset({"postgresql", "mysql", "mariadb"})
+ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 LOAD_OPTIONS = frozenset({"clients", "duration", "warmup"})
 OWN_TABLES = load.TABLES
 

@@ -1,0 +1,322 @@
+"""select-update and tpcb on the real Firebird 3, through firebird-driver, and the SQL the
+agent gives it.
+
+Each run works in a database file of its own next to the DSN's
+(``<stem>_benchhub_<benchmark>.fdb``); the DSN's own file is a database the test makes
+with a table of the user's, which every run, stopped or not, leaves as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import time
+from decimal import Decimal
+
+import _databases as dbs
+import pytest
+from benchhub_agent import db, firebird_db
+from benchhub_agent.benchmarks import _connections as dbc
+from benchhub_agent.benchmarks import _firebird as fb
+from benchhub_agent.benchmarks import _tpcb_processes, select_update, tpcb
+from benchhub_agent.benchmarks.base import SilentProgress, Target
+from benchhub_agent.placement import UNPINNED
+from benchhub_agent.replay import replay
+from contract_server import ContractServer
+from test_cli import AGENT, agent
+from test_like import published_run, serve
+
+
+def users_database(target: Target) -> fb.FirebirdDatabase:
+    """The DSN's own database: the user's, with 7 rows of theirs."""
+    users = fb.FirebirdDatabase.from_target(target)
+    fb.recreate(users, "the user's own")
+    fb.isql(
+        users,
+        "CREATE TABLE customer_orders (id integer, total numeric(10, 2));\nCOMMIT;\n"
+        + "".join(f"INSERT INTO customer_orders VALUES ({i}, {i}.5);\n" for i in range(7))
+        + "COMMIT;\n",
+    )
+    return users
+
+
+def users_rows(users: fb.FirebirdDatabase) -> list[str]:
+    return fb.query_values(users, "SELECT count(*), sum(total) FROM customer_orders")
+
+
+def own_file(target: Target, benchmark: str) -> str:
+    return dbc.own_firebird_path(fb.FirebirdDatabase.from_target(target).path, benchmark)
+
+
+# --- the SQL the benchmarks write once, in Firebird's words ----------------------------------
+
+
+def test_the_other_engines_phrases_become_firebirds():
+    delivery = "SELECT no_o_id FROM new_order WHERE no_w_id = %s ORDER BY no_o_id LIMIT 1"
+    assert firebird_db.firebird_sql(delivery + " FOR UPDATE") == (
+        "SELECT no_o_id FROM new_order WHERE no_w_id = ? ORDER BY no_o_id ROWS 1"
+        " FOR UPDATE WITH LOCK"
+    )
+    assert firebird_db.firebird_sql("CREATE TABLE h (d timestamp NULL, n int NOT NULL)") == (
+        "CREATE TABLE h (d timestamp, n int NOT NULL)"
+    )
+    dropped = firebird_db.firebird_sql("DROP TABLE IF EXISTS pgbench_history")
+    assert "rdb$relation_name = 'PGBENCH_HISTORY'" in dropped
+    assert "EXECUTE STATEMENT 'DROP TABLE PGBENCH_HISTORY'" in dropped
+
+
+def test_literals_keep_their_values_through_the_server():
+    target = dbc.in_own_schema(dbs.firebird("literals"), "literals")
+    conn = dbc.connect(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                "CREATE TABLE kinds (n int, m decimal(12, 2), t decimal(4, 4), s varchar(30),"
+                " d timestamp)"
+            )
+        row = (-42, 1234.56, 0.0007, "it's O'Brien's", dt.datetime(2026, 3, 4, 5, 6, 7, 891200))
+        firebird_db.insert_rows(conn, "kinds", [row, (None, None, None, None, None)])
+        with conn.cursor() as cur:
+            cur.execute("SELECT n, m, t, s, d FROM kinds ORDER BY n NULLS LAST")
+            assert cur.fetchall() == [
+                (-42, Decimal("1234.56"), Decimal("0.0007"), "it's O'Brien's", row[4]),
+                (None, None, None, None, None),
+            ]
+    finally:
+        conn.close()
+        dbc.remove_own_objects(dbs.firebird("literals"), "literals")
+
+
+def test_the_server_is_described_with_its_mode_pages_and_temp_directories():
+    target = dbs.firebird("describe")
+    users_database(target)
+    info = db.describe(target)
+    assert info.engine == "firebird"
+    assert "Firebird 3" in info.version_string and "\n" not in info.version_string
+    assert info.protocol == "tcp_loopback"
+    assert info.driver == "firebird-driver" and info.driver_version
+    assert info.architecture == "superserver"  # Debian's firebird.conf leaves Super
+    settings = info.settings
+    assert settings["ServerMode"] == "Super"
+    assert settings["page_size"] == 8192  # what the agent's own files are made with
+    assert settings["page_buffers"] > 0
+    assert all(os.path.isdir(path) for path in firebird_db.temp_directories(settings))
+    assert info.data_directory == dbs.FIREBIRD_DIR
+    assert info.server_pid == fb.server_pid()
+
+
+# --- select-update ----------------------------------------------------------------------
+
+
+def test_select_update_keeps_every_increment_in_its_own_file_and_the_users_database():
+    target = dbs.firebird("su_invariant")
+    users = users_database(target)
+    before = users_rows(users)
+
+    result = select_update.run(
+        target, dbs.options(clients=[1, 3], transactions=150, repeat=1), SilentProgress()
+    )
+
+    values = {(m.metric, m.parameters["clients"]): m.value for m in result.measurements}
+    assert values[("errors", 1)] == values[("errors", 3)] == 0
+    assert values[("throughput", 3)] > 0
+    assert "invariant held: sum(c2) = committed transactions" in " ".join(result.notes)
+    assert result.client["driver"] == "firebird-driver"
+    assert result.database["engine"] == "firebird"
+    assert {"ServerMode", "page_size", "page_buffers", "TempDirectories"} <= set(
+        result.database["settings"]
+    )
+    assert dbs.document_errors(result) == []
+    assert users_rows(users) == before
+    assert not os.path.exists(own_file(target, "select-update"))  # removed after the run
+
+
+def test_select_update_on_firebird_refuses_to_report_a_table_changed_behind_it():
+    target = dbc.in_own_schema(dbs.firebird("su_tampered"), select_update.NAME)
+
+    def tamper() -> None:  # after the reset, before the clients: someone else's update
+        conn = dbc.connect(target)
+        with conn.cursor() as cur:
+            cur.execute(f"UPDATE {select_update.TABLE} SET c2 = c2 + 1000 WHERE c1 = 17")
+        conn.close()
+
+    with pytest.raises(RuntimeError, match=r"sum\(c2\) = 1100 but 100 transactions"):
+        select_update.run_point(
+            target,
+            clients=2,
+            transactions=100,
+            duration=None,
+            warmup=0.0,
+            locking="for_update",
+            processes=None,
+            pin=UNPINNED,
+            progress=SilentProgress(),
+            label="tampered",
+            checkpoint=tamper,
+        )
+
+
+# --- tpcb ---------------------------------------------------------------------------------
+
+
+def test_tpcb_keeps_the_balances_and_retries_what_firebird_calls_a_conflict():
+    target = dbs.firebird("tpcb_invariant")
+    users = users_database(target)
+    before = users_rows(users)
+    options = dbs.options(
+        clients=[1, 2], duration=1.0, warmup=0.2, repeat=1, scale=1, load_engine="agent", keep=True
+    )
+
+    result = tpcb.run(target, options, SilentProgress())
+
+    points = dbs.by_point(result)
+    for n in (1, 2):
+        assert points[("tps", (("clients", n),))].value > 0
+    assert result.parameters["query_mode"] == "prepared"
+    assert result.client["driver"] == "firebird-driver"
+    notes = " ".join(result.notes)
+    assert "invariant held: sum(abalance) = sum(tbalance) = sum(bbalance)" in notes
+    assert "update conflicts retried" in notes and "clients=2:" in notes
+    workspace = dbc.in_own_schema(target, tpcb.NAME)
+    accounts, tellers, branches = tpcb.balances(workspace)
+    assert accounts == tellers == branches
+    assert dbs.document_errors(result) == []
+    assert users_rows(users) == before
+    dbc.remove_own_objects(target, tpcb.NAME)
+    assert not os.path.exists(own_file(target, tpcb.NAME))
+    assert users_rows(users) == before
+
+
+def test_a_failing_tpcb_statement_on_firebird_is_rolled_back_and_counted():
+    target = dbc.in_own_schema(dbs.firebird("tpcb_failing"), tpcb.NAME)
+    tpcb.initialize(target, 1)
+    conn = dbc.connect(target)
+    with conn.cursor() as cur:
+        # The INSERT, last statement before COMMIT, fails for about half the transactions.
+        cur.execute("ALTER TABLE pgbench_history ADD CONSTRAINT half CHECK (delta > 0)")
+    conn.close()
+
+    histogram, failed, _, _ = _tpcb_processes.run_agent_load(target, 1, 1, 0.0, 1.0, 0)
+
+    accounts, tellers, branches = tpcb.balances(target)
+    conn = dbc.connect(target)
+    with conn.cursor() as cur:
+        cur.execute("SELECT count(*), sum(delta) FROM pgbench_history")
+        history, deltas = cur.fetchone()
+    conn.close()
+    assert failed > 0
+    # Nothing of a failed transaction stayed, and every committed one was measured.
+    assert accounts == tellers == branches == deltas
+    assert history == histogram.count > 0
+    dbc.remove_own_objects(dbs.firebird("tpcb_failing"), tpcb.NAME)
+
+
+def test_tpcb_on_firebird_is_replayed_with_its_prepared_statements():
+    run = published_run(
+        "tpcb",
+        {"scale": 1, "duration": 1.0, "warmup": 0.0, "clients": "1", "load_engine": "agent",
+         "query_mode": "prepared"},
+        server={"engine": "firebird"},
+    )  # fmt: skip
+    assert replay(run, "firebird", set()).options == [
+        "--engine", "agent", "--scale", "1", "--duration", "1", "--warmup", "0",
+        "--clients", "1", "--repeat", "1",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "parameters", "options"),
+    [
+        ("select-update", {"transactions": 60, "rows": 100, "locking": "for_update"}, []),
+        ("tpcb", {"scale": 1, "duration": 0.5, "warmup": 0.0, "clients": "2",
+                  "load_engine": "agent", "query_mode": "prepared"}, []),
+        # Debian's TempCacheLimit: the server's, recorded, not set by the run.
+        ("external-sort", {"rows": 2000, "sort_memory": "64M", "fetch": "all_rows"}, []),
+    ],
+)  # fmt: skip
+def test_run_like_repeats_a_firebird_run_on_firebird(benchmark, parameters, options, outbox_dir):
+    target = dbs.firebird(f"like_{benchmark}")
+    users = users_database(target)
+    run = published_run(
+        benchmark,
+        parameters,
+        server={"engine": "firebird"},
+        measurements=[
+            {"metric": "throughput", "unit": "tx/s", "direction": "higher",
+             "parameters": {"clients": 2}, "value": 50.0, "samples": [50.0]},
+        ],
+    )  # fmt: skip
+    with ContractServer() as server:
+        url = serve(server, run)
+        done = agent("run", "--like", url, "--dsn", target.dsn, "--dry-run", *options)
+    assert done.returncode == 0, done.stderr
+    repeated = json.loads(done.stdout)["runs"][0]
+    assert repeated["benchmark"] == benchmark
+    assert repeated["parameters"] == parameters
+    assert users_rows(users) == ["7", "24.50"]
+
+
+# --- Ctrl-C and SIGKILL -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
+def test_a_run_stopped_mid_load_leaves_the_dsns_database_as_it_was(stop):
+    import subprocess
+
+    target = dbs.firebird(f"fb_stopped_{stop.name.lower()}")
+    users = users_database(target)
+    before = users_rows(users)
+    own = own_file(target, tpcb.NAME)
+    long_run = subprocess.Popen(
+        [*AGENT, "run", "tpcb", "--dsn", target.dsn, "--clients", "2", "--duration", "60",
+         "--warmup", "0", "--repeat", "1", "--dry-run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not os.path.exists(own):
+            assert time.monotonic() < deadline, "the agent never made its own file"
+            assert long_run.poll() is None, long_run.communicate()[1]
+            time.sleep(0.1)
+        time.sleep(4)  # into the load
+        long_run.send_signal(stop)
+        long_run.wait(60)
+    finally:
+        if long_run.poll() is None:
+            long_run.kill()
+    assert users_rows(users) == before
+    assert os.path.exists(users.path)
+    if stop == signal.SIGINT:
+        assert not os.path.exists(own)  # Ctrl-C: the run removed its own file
+    time.sleep(1)  # a killed run's clients: the server notices their sockets closed
+
+    again = agent(
+        "run", "tpcb", "--dsn", target.dsn, "--clients", "1", "--duration", "0.5",
+        "--warmup", "0", "--repeat", "1", "--dry-run",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert users_rows(users) == before
+    assert not os.path.exists(own)
+
+
+def test_the_agents_own_file_is_removed_even_while_a_client_of_its_own_is_attached():
+    """A client cut by Ctrl-C in the middle of a call stays attached until its process
+    ends; the agent's file goes all the same (and only the agent's file)."""
+    target = dbs.firebird("attached")
+    users = users_database(target)
+    before = users_rows(users)
+    workspace = dbc.in_own_schema(target, "select-update")
+    lingering = firebird_db.connect_raw(workspace)
+    users_client = firebird_db.connect_raw(target)
+    try:
+        dbc.remove_own_objects(target, "select-update")
+        assert not os.path.exists(own_file(target, "select-update"))
+        assert users_rows(users) == before
+        assert users_client.info.page_size == 8192  # the user's attachment was left alone
+    finally:
+        firebird_db.close(lingering)
+        firebird_db.close(users_client)
