@@ -117,8 +117,10 @@ def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[s
 
 
 # Not empty and not only spaces (benchhub.lib.ordering.refuse_empty_parameters),
-# without NUL, which no text filter takes.
-NON_BLANK = "^[^\\u0000]*[^\\u0000\\s][^\\u0000]*$"
+# without NUL, which no text filter takes. "Spaces" as Python's str.strip() reads
+# them: a regex's \s leaves out U+001C-U+001F and U+0085 in ECMAScript, which
+# strip() removes (a fuzzer sent version=%1F, valid by \s alone, and got a 400).
+NON_BLANK = "^[^\\u0000]*[^\\u0000\\s\\u001c-\\u001f\\u0085][^\\u0000]*$"
 
 
 def _query_parameters_as_read(operation: dict[str, Any]) -> None:

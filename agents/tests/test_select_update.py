@@ -381,14 +381,18 @@ def test_a_connection_killed_mid_run_stops_the_run_with_the_reason(pg_dsn, clien
     target = Target.parse(pg_dsn)
     killer = db.connect(target, autocommit=True)
     killed: list[int] = []
+    # Only a backend of this run: one left by an earlier test (a worker still
+    # ending) ran the same statement, and killing it left this run untouched.
+    before = [pid for (pid,) in killer.execute("SELECT pid FROM pg_stat_activity").fetchall()]
 
     def kill() -> None:
         deadline = time.monotonic() + 20
         while not killed and time.monotonic() < deadline:
             row = killer.execute(
                 "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-                "AND datname = current_database() AND query LIKE %s LIMIT 1",
-                (f"%{select_update.TABLE} WHERE c1 = $1%",),
+                "AND datname = current_database() AND query LIKE %s "
+                "AND NOT pid = ANY(%s) LIMIT 1",
+                (f"%{select_update.TABLE} WHERE c1 = $1%", before),
             ).fetchone()
             if row:
                 killer.execute("SELECT pg_terminate_backend(%s)", row)

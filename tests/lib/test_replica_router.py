@@ -5,6 +5,7 @@ settings. Reads on a real replica: tests/lib/test_read_replica.py."""
 
 from __future__ import annotations
 
+import logging
 import runpy
 
 import pytest
@@ -98,7 +99,15 @@ def test_migrations_run_on_the_primary_only():
     assert router.allow_migrate("replica", "auth") is False
 
 
-def test_an_unreachable_replica_is_not_asked_again_within_the_retry_interval(settings, caplog):
+def test_an_unreachable_replica_is_not_asked_again_within_the_retry_interval(
+    settings, caplog, monkeypatch
+):
+    # A logging configuration applied by an earlier test (dictConfig disables the
+    # loggers that existed before it) must not hide the warnings read here.
+    for name in ("benchhub.replica", "benchhub"):
+        monkeypatch.setattr(logging.getLogger(name), "disabled", False)
+        monkeypatch.setattr(logging.getLogger(name), "propagate", True)
+    caplog.set_level(logging.WARNING, logger="benchhub.replica")
     settings.DATABASE_REPLICA_RETRY_SECONDS = 7
     now = [100.0]
     availability = ReplicaAvailability(clock=lambda: now[0])
