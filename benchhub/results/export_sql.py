@@ -170,33 +170,40 @@ RUN_HEAD = [
     _json_cell("run.parameters"),
 ]
 METRIC = [_text_cell("metric.name"), _text_cell("metric.unit"), _text_cell("metric.direction")]
+# The run's columns after the measurement's: (column name, path from the
+# measurement), as exports.COLUMNS lists them; the integers are written as such.
+RUN_TAIL_COLUMNS: list[tuple[str, str]] = [
+    ("cpu_vendor", "run.hardware.cpu_vendor"),
+    ("cpu_model", "run.hardware.cpu_model"),
+    ("cores", "run.hardware.cores"),
+    ("threads", "run.hardware.threads"),
+    ("ram_bytes", "run.hardware.ram_bytes"),
+    ("virtualization", "run.hardware.virtualization"),
+    ("storage_kind", "run.storage.kind"),
+    ("device_model", "run.storage.device_model"),
+    ("raid", "run.storage.raid"),
+    ("filesystem", "run.storage.filesystem"),
+    ("mount_options", "run.storage.mount_options"),
+    ("io_scheduler", "run.storage.io_scheduler"),
+    ("os_family", "run.os.family"),
+    ("os_distribution", "run.os.distribution"),
+    ("os_version", "run.os.version"),
+    ("kernel", "run.os.kernel"),
+    ("engine", "run.server.engine"),
+    ("version", "run.server.version"),
+    ("version_major", "run.server.version_major"),
+    ("architecture", "run.server.architecture"),
+    ("config_profile", "run.server.config_profile"),
+    ("protocol", "run.client.protocol"),
+    ("driver", "run.client.driver"),
+    ("driver_version", "run.client.driver_version"),
+    ("cpu_placement", "run.client.cpu_placement"),
+    ("load_engine", "run.client.load_engine"),
+]
+_INTEGER_COLUMNS = frozenset({"cores", "threads", "ram_bytes"})
 RUN_TAIL = [
-    _text_cell("hardware.cpu_vendor"),
-    _text_cell("hardware.cpu_model"),
-    _int_cell("hardware.cores"),
-    _int_cell("hardware.threads"),
-    _int_cell("hardware.ram_bytes"),
-    _text_cell("hardware.virtualization"),
-    _text_cell("storage.kind"),
-    _text_cell("storage.device_model"),
-    _text_cell("storage.raid"),
-    _text_cell("storage.filesystem"),
-    _text_cell("storage.mount_options"),
-    _text_cell("storage.io_scheduler"),
-    _text_cell("os.family"),
-    _text_cell("os.distribution"),
-    _text_cell("os.version"),
-    _text_cell("os.kernel"),
-    _text_cell("server.engine"),
-    _text_cell("server.version"),
-    _text_cell("server.version_major"),
-    _text_cell("server.architecture"),
-    _text_cell("server.config_profile"),
-    _text_cell("client.protocol"),
-    _text_cell("client.driver"),
-    _text_cell("client.driver_version"),
-    _text_cell("client.cpu_placement"),
-    _text_cell("client.load_engine"),
+    (_int_cell if name in _INTEGER_COLUMNS else _text_cell)(path.removeprefix("run."))
+    for name, path in RUN_TAIL_COLUMNS
 ]
 
 
@@ -305,38 +312,9 @@ JSON_LINES = LineFormat(
     run_tail=[
         _keyed(
             name,
-            (_json_int if name in ("cores", "threads", "ram_bytes") else _json_text)(
-                path.removeprefix("run.")
-            ),
+            (_json_int if name in _INTEGER_COLUMNS else _json_text)(path.removeprefix("run.")),
         )
-        for name, path in (
-            ("cpu_vendor", "run.hardware.cpu_vendor"),
-            ("cpu_model", "run.hardware.cpu_model"),
-            ("cores", "run.hardware.cores"),
-            ("threads", "run.hardware.threads"),
-            ("ram_bytes", "run.hardware.ram_bytes"),
-            ("virtualization", "run.hardware.virtualization"),
-            ("storage_kind", "run.storage.kind"),
-            ("device_model", "run.storage.device_model"),
-            ("raid", "run.storage.raid"),
-            ("filesystem", "run.storage.filesystem"),
-            ("mount_options", "run.storage.mount_options"),
-            ("io_scheduler", "run.storage.io_scheduler"),
-            ("os_family", "run.os.family"),
-            ("os_distribution", "run.os.distribution"),
-            ("os_version", "run.os.version"),
-            ("kernel", "run.os.kernel"),
-            ("engine", "run.server.engine"),
-            ("version", "run.server.version"),
-            ("version_major", "run.server.version_major"),
-            ("architecture", "run.server.architecture"),
-            ("config_profile", "run.server.config_profile"),
-            ("protocol", "run.client.protocol"),
-            ("driver", "run.client.driver"),
-            ("driver_version", "run.client.driver_version"),
-            ("cpu_placement", "run.client.cpu_placement"),
-            ("load_engine", "run.client.load_engine"),
-        )
+        for name, path in RUN_TAIL_COLUMNS
     ],
     end="'}'",
     separator="', '",
