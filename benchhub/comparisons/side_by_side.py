@@ -278,8 +278,8 @@ def side_by_side_csv(result: SideBySide) -> HttpResponse:
 
 def side_by_side_chart(result: SideBySide) -> dict[str, Any]:
     """What the page's chart draws, per metric: each run's value at each
-    common point as % of the first run's there (the first run is 100), the
-    same ratios the table prints. Points where the first run measured 0
+    common point as % of the first run's there (the first run is 100), from
+    the ratios the table prints. Points where the first run measured 0
     have no ratio and are left out of that metric's chart."""
     metrics: dict[str, dict[str, Any]] = {}
     for row in result.points:
@@ -296,8 +296,10 @@ def side_by_side_chart(result: SideBySide) -> dict[str, Any]:
             },
         )
         chart["points"].append(row.point or row.metric)
-        for series, cell in zip(chart["series"], row.cells, strict=True):
-            series["values"].append(100.0 * cell.value / first)
+        chart["series"][0]["values"].append(100.0)
+        for series, cell in zip(chart["series"][1:], row.cells[1:], strict=True):
+            # The table's own ratio; None (no bar) where it has no finite value.
+            series["values"].append(None if cell.ratio is None else 100.0 * cell.ratio)
     return {
         "reference": f"run {result.runs[0].pk}",
         "filename": "runs-" + "-".join(str(run.pk) for run in result.runs) + ".png",
