@@ -302,6 +302,9 @@ def test_a_run_stopped_mid_way_leaves_the_users_data_as_it_was(name, engine, sto
                 break
             assert time.monotonic() < deadline, f"never got to its load or run: {said_before}"
         assert running.poll() is None, said_before + running.communicate()[1]
+        # What it wrote between the last read and the load being seen (tpcb's
+        # "building … done" line) is before the signal, not after it.
+        said_before += drain(running)
         workers = descendants(running.pid)
         if stop == signal.SIGINT:
             os.killpg(running.pid, signal.SIGINT)  # Ctrl-C: the job's whole group
