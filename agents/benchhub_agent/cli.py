@@ -26,7 +26,7 @@ from .commands import (
     finish_document,
 )
 from .like import extract_like, run_like
-from .output import say
+from .output import quiet_after_interrupt, say
 from .placement import PLACEMENTS
 from .study.options import add_study_command
 from .target import Target
@@ -211,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return dispatch(argv)
     except KeyboardInterrupt:
+        quiet_after_interrupt()
         say("interrupted")
         return 130
     except Exception as exc:  # every failure: one line, the traceback only with --debug

@@ -290,3 +290,27 @@ def test_python_dash_m_runs_the_agent_where_the_script_is_not_on_path():
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: benchhub-agent")
+
+
+CUT_MID_CALL = """
+import sys
+from benchhub_agent import cli
+
+class UnbufferedResult:  # as pymysql's: its destructor reads from a closed connection
+    def __del__(self):
+        raise AttributeError("'NoneType' object has no attribute 'read'")
+
+def dispatch(argv):
+    result = UnbufferedResult()  # held by this frame, freed as the interrupt unwinds
+    raise KeyboardInterrupt
+
+cli.dispatch = dispatch
+sys.exit(cli.main(["run", "external-sort"]))
+"""
+
+
+def test_ctrl_c_that_cuts_a_driver_call_says_one_line():
+    done = subprocess.run(
+        [sys.executable, "-c", CUT_MID_CALL], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")

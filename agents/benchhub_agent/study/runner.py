@@ -35,7 +35,7 @@ from ..commands import (
     upload_settings,
 )
 from ..outbox import Outbox
-from ..output import say
+from ..output import quiet_after_interrupt, say
 from ..target import Target
 from . import config, machine, placement, scratch
 from . import plan as plan_module
@@ -96,6 +96,7 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     try:
         _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome)
     except KeyboardInterrupt:
+        quiet_after_interrupt()
         outcome.interrupted = True
     except StudyError as exc:
         outcome.failure = str(exc)
