@@ -356,7 +356,6 @@ def _run_new(
     dimensions, fingerprint = environment
     # Only the id and name are read of it: the answer names the benchmark.
     benchmark = Benchmark(pk=metrics[(run_doc["benchmark"], None)][0], name=run_doc["benchmark"])
-    benchmark._state.adding = False
     benchmark_version = run_doc.get("benchmark_version", "1")
     parameters = run_doc.get("parameters", {})
     started_at, ended_at = run_doc.get("started_at"), run_doc.get("ended_at")

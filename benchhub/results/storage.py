@@ -1,11 +1,11 @@
-"""How the results app writes an uploaded document: the raw statements.
+"""How the results app writes an uploaded document.
 
-The ORM is the default everywhere else. Here the upload path is written by
-hand because benchmarks/ingest.py measured the ORM's compiled statements
-as the larger part of an upload's cost (docs/performance.md, Ingest): on
-PostgreSQL one statement of fixed text stores the whole document; on SQLite
-(the embedded default) a few statements of fixed text do. Nothing else in
-the project writes these tables with raw SQL.
+Through the ORM (``save`` and ``bulk_create``) on the embedded default, SQLite. On
+PostgreSQL, one raw statement of fixed text stores the whole document, because
+benchmarks/ingest.py measured the ORM's compiled statements as the larger part of an
+upload's cost there (docs/performance.md, Ingest); tests/results/test_storage_paths.py
+holds it to the rows the ORM path stores. Nothing else in the project writes these tables
+with raw SQL.
 """
 
 from __future__ import annotations
@@ -50,32 +50,41 @@ class PreparedDocument:
 def store(prepared: PreparedDocument) -> None:
     """Write the rows of a prepared document; ``prepared``'s submission and
     runs get their ids."""
-    submission, runs, measurements = prepared.submission, prepared.runs, prepared.measurements
     dimensions_create(prepared.missing)
     if connection.vendor == "postgresql":
-        _insert_postgresql(submission, prepared.canonical, runs, measurements, prepared.names)
-        return
-    _insert_row(submission)
+        _insert_postgresql(prepared)
+    else:
+        _insert_orm(prepared)
+
+
+def _insert_orm(prepared: PreparedDocument) -> None:
+    """The embedded default's path (SQLite), and the reference the one statement of
+    PostgreSQL is tested against (tests/results/test_storage_paths.py)."""
+    submission, runs = prepared.submission, prepared.runs
+    submission.save(force_insert=True)
     for run in runs:
         run.submission = submission
-        _insert_row(run)
-    ids = [run.pk for run in runs]
-    _insert_measurements(
-        [
-            (
-                ids[position],
-                metric_id,
-                m.get("parameters", {}),
-                m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
-                m.get("samples", []),
-                m.get("approximate", False),
-                m.get("note", ""),
-                keys,
-            )
-            for position, metric_id, keys, m in measurements
-        ]
+    Run.objects.bulk_create(runs)
+    Measurement.objects.bulk_create(
+        Measurement(
+            run=runs[position],
+            metric_id=metric_id,
+            parameters=m.get("parameters", {}),
+            value=m["value"] + 0.0,  # -0.0 stored as 0.0: _run_new says why
+            samples=m.get("samples", []),
+            approximate=m.get("approximate", False),
+            note=m.get("note", ""),
+            parameter_keys=keys,
+        )
+        for position, metric_id, keys, m in prepared.measurements
     )
-    _insert_parameter_names(prepared.names)
+    MetricParameter.objects.bulk_create(
+        [
+            MetricParameter(metric_id=m, scope=scope, name=name)
+            for m, scope, name in sorted(prepared.names)
+        ],
+        ignore_conflicts=True,
+    )
     # Pending results are scored against the approved baseline too, so
     # that a moderator sees an outlier before approving it.
     events.hooks.runs_stored([(run.pk, run.fingerprint) for run in runs])
@@ -144,7 +153,6 @@ _MEASUREMENT_COLUMNS = (
     "note",
     "parameter_keys",
 )
-_JSON_COLUMNS = (2, 4, 7)
 
 
 # PostgreSQL: a document is stored by one statement of fixed text (psycopg
@@ -262,13 +270,7 @@ def _document_insert() -> str:
     )
 
 
-def _insert_postgresql(
-    submission: Submission,
-    canonical: str,
-    runs: list[Run],
-    measurements: list[tuple[Any, ...]],
-    names: set[tuple[int, str, str]],
-) -> None:
+def _insert_postgresql(prepared: PreparedDocument) -> None:
     """The document in one statement (_DOCUMENT_INSERT); ``submission`` and
     ``runs`` get their ids as if saved. JSON values go in as JSON text,
     exactly as JSONField's adapter writes them (json.dumps); numbers as
@@ -279,6 +281,7 @@ def _insert_postgresql(
     numbers of the document never get here (bounds_errors); a run's
     coefficient of variation may overflow to infinity, which goes as the
     text PostgreSQL reads it from."""
+    submission, runs, names = prepared.submission, prepared.runs, prepared.names
     now = timezone.now()
     submission.created_at = now
     params: dict[str, Any] = {
@@ -289,14 +292,14 @@ def _insert_postgresql(
     # On PostgreSQL the digest's JSON text is stored as it is: jsonb keeps
     # no key order nor spacing, so it is the same value, and the document
     # (up to megabytes) is not serialized a second time.
-    params["document"] = canonical
+    params["document"] = prepared.canonical
     params["citation"] = None if submission.citation is None else json.dumps(submission.citation)
     params["runs"] = json.dumps([_run_row(run) for run in runs])
     # The measurements' values are read from the stored document itself; of
     # each only what the document does not hold goes along, per run, in the
     # document's order: [metric id, parameter keys].
     keys: list[list[Any]] = [[] for _ in runs]
-    for position, metric_id, point_keys, _ in measurements:
+    for position, metric_id, point_keys, _ in prepared.measurements:
         keys[position].append([metric_id, point_keys])
     params["measurements"] = json.dumps(keys)
     ordered = sorted(names)  # rows of one metric locked in one order by every upload
@@ -307,10 +310,10 @@ def _insert_postgresql(
     with prepared_cursor() as cursor:
         cursor.execute(_document_insert(), params)
         submission_id, run_ids, inserted, claimed = cursor.fetchone()
-    _stored(submission, submission_id)
+    submission.pk = submission_id
     for run, run_id in zip(runs, run_ids, strict=True):
         run.submission = submission
-        _stored(run, run_id)
+        run.pk = run_id
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.
     events.hooks.marked(list(zip(inserted or [], claimed or [], strict=True)), now)
@@ -331,86 +334,3 @@ def _run_row(run: Run) -> dict[str, Any]:
 @functools.cache
 def _run_fields() -> dict[str, Any]:
     return {name: Run._meta.get_field(name.removesuffix("_id")) for name, _ in _RUN_COLUMNS}
-
-
-def _stored(instance: Submission | Run, pk: int) -> None:
-    """The model instance as the ORM leaves one it has just inserted."""
-    instance.pk = pk
-    instance._state.adding = False
-    instance._state.db = connection.alias
-
-
-def _insert_row(instance: Submission | Run) -> None:
-    """``instance.save(force_insert=True)`` (SQLite, the embedded default):
-    the same values, prepared by each field as save() prepares them
-    (auto_now_add set on the instance too), in a statement of fixed text.
-    The ORM compiled its INSERT anew for every row, a tenth of an upload's
-    CPU in the one runserver process (docs/performance.md)."""
-    statement, fields = _row_insert(type(instance))
-    params = [
-        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        _stored(instance, cursor.fetchone()[0])
-
-
-@functools.cache
-def _row_insert(model: type[Submission | Run]) -> tuple[str, list[Any]]:
-    quote = connection.ops.quote_name
-    meta = model._meta
-    fields = [field for field in meta.local_concrete_fields if field is not meta.auto_field]
-    statement = (
-        f"INSERT INTO {quote(meta.db_table)} "  # noqa: S608 -- names only
-        f"({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}"
-    )
-    return statement, fields
-
-
-def _insert_parameter_names(names: set[tuple[int, str, str]]) -> None:
-    """MetricParameter's bulk_create(ignore_conflicts=True) of these
-    (metric id, scope, name) rows, in the same order, as one executemany of
-    fixed text (SQLite): the ORM built a model instance per row and
-    compiled a statement per row count."""
-    if not names:
-        return
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(column) for column in ("metric_id", "scope", "name"))
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT OR IGNORE INTO {quote(MetricParameter._meta.db_table)} ({columns}) "  # noqa: S608 -- names only
-            "VALUES (%s, %s, %s)",
-            list(names),
-        )
-
-
-def _insert_measurements(rows: list[tuple[Any, ...]]) -> None:
-    """One multi-row INSERT for a document's measurements (SQLite, the
-    embedded default).
-
-    A sweep has dozens of them and uploads come by the hundred per second;
-    bulk_create spent more CPU building model instances and typed arrays
-    than PostgreSQL spent storing the rows (docs/performance.md, Ingest).
-    JSON values are adapted exactly as JSONField adapts them.
-    """
-    if not rows:
-        return
-    adapt = connection.ops.adapt_json_value
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(c) for c in _MEASUREMENT_COLUMNS)
-    row_placeholders = "(" + ", ".join(["%s"] * len(_MEASUREMENT_COLUMNS)) + ")"
-    with connection.cursor() as cursor:
-        # Batches keep the statement under SQLite's 32,766 parameter limit.
-        for start in range(0, len(rows), 1000):
-            batch = rows[start : start + 1000]
-            params = [
-                adapt(v, None) if i in _JSON_COLUMNS else v
-                for row in batch
-                for i, v in enumerate(row)
-            ]
-            cursor.execute(
-                f"INSERT INTO {quote(Measurement._meta.db_table)} ({columns}) VALUES "  # noqa: S608 -- names only
-                + ", ".join([row_placeholders] * len(batch)),
-                params,
-            )
