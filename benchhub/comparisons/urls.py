@@ -6,6 +6,7 @@ app_name = "comparisons"
 
 urlpatterns = [
     path("", views.compare, name="compare"),
+    path("chart.svg", views.comparison_chart_svg, name="chart-svg"),
 ]
 
 # Mounted at /runs/compare/ (benchhub/urls.py): it compares runs, not a metric by axes.

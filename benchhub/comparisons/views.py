@@ -17,6 +17,7 @@ from django_htmx.http import push_url
 
 from benchhub.comparisons.aggregation import Comparison, Point, label_shown
 from benchhub.comparisons.apis import comparison_as_data
+from benchhub.comparisons.chart_image import comparison_svg
 from benchhub.comparisons.presets import PRESETS
 from benchhub.comparisons.query import (
     AXIS_DIMENSIONS,
@@ -167,6 +168,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "page_url": page_url,
         "api_url": api_url,
         "csv_url": f"{api_url}&format=csv",
+        "svg_url": reverse("comparisons:chart-svg") + f"?{query_string}",
         "feed_url": feed_url_for((key, v) for key, values in params.items() for v in values),
         "presets": PRESETS,
     }
@@ -318,6 +320,38 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
             "filename": f"{query.file_stem}.png",
         },
     }
+
+
+@page_methods("GET")
+def comparison_chart_svg(request: HttpRequest) -> HttpResponse:
+    """/compare/chart.svg?<the comparison's query>: the chart as an image another site can
+    embed. Its numbers are the API's (kept answers serve it again until the data
+    changes); browsers and proxies may keep it five minutes. A query the comparison
+    refuses is a 400 naming the problem, as text."""
+    try:
+        query = comparison_query_parse(dict(request.GET.lists()))
+        comparison = comparison_build(user=request.user, query=query)
+    except InvalidComparison as exc:
+        problems = "; ".join(f"{key}: {message}" for key, message in exc.errors.items())
+        return HttpResponse(
+            f"No chart: {problems}\n", status=400, content_type="text/plain; charset=utf-8"
+        )
+    labels = _chart(comparison)["labels"]
+    metric = query.metric
+    svg = comparison_svg(
+        comparison,
+        [x for x in comparison.x_values if not is_totals(x)],
+        title=labels["title"],
+        subtitle=labels["subtitle"],
+        y_title=f"{metric.name} ({metric.unit})",
+    )
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    # A signed-in submitter's chart may hold their own runs that are not public yet:
+    # for their browser only.
+    response["Cache-Control"] = (
+        "private, max-age=300" if request.user.is_authenticated else "public, max-age=300"
+    )
+    return response
 
 
 def _table(comparison: Comparison) -> list[TableRow]:

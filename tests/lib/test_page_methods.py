@@ -25,6 +25,7 @@ PAGES = {
     "/compare/": READ,
     "/results/feed.atom": READ,
     "/runs/compare/": READ,
+    "/compare/chart.svg": READ,
     "/benchmarks/select-update/leaderboard/": READ,
     "/changes/": READ,
     "/studies/": READ,
