@@ -127,19 +127,6 @@ def _flatten(detail: Any, path: str = "$") -> list[dict[str, str]]:
     return [{"path": path, "message": str(detail)}]
 
 
-_CODES = {
-    exceptions.NotAuthenticated: "not_authenticated",
-    exceptions.AuthenticationFailed: "authentication_failed",
-    exceptions.PermissionDenied: "permission_denied",
-    exceptions.NotFound: "not_found",
-    exceptions.MethodNotAllowed: "method_not_allowed",
-    exceptions.NotAcceptable: "not_acceptable",
-    exceptions.UnsupportedMediaType: "unsupported_media_type",
-    exceptions.Throttled: "throttled",
-    exceptions.ParseError: "malformed_request",
-}
-
-
 def _as_api_exception(exc: Exception) -> Exception:
     """Django's own request errors, which DRF leaves to Django's HTML pages."""
     if isinstance(exc, Http404):
@@ -197,9 +184,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         )
         response.data = error_body("invalid", message or "invalid request", details)
     else:
-        code = next((c for cls, c in _CODES.items() if isinstance(exc, cls)), "error")
-        message = str(exc.detail)
-        response.data = error_body(code, message)
+        # DRF's codes (not_found, throttled …); its parse_error is named as
+        # the site's other refusals of an unreadable body are.
+        parse_error = isinstance(exc, exceptions.ParseError)
+        code = "malformed_request" if parse_error else exc.get_codes()
+        response.data = error_body(code, str(exc.detail))
     return response
 
 

@@ -72,16 +72,12 @@ class TolerantRedisCache(RedisCache):
         super().__init__(server, params)
         self._class = _OneClientPerThread
 
-    def count(self, key, timeout: int, version=None) -> int:
-        """One more in the counter ``key``, which starts at its first count
-        and expires ``timeout`` seconds later (later counts never extend it):
-        the new count, in one round trip (add() then incr() took three, incr()
-        asking EXISTS first). Redis away or refusing: 1, as add() would say."""
-        return self.count_many([(key, timeout)], version=version)[0]
-
     def count_many(self, counters: list[tuple[str, int]], version=None) -> list[int]:
-        """count() of each (key, timeout), all in one round trip: a request
-        counted in two throttle windows paid two."""
+        """One more in each counter (key, timeout), which starts at its first
+        count and expires ``timeout`` seconds later (later counts never extend
+        it): the new counts, all in one round trip (add() then incr() took
+        three each, incr() asking EXISTS first). Redis away or refusing: 1s,
+        as add() would say."""
         keys = [(self.make_and_validate_key(key, version=version), t) for key, t in counters]
         if not keys:
             return []

@@ -62,8 +62,8 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
-@csrf_exempt
 @page_methods("POST")
+@csrf_exempt  # under page_methods, whose handlers check the token unless exempt
 def csp_report(request):
     """Where browsers send a violation: logged, answered 204. Never an error
     for the sender: the body is the browser's, not a user's input to check."""

@@ -123,11 +123,11 @@ def test_a_counter_expires_its_timeout_after_its_first_count(db):
     cache = caches["default"]
     cache.delete("counted")
 
-    assert [cache.count("counted", 60) for _ in range(3)] == [1, 2, 3]
+    assert [cache.count_many([("counted", 60)]) for _ in range(3)] == [[1], [2], [3]]
     client = cache._cache.get_client()
     key = cache.make_key("counted")
     client.expire(key, 5)  # as if 55 s had passed: later counts do not extend it
-    assert cache.count("counted", 60) == 4
+    assert cache.count_many([("counted", 60)]) == [4]
     assert 0 < client.ttl(key) <= 5
     assert cache.get("counted") == 4
 
@@ -135,7 +135,7 @@ def test_a_counter_expires_its_timeout_after_its_first_count(db):
 def test_counters_counted_together_count_each_and_expire_each(db):
     cache = caches["default"]
     cache.delete_many(["one", "two"])
-    assert cache.count("one", 60) == 1
+    assert cache.count_many([("one", 60)]) == [1]
 
     assert cache.count_many([("one", 60), ("two", 5)]) == [2, 1]
     client = cache._cache.get_client()

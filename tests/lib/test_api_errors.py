@@ -538,3 +538,14 @@ def test_a_failed_csrf_check_under_the_api_is_json(db):
 
     assert response.status_code == 403
     assert json.loads(response.content)["error"]["code"] == "permission_denied"
+
+
+def test_a_multipart_body_drf_cannot_parse_is_a_malformed_request(alice_api):
+    """DRF calls it a parse_error; the site's code for an unreadable body
+    is malformed_request, as for a broken chunked body."""
+    response = alice_api.generic(
+        "POST", "/api/v1/imports/", b"--x\r\nnot a part", content_type="multipart/form-data"
+    )
+
+    error = assert_error_shape(response, 400, "malformed_request")
+    assert "Multipart form parse error" in error["message"]
