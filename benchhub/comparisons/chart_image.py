@@ -15,8 +15,10 @@ from typing import Any
 
 from benchhub.comparisons.aggregation import Comparison, label_shown
 
-WIDTH, HEIGHT = 860, 480
-LEFT, RIGHT, TOP, BOTTOM = 80, 20, 64, 110
+WIDTH, PLOT_HEIGHT = 860, 300
+LEFT, RIGHT, TOP = 80, 20, 64
+LABEL_CHARS = 28  # an x label longer than this is cut, with an ellipsis
+CHAR_WIDTH = 6.5  # about, at 12 px
 # Colour-blind-safe (Okabe-Ito), the order the page's chart takes its series in.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000")
 TICKS = 5
@@ -57,17 +59,24 @@ def comparison_svg(
         default=0.0,
     )
     bottom = -nice_ceiling(-low) if low < 0 else 0.0
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, PLOT_HEIGHT
+    slot = plot_w / max(1, len(x_values))
+    names = [_cut(_shown(x)) for x in x_values]
+    # Labels wider than their slot are turned, as Chart.js turns them.
+    turned = max(map(len, names), default=0) * CHAR_WIDTH > slot
+    label_area = int(max(map(len, names), default=0) * CHAR_WIDTH * 0.65) + 24 if turned else 24
+    columns = 1 if max((len(s.label) for s in comparison.series), default=0) > 24 else 4
+    legend_top = TOP + plot_h + label_area + 18
+    height = legend_top + 18 * -(-len(comparison.series) // columns) + 30
 
     def y_of(value: float) -> float:
         return TOP + plot_h * (top - value) / (top - bottom)
 
-    slot = plot_w / max(1, len(x_values))
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
         f"<title>{escape(title)}</title>",
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="#fff"/>',
+        f'<rect width="{WIDTH}" height="{height}" fill="#fff"/>',
         f'<text x="{WIDTH / 2}" y="22" text-anchor="middle" font-size="16" '
         f'font-weight="bold">{escape(title)}</text>',
         f'<text x="{WIDTH / 2}" y="42" text-anchor="middle" fill="#555">{escape(subtitle)}</text>',
@@ -83,12 +92,14 @@ def comparison_svg(
         f'<text transform="translate(18 {TOP + plot_h / 2}) rotate(-90)" '
         f'text-anchor="middle">{escape(y_title)}</text>'
     )
-    for i, x in enumerate(x_values):
-        centre = LEFT + slot * (i + 0.5)
-        parts.append(
-            f'<text x="{centre:.1f}" y="{TOP + plot_h + 18}" text-anchor="middle">'
-            f"{escape(_shown(x))}</text>"
+    for i, name in enumerate(names):
+        centre, y = LEFT + slot * (i + 0.5), TOP + plot_h + 18
+        place = (
+            f'transform="translate({centre:.1f} {y}) rotate(-40)" text-anchor="end"'
+            if turned
+            else f'x="{centre:.1f}" y="{y}" text-anchor="middle"'
         )
+        parts.append(f"<text {place}>{escape(name)}</text>")
     positions = {x: i for i, x in enumerate(x_values)}
     lines = comparison.x_numeric
     count = max(1, len(comparison.series))
@@ -123,18 +134,22 @@ def comparison_svg(
             parts.extend(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>' for x, y in centres
             )
-        legend_x = LEFT + (k % 4) * (plot_w / 4)
-        legend_y = HEIGHT - BOTTOM + 44 + (k // 4) * 18
+        legend_x = LEFT + (k % columns) * (plot_w / columns)
+        legend_y = legend_top + (k // columns) * 18
         parts.append(
             f'<rect x="{legend_x:.1f}" y="{legend_y - 10}" width="12" height="12" fill="{colour}"/>'
             f'<text x="{legend_x + 18:.1f}" y="{legend_y}">{escape(series.label)}</text>'
         )
     parts.append(
-        f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end" fill="#777">'
+        f'<text x="{WIDTH - RIGHT}" y="{height - 8}" text-anchor="end" fill="#777">'
         "BenchHub: median of each cell, whisker: min to max of its measurements</text>"
     )
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "\u2026"
 
 
 def _shown(x: Any) -> str:
