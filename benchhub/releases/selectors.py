@@ -126,11 +126,12 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
             "benchmark"
         )
     }
+    # The versions' runs by the same filter, not by thousands of ids: one the
+    # measurements' visibility rule left out is never looked up.
     runs = {
         run_id: ((hw, st, os_id, cl), is_after)
-        for run_id, hw, st, os_id, cl, is_after in Run.objects.filter(
-            pk__in={row[0] for row in rows}
-        )
+        for run_id, hw, st, os_id, cl, is_after in Run.objects.filter(server__engine=engine)
+        .filter(_version_q(before, prefix="server") | _version_q(after, prefix="server"))
         .annotate(
             is_after=Case(
                 When(_version_q(after, prefix="server"), then=Value(1)),
