@@ -21,8 +21,10 @@ from benchhub.comparisons.presets import PRESETS
 from benchhub.comparisons.query import (
     AXIS_DIMENSIONS,
     COMPARISON_PARAMETERS,
+    PER,
     InvalidComparison,
     comparison_query_parse,
+    per_applies,
 )
 from benchhub.comparisons.selectors import (
     PooledParameter,
@@ -100,6 +102,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         params["benchmark"] = [benchmark.name]
     metric = _metric_for(benchmark, params) if benchmark else None
 
+    # per core / GiB only for a rate: a metric changed under it drops it, with a note.
+    per_dropped = None
+    if metric is not None and not per_applies(metric):
+        per_dropped = params.pop("per", None)
+
     point_names: list[str] = []
     run_names: list[str] = []
     if metric is not None:
@@ -132,6 +139,10 @@ def compare(request: HttpRequest) -> HttpResponse:
             errors = exc.errors
         if comparison is not None and comparison.reference_dropped:
             params.pop("reference", None)
+        if comparison is not None and per_dropped:
+            comparison.notes.append(
+                f"per {per_dropped[0]!r} divides rates only; {metric.name} is shown as measured."
+            )
         if comparison is not None and orphan_reference:
             comparison.notes.append(
                 f"reference {orphan_reference[0]!r} needs a series; shown without reference."
@@ -143,6 +154,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     context = {
         "benchmarks": benchmarks,
         "metrics": sorted(benchmark.metrics.all(), key=lambda m: m.pk) if benchmark else [],
+        "per_choices": [(name, words) for name, (_, _, words) in PER.items()]
+        if metric is not None and per_applies(metric)
+        else [],
         "current": {key: _first(params, key) for key in COMPARISON_PARAMETERS},
         "axis_choices": _axis_choices(point_names, run_names, params),
         "reference_choices": _reference_choices(comparison, params),
@@ -302,8 +316,9 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
     if comparison.reference is not None and query.series is not None:
         y_title = f"{metric.name}, % of {query.series.title} = {label_shown(comparison.reference)}"
     else:
-        y_title = f"{metric.name} ({metric.unit}){better}"
-    title = f"{query.benchmark}: {metric.name} by {query.x.title}"
+        y_title = f"{metric.name} ({query.unit}){better}"
+    per = f" {PER[query.per][2]}" if query.per else ""
+    title = f"{query.benchmark}: {metric.name}{per} by {query.x.title}"
     if query.series is not None:
         title += f", per {query.series.title}"
     fixed = ", ".join(f"{key}={value}" for key, values in query.filters.items() for value in values)
