@@ -140,6 +140,9 @@ class ComparisonQuery:
     minimum_effect: float = DEFAULT_MINIMUM_EFFECT
     # verdicts=quiet: verdicts from quiet runs only (no noise flag).
     quiet_verdicts: bool = False
+    # Each point judged against its series' previous x value rather than the
+    # reference series (a history over versions); set by code, not the URL.
+    steps: bool = False
     # A key of PER: each value divided by its machine's cores or GiB of RAM.
     per: str | None = None
 

@@ -30,6 +30,7 @@ from benchhub.comparisons.aggregation import (
     Row,
     cells_from_rows,
     comparison_aggregate,
+    comparison_with_steps,
     comparison_with_verdicts,
     order_key,
     samples_wanted,
@@ -110,8 +111,11 @@ def _comparison_compute(
         )
         wanted = samples_wanted(comparison)
         samples = _samples(query, wanted) if wanted else {}
-        comparison = comparison_with_verdicts(comparison, samples)
-        comparison.summary = combined_scores(comparison)
+        if query.steps:
+            comparison = comparison_with_steps(comparison, samples)
+        else:
+            comparison = comparison_with_verdicts(comparison, samples)
+            comparison.summary = combined_scores(comparison)
         # The runs per cell served the verdicts and scores: freed now, by
         # reference counting, rather than walked by the first collection
         # after the pause while the answer is rendered.
@@ -178,6 +182,7 @@ def _answer_parts(query: ComparisonQuery, measurements: QuerySet) -> tuple:
         query.reference,
         query.minimum_effect,
         query.quiet_verdicts,
+        query.steps,
         query.per,
         sorted((name, tuple(values)) for name, values in query.filters.items()),
         sql,
@@ -187,7 +192,7 @@ def _answer_parts(query: ComparisonQuery, measurements: QuerySet) -> tuple:
 
 def comparison_measurements(*, user: User, query: ComparisonQuery) -> QuerySet:
     """The measurements ``query`` reads, as ``user`` may see them: for a page
-    that counts something more about them (a test comparing the two paths)."""
+    that counts something more about them (a history's machines per version)."""
     return _measurements(_viewer(user), query)
 
 

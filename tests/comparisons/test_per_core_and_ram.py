@@ -114,6 +114,18 @@ def test_the_page_offers_per_for_rates_only_and_labels_the_axis(client, machines
     assert 'id="cmp-per"' not in latency
 
 
+def test_the_history_divides_too(client, machines):
+    data = client.get(
+        "/api/v1/history/select-update/",
+        {"engine": "postgresql", "param.clients": "8", "per": "core"},
+    ).json()
+
+    assert data["metric"]["unit"] == "tx/s per core"
+    (version,) = data["versions"]
+    assert version["n"] == 7
+    assert version["median"] == pytest.approx(1987.5 / 6)  # the middle of 3 EPYC, 4 Xeon runs
+
+
 def test_a_verdict_on_few_runs_resamples_their_divided_repetitions(client, bob):
     """Fewer than 4 runs a side, repeated: the bootstrap reads each run's
     repetitions, divided by its machine's cores like its value."""

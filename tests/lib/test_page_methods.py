@@ -26,6 +26,7 @@ PAGES = {
     "/results/feed.atom": READ,
     "/runs/compare/": READ,
     "/benchmarks/select-update/leaderboard/": READ,
+    "/benchmarks/select-update/history/": READ,
     "/changes/": READ,
     "/studies/": READ,
     f"/studies/{UUID}/": READ,
