@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_htmx.http import push_url
 
-from benchhub.comparisons.aggregation import Comparison, Point, label_shown
+from benchhub.comparisons.aggregation import Comparison, Point, label_shown, verdict_reference
 from benchhub.comparisons.apis import comparison_as_data
 from benchhub.comparisons.presets import PRESETS
 from benchhub.comparisons.query import (
@@ -325,6 +325,7 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
     return {
         "data": comparison_as_data(comparison),
         "error_bars": error_bars(comparison),
+        "intervals": verdict_intervals(comparison),
         "labels": {
             "title": title,
             "subtitle": f"fixed: {fixed}" if fixed else "",
@@ -424,6 +425,34 @@ def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
                 "range",
             ]
     return bars
+
+
+def verdict_intervals(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
+    """Per series label and x (as JSON text, as ``error_bars``), the interval
+    each verdict is based on, in the metric's unit: the 95 % interval of the
+    ratio to the reference, times the reference's median at that x. Where a
+    verdict has no bounded interval (too few runs), there is none to draw."""
+    reference = next(
+        (series for series in comparison.series if series.label == verdict_reference(comparison)),
+        None,
+    )
+    if reference is None:
+        return {}
+    medians = {point.x: point.value for point in reference.points}
+    intervals: dict[str, dict[str, list[float]]] = {}
+    for series in comparison.series:
+        for point in series.points:
+            judged = point.verdict
+            if judged is None or judged.ratio_low is None or judged.ratio_high is None:
+                continue
+            if point.x not in medians:
+                continue
+            median = medians[point.x]
+            intervals.setdefault(series.label, {})[json.dumps(point.x, default=str)] = [
+                median * judged.ratio_low,
+                median * judged.ratio_high,
+            ]
+    return intervals
 
 
 # --- any N runs side by side -----------------------------------------------------
