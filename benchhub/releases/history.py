@@ -107,7 +107,8 @@ def history_build(*, user: User | AnonymousUser, benchmark_name: str, params: Qu
         others = ", ".join(values[1:6]) + (" …" if len(values) > 6 else "")
         history.notes.append(
             f"{name} is not fixed and its values differ within a version: shown at "
-            f"{name}={values[0]}, the most measured value (also measured: {others})."
+            f"{name}={values[0]}, the most measured value (the lowest of a tie; also "
+            f"measured: {others}). Fix {name} above for another."
         )
     machines = _machines(user, query)
     series = comparison.series[0].points if comparison.series else []

@@ -162,7 +162,8 @@
         benchhubVersions: versions,
         interaction: { mode: "index", intersect: false },
         scales: {
-          x: { title: { display: true, text: labels.x, font: { weight: "bold" } }, ticks: { autoSkip: false } },
+          // offset: each version in the middle of its slot, one alone included
+          x: { offset: true, title: { display: true, text: labels.x, font: { weight: "bold" } }, ticks: { autoSkip: false } },
           // A line over versions, not bars: the axis spans the values, so
           // that the band and the intervals a reader weighs a step by show.
           y: {
