@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/v1/", include("benchhub.imports.api_urls")),
     path("api/v1/comparisons/", include("benchhub.comparisons.api_urls")),
     path("api/v1/leaderboards/", include("benchhub.leaderboards.api_urls")),
+    path("api/v1/history/", include("benchhub.releases.api_urls")),
     path("api/v1/studies/", include("benchhub.studies.api_urls")),
     path("api/v1/", include("benchhub.moderation.api_urls")),
     path("api/schema/", SchemaApi.as_view(), name="openapi-schema"),

@@ -1,6 +1,7 @@
 """How fast are the result pages on a full database? Server time of the
 results browser, its search, the leaderboards, runs side by side, the
-changes between releases, a run page, a dimension page and a benchmark page.
+changes between releases, the history over versions, a run page, a
+dimension page and a benchmark page.
 
 Fills its own PostgreSQL database (``bh_browse_pages`` by default) with
 about 1,000,000 measurements through the upload service itself: ~17,000
@@ -367,6 +368,12 @@ def page_urls(rng: random.Random, count: int) -> dict[str, list[str]]:
         "?engine=postgresql&from=16&to=17",
         "?engine=mariadb&from=10&to=11",
     ]
+    histories = [
+        "select-update/history/?engine=postgresql&param.clients=16",
+        "select-update/history/?engine=postgresql",  # the point chosen: one more read
+        "tpcb/history/?engine=postgresql&by=version_major&filesystem=xfs",
+        "sql-bench/history/?engine=mysql",
+    ]
     side_by_side = [
         "&".join(f"run={pk}" for pk in rng.sample(ids, rng.randint(2, 12))) for _ in range(count)
     ]
@@ -376,6 +383,7 @@ def page_urls(rng: random.Random, count: int) -> dict[str, list[str]]:
         "leaderboard": [f"/benchmarks/{rng.choice(leaderboards)}" for _ in range(count)],
         "runs side by side": [f"/runs/compare/?{query}" for query in side_by_side],
         "changes": [f"/changes/{rng.choice(changes)}" for _ in range(count)],
+        "history": [f"/benchmarks/{rng.choice(histories)}" for _ in range(count)],
         "run page": [f"/runs/{pk}/" for pk in ids],
         "dimension page": dimensions,
         "benchmark page": [

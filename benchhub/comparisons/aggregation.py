@@ -434,16 +434,11 @@ def samples_wanted(comparison: Comparison) -> list[int]:
     ]
 
 
-def comparison_with_verdicts(
+def _judged_sides(
     comparison: Comparison, samples: Mapping[int, Iterable[float]]
-) -> Comparison:
-    """Each point of each series but the reference gets its verdict against
-    the reference's point at the same x. ``samples`` maps a measurement id
-    to its repetitions (see ``samples_wanted``)."""
-    reference = verdict_reference(comparison)
-    if reference is None or len(comparison.series) < 2:
-        return comparison
-    query = comparison.query
+) -> tuple[Any, Any]:
+    """(side, judge): a cell's runs as a verdict reads them, and the verdict
+    function that reads them (``values_verdict`` for runs without samples)."""
 
     @cache
     def side(label: str, x: Any) -> Sequence[float] | list[RunValues]:
@@ -457,8 +452,44 @@ def comparison_with_verdicts(
         ]
 
     # The same verdict either way (values_verdict: runs without samples).
-    judge = verdict if samples else values_verdict
+    return side, verdict if samples else values_verdict
 
+
+def comparison_with_steps(
+    comparison: Comparison, samples: Mapping[int, Iterable[float]]
+) -> Comparison:
+    """Each point but a series' first gets its verdict against the same
+    series' point at the previous x value (a history: each version against
+    the one before it), by the test every comparison uses."""
+    side, judge = _judged_sides(comparison, samples)
+    direction = comparison.query.metric.direction
+    series = []
+    for one in comparison.series:
+        points = one.points[:1]
+        for before, point in zip(one.points, one.points[1:], strict=False):
+            judged = judge(
+                side(one.label, point.x),
+                side(one.label, before.x),
+                direction=direction,
+                minimum_effect=comparison.query.minimum_effect,
+            )
+            points.append(replace(point, verdict=judged))
+        series.append(Series(one.label, points))
+    comparison.series = series
+    return comparison
+
+
+def comparison_with_verdicts(
+    comparison: Comparison, samples: Mapping[int, Iterable[float]]
+) -> Comparison:
+    """Each point of each series but the reference gets its verdict against
+    the reference's point at the same x. ``samples`` maps a measurement id
+    to its repetitions (see ``samples_wanted``)."""
+    reference = verdict_reference(comparison)
+    if reference is None or len(comparison.series) < 2:
+        return comparison
+    query = comparison.query
+    side, judge = _judged_sides(comparison, samples)
     series = []
     for one in comparison.series:
         if one.label == reference:

@@ -14,7 +14,12 @@ from rest_framework.views import APIView
 
 from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.exports import comparison_csv_response, ratio_rounded, relative_rounded
-from benchhub.comparisons.query import AXIS_DIMENSIONS, InvalidComparison, comparison_query_parse
+from benchhub.comparisons.query import (
+    AXIS_DIMENSIONS,
+    PER,
+    InvalidComparison,
+    comparison_query_parse,
+)
 from benchhub.comparisons.selectors import (
     PooledParameter,
     comparison_build,
@@ -28,9 +33,11 @@ from benchhub.results.filters import MeasurementFilter
 
 
 class ComparisonMetricOutput(serializers.Serializer):
-    name = serializers.CharField()
-    unit = serializers.CharField()
-    direction = serializers.CharField()
+    name = serializers.CharField(source="metric.name")
+    unit = serializers.CharField(
+        help_text="the values' unit: the metric's, or with per the derived one (tx/s per core)"
+    )
+    direction = serializers.CharField(source="metric.direction")
 
 
 class RelativeField(serializers.FloatField):
@@ -177,7 +184,13 @@ class ComparisonSummaryOutput(serializers.Serializer):
 
 class ComparisonOutput(serializers.Serializer):
     benchmark = serializers.CharField(source="query.benchmark")
-    metric = ComparisonMetricOutput(source="query.metric")
+    metric = ComparisonMetricOutput(source="query")
+    per = serializers.CharField(
+        source="query.per",
+        allow_null=True,
+        help_text="core or ram_gib: each value divided by its run's machine's cores or GiB "
+        "of RAM; null: as measured",
+    )
     x = serializers.CharField(source="query.x.name")
     x_numeric = serializers.BooleanField(
         help_text="every x value is a number: drawn as lines, otherwise as grouped bars"
@@ -281,6 +294,13 @@ COMPARISON_PARAMETERS = [
         enum=["all", "quiet"],
         description="quiet: verdicts from runs without a noise flag only (the medians still "
         "count every run)",
+    ),
+    OpenApiParameter(
+        "per",
+        str,
+        enum=list(PER),
+        description="a rate where higher is better divided by each run's machine's cores or "
+        "GiB of RAM (runs whose machine did not say are left out)",
     ),
     OpenApiParameter(
         "format", str, enum=["json", "csv"], description="csv: the same points as CSV"

@@ -120,21 +120,21 @@ _MIXED = """min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
                    OR min(jsonb_hash(_run_keys)) <> max(jsonb_hash(_run_keys))"""
 
 
-def _statement(inner: str, *, mixed: bool) -> str:
-    """The cells of ``inner`` (rows _s, _x, value, approximate, run_id, id,
-    _eligible, _keys, _run_keys): one row per cell, its verdict runs as
-    arrays in sample order."""
+def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
+    """The cells of ``inner`` (rows _s, _x, ``value`` (the value or a derived
+    one), approximate, run_id, id, _eligible, _keys, _run_keys): one row per
+    cell, its verdict runs as arrays in sample order."""
     sample = f"mod(mod(run_id, {SAMPLE_MODULUS}) * {SAMPLE_MULTIPLIER}, {SAMPLE_MODULUS})"
     return f"""
         SELECT cell._s, cell._x, cell.n, cell.low, cell.high, cell.approximate_n,
                quartiles.q, runs.run_ids, runs.run_values, runs.only_ids,
                cell.mixed, cell.cutoff < {SAMPLE_MODULUS} AS cut
         FROM (
-            SELECT _s, _x, count(*) AS n, min(value) AS low, max(value) AS high,
+            SELECT _s, _x, count(*) AS n, min({value}) AS low, max({value}) AS high,
                    count(*) FILTER (WHERE approximate) AS approximate_n,
                    -- jsonb's own hash function (of its hash index support)
                    {_MIXED if mixed else "true"} AS mixed,
-                   array_agg(value) AS vals,
+                   array_agg({value}) AS vals,
                    CASE WHEN %s::bigint IS NOT NULL AND count(*) > %s::bigint
                    THEN {SAMPLE_MODULUS}::bigint * %s::bigint / count(*)
                    ELSE {SAMPLE_MODULUS}::bigint END AS cutoff,
@@ -191,14 +191,15 @@ def cells_statement(
         if query.quiet_verdicts
         else Value(True, output_field=BooleanField()),
     )
-    columns = ["_s", "_x", "value", "approximate", "run_id", "id", "_eligible"]
+    value = "value" if query.per is None else "_value"  # selectors.per_divided
+    columns = ["_s", "_x", value, "approximate", "run_id", "id", "_eligible"]
     if mixed:
         keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run__parameter_keys"))
         columns += ["_keys", "_run_keys"]
     keyed = keyed.values(*columns)
     inner, params = keyed.query.sql_with_params()
     rows = SAMPLED_ROWS * aggregation.VERDICT_RUNS
-    return _statement(inner, mixed=mixed), [
+    return _statement(inner, mixed=mixed, value=value), [
         rows if cut else None,
         rows,
         rows,

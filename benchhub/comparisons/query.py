@@ -25,8 +25,16 @@ COMPARISON_PARAMETERS = (
     "reference",
     "minimum_effect",
     "verdicts",
+    "per",
     "format",
 )
+# Derived metrics: a rate divided by what the machine has of something, each
+# measurement by its own run's machine. name → (the divisor's path from a
+# measurement, its scale: bytes per GiB, and the words after the unit).
+PER: dict[str, tuple[str, int, str]] = {
+    "core": ("run__hardware__cores", 1, "per core"),
+    "ram_gib": ("run__hardware__ram_bytes", 2**30, "per GiB of RAM"),
+}
 FORMATS = ("json", "csv")
 # Measurement API parameters that mean nothing here: a comparison is one table.
 NOT_APPLICABLE = {"cursor": "a comparison is not paginated", "page_size": "not paginated"}
@@ -132,16 +140,29 @@ class ComparisonQuery:
     minimum_effect: float = DEFAULT_MINIMUM_EFFECT
     # verdicts=quiet: verdicts from quiet runs only (no noise flag).
     quiet_verdicts: bool = False
+    # Each point judged against its series' previous x value rather than the
+    # reference series (a history over versions); set by code, not the URL.
+    steps: bool = False
+    # A key of PER: each value divided by its machine's cores or GiB of RAM.
+    per: str | None = None
 
     @property
     def benchmark(self) -> str:
         return self.metric.benchmark.name
 
     @property
+    def unit(self) -> str:
+        """The values' unit: the metric's, or the derived one (tx/s per core)."""
+        if self.per is None:
+            return self.metric.unit
+        return f"{self.metric.unit} {PER[self.per][2]}"
+
+    @property
     def file_stem(self) -> str:
         """What a download of this comparison is called, before its extension
         (catalog and axis names only: no user text reaches a file name)."""
-        return f"benchhub-{self.benchmark}-{self.metric.name}-by-{self.x.name}"
+        per = f"-per-{self.per}" if self.per else ""
+        return f"benchhub-{self.benchmark}-{self.metric.name}{per}-by-{self.x.name}"
 
 
 def _single(params: Mapping[str, list[str]], key: str) -> str:
@@ -175,6 +196,8 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
             errors["minimum_effect"] = str(exc)
     if values.get("verdicts") not in ("", "quiet", "all"):
         errors["verdicts"] = "quiet (verdicts from runs without a noise flag) or all"
+    if values.get("per") and values["per"] not in PER:
+        errors["per"] = f"{values['per']!r}: one of {', '.join(PER)}"
     if values.get("format") and values["format"] not in FORMATS:
         errors["format"] = "json or csv"
     for key, why in NOT_APPLICABLE.items():
@@ -202,6 +225,12 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
     metric = None
     if values.get("benchmark") and "benchmark" not in errors:
         metric = _metric_get(values["benchmark"], values.get("metric", ""), errors)
+    if metric is not None and values.get("per") and not per_applies(metric):
+        errors.setdefault(
+            "per",
+            f"{metric.name} is in {metric.unit}: only a rate where higher is better "
+            "(tx/s, MB/s) divides by cores or RAM into something that means anything",
+        )
     if errors:
         raise InvalidComparison(errors)
     assert metric is not None and x is not None
@@ -218,7 +247,15 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
         filters,
         minimum_effect,
         quiet_verdicts=values["verdicts"] == "quiet",
+        per=values["per"] or None,
     )
+
+
+def per_applies(metric: Metric) -> bool:
+    """Whether a metric divides by cores or RAM meaningfully: a rate (tx/s,
+    orders/min, MB/s) where higher is better. A latency or a time per core
+    says nothing; a relative score (%) is already a ratio."""
+    return metric.direction == "higher" and "/" in metric.unit
 
 
 def _percent(text: str) -> float:

@@ -20,7 +20,8 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Count, QuerySet
+from django.db.models import Count, ExpressionWrapper, F, FloatField, QuerySet, Value
+from django.db.models.functions import Cast
 from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
 
@@ -29,13 +30,14 @@ from benchhub.comparisons.aggregation import (
     Row,
     cells_from_rows,
     comparison_aggregate,
+    comparison_with_steps,
     comparison_with_verdicts,
     order_key,
     samples_wanted,
 )
 from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql, key_expression
 from benchhub.comparisons.kept import kept_answer
-from benchhub.comparisons.query import ComparisonQuery, InvalidComparison
+from benchhub.comparisons.query import PER, ComparisonQuery, InvalidComparison
 from benchhub.comparisons.scores import combined_scores
 from benchhub.lib.collector import cyclic_gc_paused
 from benchhub.results import selectors as results_selectors
@@ -108,16 +110,31 @@ def _comparison_compute(
             query=query, cells=cells, strict_reference=strict_reference
         )
         wanted = samples_wanted(comparison)
-        samples = dict(
-            Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples") if wanted else ()
-        )
-        comparison = comparison_with_verdicts(comparison, samples)
-        comparison.summary = combined_scores(comparison)
+        samples = _samples(query, wanted) if wanted else {}
+        if query.steps:
+            comparison = comparison_with_steps(comparison, samples)
+        else:
+            comparison = comparison_with_verdicts(comparison, samples)
+            comparison.summary = combined_scores(comparison)
         # The runs per cell served the verdicts and scores: freed now, by
         # reference counting, rather than walked by the first collection
         # after the pause while the answer is rendered.
         comparison.cell_runs = {}
     return comparison
+
+
+def _samples(query: ComparisonQuery, wanted: list[int]) -> dict[int, list[float]]:
+    """The repetitions of the ``wanted`` measurements, divided like their
+    values where the comparison is ``per`` something."""
+    if query.per is None:
+        return dict(Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples"))
+    path, scale, _ = PER[query.per]
+    rows = Measurement.objects.filter(pk__in=wanted).values_list("pk", "samples", path)
+    return {
+        pk: [sample * scale / divisor for sample in samples or ()]
+        for pk, samples, divisor in rows
+        if divisor
+    }
 
 
 def _note_own_unpublished(comparison: Comparison, measurements: QuerySet) -> None:
@@ -165,10 +182,18 @@ def _answer_parts(query: ComparisonQuery, measurements: QuerySet) -> tuple:
         query.reference,
         query.minimum_effect,
         query.quiet_verdicts,
+        query.steps,
+        query.per,
         sorted((name, tuple(values)) for name, values in query.filters.items()),
         sql,
         params,
     )
+
+
+def comparison_measurements(*, user: User, query: ComparisonQuery) -> QuerySet:
+    """The measurements ``query`` reads, as ``user`` may see them: for a page
+    that counts something more about them (a history's machines per version)."""
+    return _measurements(_viewer(user), query)
 
 
 def _measurements(user: User, query: ComparisonQuery):
@@ -183,7 +208,7 @@ def _measurements(user: User, query: ComparisonQuery):
             {key: " ".join(str(m) for m in messages) for key, messages in filterset.errors.items()}
         )
     try:
-        return filterset.qs
+        return per_divided(filterset.qs, query)
     except ValidationError as exc:
         detail = exc.detail if isinstance(exc.detail, dict) else {"request": exc.detail}
         raise InvalidComparison(
@@ -194,11 +219,29 @@ def _measurements(user: User, query: ComparisonQuery):
         ) from None
 
 
+def per_divided(measurements: QuerySet, query: ComparisonQuery) -> QuerySet:
+    """With ``per``, the measurements whose run's machine says how many cores
+    (or bytes of RAM) it has, each with ``_value``: its value divided by
+    them (in GiB). A machine that did not say is left out, never divided by 0."""
+    if query.per is None:
+        return measurements
+    path, scale, _ = PER[query.per]
+    divided = ExpressionWrapper(
+        F("value") * Value(float(scale)) / Cast(F(path), FloatField()), output_field=FloatField()
+    )
+    return measurements.filter(**{f"{path}__gt": 0}).annotate(_value=divided)
+
+
+def value_column(query: ComparisonQuery) -> str:
+    """The column a comparison aggregates: the value, or its derived one."""
+    return "value" if query.per is None else "_value"
+
+
 def _rows(user: User, query: ComparisonQuery) -> Iterable[Row]:
     """At most MAX_ROWS rows (aggregated in Python, as SQLite has no median):
     a comparison over more is refused with a message asking for filters,
     rather than holding every measurement in memory for one request."""
-    columns = [query.x.path, "value", "approximate", "run_id", "id", "run__noise"]
+    columns = [query.x.path, value_column(query), "approximate", "run_id", "id", "run__noise"]
     if query.series is not None:
         columns.insert(0, query.series.path)
     rows = list(_measurements(user, query).order_by().values_list(*columns)[: MAX_ROWS + 1])

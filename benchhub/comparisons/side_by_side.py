@@ -279,8 +279,9 @@ def side_by_side_csv(result: SideBySide) -> HttpResponse:
 def side_by_side_chart(result: SideBySide) -> dict[str, Any]:
     """What the page's chart draws, per metric: each run's value at each
     common point as % of the first run's there (the first run is 100), from
-    the ratios the table prints. Points where the first run measured 0
-    have no ratio and are left out of that metric's chart."""
+    the ratios the table prints, with its verdict's 95 % interval (or None).
+    Points where the first run measured 0 have no ratio and are left out of
+    that metric's chart."""
     metrics: dict[str, dict[str, Any]] = {}
     for row in result.points:
         first = row.cells[0].value
@@ -292,14 +293,23 @@ def side_by_side_chart(result: SideBySide) -> dict[str, Any]:
                 "unit": row.unit,
                 "direction": row.direction,
                 "points": [],
-                "series": [{"label": f"run {run.pk}", "values": []} for run in result.runs],
+                "series": [
+                    {"label": f"run {run.pk}", "values": [], "intervals": []} for run in result.runs
+                ],
             },
         )
         chart["points"].append(row.point or row.metric)
         chart["series"][0]["values"].append(100.0)
+        chart["series"][0]["intervals"].append(None)
         for series, cell in zip(chart["series"][1:], row.cells[1:], strict=True):
             # The table's own ratio; None (no bar) where it has no finite value.
             series["values"].append(None if cell.ratio is None else 100.0 * cell.ratio)
+            # The interval its verdict reads, in % of the first run: drawn over the bar.
+            judged = cell.verdict
+            bounded = judged is not None and None not in (judged.ratio_low, judged.ratio_high)
+            series["intervals"].append(
+                [100.0 * judged.ratio_low, 100.0 * judged.ratio_high] if bounded else None
+            )
     return {
         "reference": f"run {result.runs[0].pk}",
         "filename": "runs-" + "-".join(str(run.pk) for run in result.runs) + ".png",

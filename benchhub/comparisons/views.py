@@ -15,15 +15,17 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django_htmx.http import push_url
 
-from benchhub.comparisons.aggregation import Comparison, Point, label_shown
+from benchhub.comparisons.aggregation import Comparison, Point, label_shown, verdict_reference
 from benchhub.comparisons.apis import comparison_as_data
 from benchhub.comparisons.chart_image import comparison_svg
 from benchhub.comparisons.presets import PRESETS
 from benchhub.comparisons.query import (
     AXIS_DIMENSIONS,
     COMPARISON_PARAMETERS,
+    PER,
     InvalidComparison,
     comparison_query_parse,
+    per_applies,
 )
 from benchhub.comparisons.selectors import (
     PooledParameter,
@@ -101,6 +103,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         params["benchmark"] = [benchmark.name]
     metric = _metric_for(benchmark, params) if benchmark else None
 
+    # per core / GiB only for a rate: a metric changed under it drops it, with a note.
+    per_dropped = None
+    if metric is not None and not per_applies(metric):
+        per_dropped = params.pop("per", None)
+
     point_names: list[str] = []
     run_names: list[str] = []
     if metric is not None:
@@ -133,6 +140,10 @@ def compare(request: HttpRequest) -> HttpResponse:
             errors = exc.errors
         if comparison is not None and comparison.reference_dropped:
             params.pop("reference", None)
+        if comparison is not None and per_dropped:
+            comparison.notes.append(
+                f"per {per_dropped[0]!r} divides rates only; {metric.name} is shown as measured."
+            )
         if comparison is not None and orphan_reference:
             comparison.notes.append(
                 f"reference {orphan_reference[0]!r} needs a series; shown without reference."
@@ -144,6 +155,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     context = {
         "benchmarks": benchmarks,
         "metrics": sorted(benchmark.metrics.all(), key=lambda m: m.pk) if benchmark else [],
+        "per_choices": [(name, words) for name, (_, _, words) in PER.items()]
+        if metric is not None and per_applies(metric)
+        else [],
         "current": {key: _first(params, key) for key in COMPARISON_PARAMETERS},
         "axis_choices": _axis_choices(point_names, run_names, params),
         "reference_choices": _reference_choices(comparison, params),
@@ -304,14 +318,16 @@ def _chart(comparison: Comparison) -> dict[str, Any]:
     if comparison.reference is not None and query.series is not None:
         y_title = f"{metric.name}, % of {query.series.title} = {label_shown(comparison.reference)}"
     else:
-        y_title = f"{metric.name} ({metric.unit}){better}"
-    title = f"{query.benchmark}: {metric.name} by {query.x.title}"
+        y_title = f"{metric.name} ({query.unit}){better}"
+    per = f" {PER[query.per][2]}" if query.per else ""
+    title = f"{query.benchmark}: {metric.name}{per} by {query.x.title}"
     if query.series is not None:
         title += f", per {query.series.title}"
     fixed = ", ".join(f"{key}={value}" for key, values in query.filters.items() for value in values)
     return {
         "data": comparison_as_data(comparison),
         "error_bars": error_bars(comparison),
+        "intervals": verdict_intervals(comparison),
         "labels": {
             "title": title,
             "subtitle": f"fixed: {fixed}" if fixed else "",
@@ -443,6 +459,34 @@ def error_bars(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
                 "range",
             ]
     return bars
+
+
+def verdict_intervals(comparison: Comparison) -> dict[str, dict[str, list[float]]]:
+    """Per series label and x (as JSON text, as ``error_bars``), the interval
+    each verdict is based on, in the metric's unit: the 95 % interval of the
+    ratio to the reference, times the reference's median at that x. Where a
+    verdict has no bounded interval (too few runs), there is none to draw."""
+    reference = next(
+        (series for series in comparison.series if series.label == verdict_reference(comparison)),
+        None,
+    )
+    if reference is None:
+        return {}
+    medians = {point.x: point.value for point in reference.points}
+    intervals: dict[str, dict[str, list[float]]] = {}
+    for series in comparison.series:
+        for point in series.points:
+            judged = point.verdict
+            if judged is None or judged.ratio_low is None or judged.ratio_high is None:
+                continue
+            if point.x not in medians:
+                continue
+            median = medians[point.x]
+            intervals.setdefault(series.label, {})[json.dumps(point.x, default=str)] = [
+                median * judged.ratio_low,
+                median * judged.ratio_high,
+            ]
+    return intervals
 
 
 # --- any N runs side by side -----------------------------------------------------

@@ -6,4 +6,5 @@ app_name = "releases"
 
 urlpatterns = [
     path("changes/", views.changes_page, name="changes"),
+    path("benchmarks/<slug:name>/history/", views.history_page, name="history"),
 ]

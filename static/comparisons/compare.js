@@ -67,22 +67,69 @@
   // The lowest and highest error bar ends drawn, so that the value axis
   // reaches them: a bar past the axis was painted over the title and legend.
   function barExtent(chartData, relative, xValues) {
-    const bars = readJson("comparison-errorbars") || {};
     const drawn = new Set(xValues.map((x) => JSON.stringify(x)));
     let low = Infinity;
     let high = -Infinity;
-    chartData.series.forEach(function (series) {
-      const ofSeries = bars[series.label] || {};
-      series.points.forEach(function (point) {
-        const bar = drawn.has(JSON.stringify(point.x)) && barOf(ofSeries, point, relative);
-        if (bar) {
-          low = Math.min(low, bar[0]);
-          high = Math.max(high, bar[1]);
-        }
+    ["comparison-errorbars", "comparison-intervals"].forEach(function (id) {
+      const bars = readJson(id) || {};
+      chartData.series.forEach(function (series) {
+        const ofSeries = bars[series.label] || {};
+        series.points.forEach(function (point) {
+          const bar = drawn.has(JSON.stringify(point.x)) && barOf(ofSeries, point, relative);
+          if (bar) {
+            low = Math.min(low, bar[0]);
+            high = Math.max(high, bar[1]);
+          }
+        });
       });
     });
     return Number.isFinite(high) ? { low, high } : null;
   }
+
+  // The interval each verdict reads (#comparison-intervals: the 95 % interval
+  // of the ratio to the reference, times the reference's median), as a
+  // shaded bar in the series' colour across the point, under the min-max
+  // whisker: the chart then shows what the verdict's number is.
+  const verdictIntervals = {
+    id: "benchhubVerdictIntervals",
+    afterDatasetsDraw(chart) {
+      const intervals = readJson("comparison-intervals") || {};
+      const horizontal = chart.options.indexAxis === "y";
+      const scale = horizontal ? chart.scales.x : chart.scales.y;
+      const ctx = chart.ctx;
+      ctx.save();
+      chart.data.datasets.forEach(function (dataset, index) {
+        const meta = chart.getDatasetMeta(index);
+        const ofSeries = intervals[dataset.benchhubLabel] || {};
+        if (meta.hidden) {
+          return;
+        }
+        ctx.fillStyle = dataset.borderColor + "66";
+        ctx.strokeStyle = dataset.borderColor;
+        ctx.lineWidth = 1;
+        (dataset.benchhubPoints || []).forEach(function (point, position) {
+          const element = meta.data[position];
+          const bar = barOf(ofSeries, point, dataset.benchhubRelative);
+          if (!bar || !element) {
+            return;
+          }
+          const a = scale.getPixelForValue(bar[0]);
+          const b = scale.getPixelForValue(bar[1]);
+          const centre = horizontal ? element.y : element.x;
+          const from = Math.min(a, b);
+          const length = Math.max(1, Math.abs(b - a));
+          if (horizontal) {
+            ctx.fillRect(from, centre - 5, length, 10);
+            ctx.strokeRect(from, centre - 5, length, 10);
+          } else {
+            ctx.fillRect(centre - 5, from, 10, length);
+            ctx.strokeRect(centre - 5, from, 10, length);
+          }
+        });
+      });
+      ctx.restore();
+    },
+  };
 
   // Error bars: the min and max of a cell's measurements, the range the
   // table, the tooltip and the caption name (#comparison-errorbars).
@@ -368,7 +415,7 @@
         labels: numeric ? undefined : xValues.map(shown),
         datasets: datasets(data, relative, xValues, horizontal),
       },
-      plugins: [whiteBackground, errorBars, verdictMarkers],
+      plugins: [whiteBackground, verdictIntervals, errorBars, verdictMarkers],
       options: {
         animation: false,
         maintainAspectRatio: false,
@@ -398,6 +445,12 @@
                 const verdict = verdictLine(point.verdict);
                 if (verdict) {
                   lines.push(verdict);
+                }
+                const ofSeries = (readJson("comparison-intervals") || {})[context.dataset.benchhubLabel] || {};
+                const interval = barOf(ofSeries, point, relative);
+                if (interval) {
+                  const unit = relative ? " %" : " " + data.metric.unit;
+                  lines.push("shaded: 95 % " + number(interval[0]) + "–" + number(interval[1]) + unit);
                 }
                 return lines;
               },

@@ -15,6 +15,35 @@
     },
   };
 
+  // Each bar's verdict interval (the 95 % interval of its ratio to the
+  // first run, in %), as a whisker over the bar: what the verdict reads.
+  const verdictIntervals = {
+    id: "runsVerdictIntervals",
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx;
+      const scale = chart.scales.y;
+      ctx.save();
+      ctx.strokeStyle = "#1d2330";
+      ctx.lineWidth = 1.5;
+      chart.data.datasets.forEach(function (dataset, index) {
+        const meta = chart.getDatasetMeta(index);
+        if (meta.hidden) return;
+        (dataset.runsIntervals || []).forEach(function (interval, position) {
+          const element = meta.data[position];
+          if (!interval || !element) return;
+          const low = scale.getPixelForValue(interval[0]);
+          const high = scale.getPixelForValue(interval[1]);
+          ctx.beginPath();
+          ctx.moveTo(element.x, low); ctx.lineTo(element.x, high);
+          ctx.moveTo(element.x - 4, low); ctx.lineTo(element.x + 4, low);
+          ctx.moveTo(element.x - 4, high); ctx.lineTo(element.x + 4, high);
+          ctx.stroke();
+        });
+      });
+      ctx.restore();
+    },
+  };
+
   function draw() {
     const canvas = document.getElementById("runs-chart");
     const data = document.getElementById("runs-chart-data");
@@ -31,10 +60,11 @@
         datasets: metric.series.map((series, i) => ({
           label: series.label,
           data: series.values,
+          runsIntervals: series.intervals,
           backgroundColor: palette[i % palette.length],
         })),
       },
-      plugins: [whiteBackground],
+      plugins: [whiteBackground, verdictIntervals],
       options: {
         responsive: true,
         maintainAspectRatio: false,
@@ -42,6 +72,8 @@
         scales: {
           y: {
             beginAtZero: true,
+            // the axis reaches the intervals' ends
+            suggestedMax: Math.max(0, ...metric.series.flatMap((series) => (series.intervals || []).map((i) => (i ? i[1] : 0)))),
             title: { display: true, text: `${select.value}, % of ${chart.reference}` },
           },
         },

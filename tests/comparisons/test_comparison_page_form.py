@@ -9,6 +9,8 @@ import json
 import re
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
 from tests.factories import sweep_document
@@ -289,3 +291,30 @@ def test_the_page_looks_for_pooled_parameters_only_where_a_name_is_left_free(cli
     # fixed by a filter, it is taken again: nothing left to look for
     fixed = statements(f"{url}&run_param.duration=60")
     assert not any("jsonb_hash" in sql or pooling(sql) for sql in fixed)
+
+
+def test_the_chart_gets_the_interval_each_verdict_reads_in_the_metrics_unit(client, bob):
+    """The shaded bar beside a point: the reference's median times the 95 %
+    interval of the ratio its verdict gives, keyed like the error bars; none
+    for the reference itself."""
+    for value in (100.0, 103.5, 98.0, 101.0, 99.25):
+        for filesystem, scale in (("ext4", 1.0), ("xfs", 1.31)):
+            store(bob, sweep_document({1: value * scale}, storage={"filesystem": filesystem}))
+    query = "benchmark=select-update&metric=throughput&x=param.clients&series=filesystem"
+
+    text = client.get(f"{PAGE}?{query}&reference=ext4").content.decode()
+    api = client.get(f"/api/v1/comparisons/?{query}&reference=ext4").json()
+
+    intervals = json.loads(
+        re.search(r'id="comparison-intervals" type="application/json">(.*?)</script>', text).group(
+            1
+        )
+    )
+    assert list(intervals) == ["xfs"]
+    (xfs,) = api["series"][1]["points"]
+    judged = xfs["verdict"]
+    assert intervals["xfs"]["1"] == pytest.approx(
+        [100.0 * judged["ratio_low"], 100.0 * judged["ratio_high"]], rel=1e-9
+    )
+    assert intervals["xfs"]["1"][0] < xfs["value"] < intervals["xfs"]["1"][1]
+    assert "the chart's shaded bar beside a point is the 95 % interval its verdict reads" in text

@@ -175,9 +175,30 @@ def test_the_chart_draws_each_run_as_percent_of_the_first_at_the_common_points(c
     throughput = chart["metrics"]["throughput"]
     assert throughput["points"] == ["clients=1", "clients=8"]  # not 32: the first run alone
     reference, other = throughput["series"]
-    assert reference == {"label": f"run {second}", "values": [100.0, 100.0]}
+    assert reference == {
+        "label": f"run {second}",
+        "values": [100.0, 100.0],
+        "intervals": [None, None],
+    }
     assert other["label"] == f"run {first}"
     assert other["values"] == pytest.approx(
         [100 * 402.0 / 301.0, 100 * statistics.median([1510.0, 1495.0, 1540.0, 1502.0]) / 1720.0]
     )
     assert 'id="runs-chart-data"' in page.content.decode()
+
+
+def test_the_chart_draws_the_interval_each_verdict_reads(client, three_runs):
+    first, second, _ = three_runs
+
+    chart = client.get(PAGE, {"run": [second, first]}).context["chart"]
+
+    expected = verdict(
+        [RunValues(1506.0, (1510.0, 1495.0, 1540.0, 1502.0))],
+        [RunValues(1720.0, (1720.0, 1705.0, 1760.0))],
+        direction="higher",
+    )
+    _, other = chart["metrics"]["throughput"]["series"]
+    assert other["intervals"][1] == pytest.approx(
+        [100 * expected.ratio_low, 100 * expected.ratio_high]
+    )
+    assert other["intervals"][1][0] < other["values"][1] < other["intervals"][1][1]

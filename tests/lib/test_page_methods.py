@@ -29,6 +29,7 @@ PAGES = {
     "/runs/compare/": READ,
     "/compare/chart.svg": READ,
     "/benchmarks/select-update/leaderboard/": READ,
+    "/benchmarks/select-update/history/": READ,
     "/changes/": READ,
     "/studies/": READ,
     f"/studies/{UUID}/": READ,
