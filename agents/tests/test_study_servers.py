@@ -270,6 +270,7 @@ def test_restart_command_applies_a_setting_that_needs_it_and_restores_it(own_clu
     assert profiles == ["stock", "big", "stock", "big"]
     # stock is the server as it was: a restart for each change to big and back, and after.
     assert (restarts.read_text().count("x") if restarts.exists() else 0) == 4
+    assert f"restart the server with {restart!r} whenever a profile changes" in done.stderr
     assert setting(dsn, "shared_buffers") == before
     assert setting(dsn, "max_wal_senders") == "10"
     assert "--restart-command" not in runs[0]["source"]["command"]  # this machine's own
@@ -372,3 +373,15 @@ def test_like_repeats_a_placement_study_with_the_placements_its_cells_show(pg_ds
     runs, request = documents(done)
     assert [d["environment"]["client"]["cpu_placement"] for d in runs] == ["same_core", "unpinned"]
     assert request["vary"] == ["cpu_placement"] and request["reference"] == "same_core"
+
+
+def test_like_repeats_a_protocol_study_over_the_protocols_its_cells_show(mysql_dsn, outbox_dir):
+    with ContractServer() as server:
+        url = published_study(server, ["protocol"], ["unix_socket", "tcp_loopback"], "")
+        done = study(
+            "--like", url, "--dsn", mysql_dsn, "--clients", "2", "--repeat", "1", "--yes",
+            "--dry-run",
+        )  # fmt: skip
+    runs, request = documents(done)
+    assert [d["environment"]["client"]["protocol"] for d in runs] == ["tcp_loopback", "unix_socket"]
+    assert request["vary"] == ["protocol"] and request["repeats"] == STUDY_UUID
