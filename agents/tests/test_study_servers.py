@@ -385,3 +385,12 @@ def test_like_repeats_a_protocol_study_over_the_protocols_its_cells_show(mysql_d
     runs, request = documents(done)
     assert [d["environment"]["client"]["protocol"] for d in runs] == ["tcp_loopback", "unix_socket"]
     assert request["vary"] == ["protocol"] and request["repeats"] == STUDY_UUID
+
+
+def test_config_is_refused_on_firebird_whose_settings_are_its_files():
+    done = study(
+        "select-update", "--dsn", firebird("study_fb_config").dsn, *SMALL, "--vary", "config",
+        "plain;big:DefaultDbCachePages=4096", "--restart-command", "true", "--yes", "--dry-run",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "Firebird 3 reads its settings from firebird.conf when it starts" in done.stderr
