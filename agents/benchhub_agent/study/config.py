@@ -3,13 +3,18 @@ settings, applied before each cell and restored afterwards.
 
 PostgreSQL: ALTER SYSTEM and a reload (the study waits until a new connection
 sees the reload); a setting that needs a restart (context postmaster) is
-refused. MariaDB/MySQL: SET GLOBAL; a read-only variable is refused. Each
-run records its profile's name (``config_profile``) and the values it set.
+refused, unless ``--restart-command CMD`` is given: then the setting is
+written, CMD restarts the server, the study waits until it answers with the
+value, and the same again when the original is put back. MariaDB/MySQL: SET
+GLOBAL; a read-only variable is refused (a restart would not help: the agent
+does not edit option files). Each run records its profile's name
+(``config_profile``) and the values it set.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from typing import Any
 
@@ -21,6 +26,9 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,60}$")
 _SETTING = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,62}$")
 _BARE_VALUE = re.compile(r"^(-?\d+(\.\d+)?|[A-Za-z_][A-Za-z0-9_]*)$")
 RELOAD_WAIT_S = 10.0
+RESTART_WAIT_S = 120.0
+# A restart command may return before the server goes down: how long the old one may answer.
+SAME_SERVER_WAIT_S = 10.0
 
 
 def parse(levels: list[str]) -> dict[str, dict[str, str]]:
@@ -52,11 +60,20 @@ def parse(levels: list[str]) -> dict[str, dict[str, str]]:
     return profiles
 
 
-def check(target: Target, profiles: dict[str, dict[str, str]]) -> None:
-    """Every setting known to the server and changeable without a restart."""
+def check(
+    target: Target, profiles: dict[str, dict[str, str]], restart_command: str | None = None
+) -> set[str]:
+    """Every setting known to the server and changeable: without a restart, or with
+    ``restart_command`` (PostgreSQL); the names that need the restart."""
     names = sorted({name for settings in profiles.values() for name in settings})
     if not names:
-        return
+        return set()
+    if target.engine == "firebird":
+        raise StudyError(
+            "--vary config: Firebird 3 reads its settings from firebird.conf when it starts; "
+            "the agent does not edit it"
+        )
+    restart: set[str] = set()
     conn = db.connect(target)
     try:
         with conn.cursor() as cur:
@@ -64,7 +81,9 @@ def check(target: Target, profiles: dict[str, dict[str, str]]) -> None:
                 if target.engine == "postgresql":
                     cur.execute("SELECT context FROM pg_settings WHERE name = %s", (name,))
                     row = cur.fetchone()
-                    fixed = row is not None and row[0] in ("postmaster", "internal")
+                    fixed = row is not None and row[0] == "internal"
+                    if row is not None and row[0] == "postmaster":
+                        restart.add(name)
                 else:
                     cur.execute(
                         "SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
@@ -77,20 +96,35 @@ def check(target: Target, profiles: dict[str, dict[str, str]]) -> None:
                     raise StudyError(f"--vary config: the server has no setting {name}")
                 if fixed:
                     raise StudyError(
+                        f"--vary config: {name} is set only where the server starts (its "
+                        "option file or build); a study does not change it"
+                    )
+                if name in restart and not restart_command:
+                    raise StudyError(
                         f"--vary config: {name} takes effect only when the server restarts; "
-                        "a study does not restart servers"
+                        "a study restarts it only with --restart-command CMD"
                     )
     finally:
         conn.close()
+    return restart
 
 
 class Settings:
     """Applies a profile's settings; the first change of each registers its restore."""
 
-    def __init__(self, target: Target, profiles: dict[str, dict[str, str]], changes: Changes):
+    def __init__(
+        self,
+        target: Target,
+        profiles: dict[str, dict[str, str]],
+        changes: Changes,
+        restart: set[str] | None = None,
+        restart_command: str | None = None,
+    ):
         self.target, self.profiles, self.changes = target, profiles, changes
         self.names = sorted({name for settings in profiles.values() for name in settings})
         self.original: dict[str, Any] | None = None
+        self.restart, self.restart_command = restart or set(), restart_command
+        self.current: dict[str, Any] = {}  # what was last written, to restart only on a change
 
     def apply(self, profile: str) -> None:
         if not self.names:
@@ -99,6 +133,7 @@ class Settings:
         with self.changes.made() as register:
             if self.original is None:
                 self.original = self._originals()
+                self.current = dict(self.original)
                 register("restore the server's settings", self.restore)
             self._set({name: wanted.get(name, self.original[name]) for name in self.names})
 
@@ -152,6 +187,7 @@ class Settings:
     def _set_postgresql(self, cur: Any, values: dict[str, Any]) -> None:
         from psycopg import sql
 
+        changed = {name for name, value in values.items() if self.current.get(name, ...) != value}
         for name, value in values.items():
             if value is None:
                 cur.execute(sql.SQL("ALTER SYSTEM RESET {}").format(sql.Identifier(name)))
@@ -161,6 +197,10 @@ class Settings:
                         sql.Identifier(name), sql.Literal(str(value))
                     )
                 )
+        self.current = dict(values)
+        if changed & self.restart:
+            self._restart()
+            return
         cur.execute("SELECT now()")
         (before,) = cur.fetchone()
         cur.execute("SELECT pg_reload_conf()")
@@ -178,6 +218,58 @@ class Settings:
             if time.monotonic() > deadline:
                 raise StudyError("--vary config: the server did not reload its configuration")
             time.sleep(0.05)
+
+    def _restart(self) -> None:
+        """--restart-command, in a session of its own (a Ctrl-C waits for it), then the
+        server asked until it answers as a server started after the command began."""
+        assert self.restart_command
+        started = self._start_time()
+        try:
+            done = subprocess.run(  # noqa: S602 — the user's own command, as they typed it
+                self.restart_command,
+                shell=True,
+                capture_output=True,
+                text=True,
+                start_new_session=True,
+                timeout=RESTART_WAIT_S,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise StudyError(
+                f"--restart-command did not end within {RESTART_WAIT_S:.0f} s"
+            ) from exc
+        if done.returncode != 0:
+            said = " ".join((done.stderr or done.stdout).split())[:300]
+            raise StudyError(f"--restart-command exited with {done.returncode}: {said}")
+        ended = time.monotonic()
+        last = ""
+        while time.monotonic() < ended + RESTART_WAIT_S:
+            try:
+                now = self._start_time()
+            except Exception as exc:  # starting up: refused, or "the database system is …"
+                last = " ".join(str(exc).split())
+                time.sleep(0.2)
+                continue
+            if now != started:
+                return
+            if time.monotonic() > ended + SAME_SERVER_WAIT_S:
+                raise StudyError(
+                    f"--restart-command ended {SAME_SERVER_WAIT_S:.0f} s ago and the server "
+                    f"still runs since {started}: the command did not restart this server"
+                )
+            time.sleep(0.2)
+        raise StudyError(
+            f"the server did not answer within {RESTART_WAIT_S:.0f} s of --restart-command"
+            + (f": {last}" if last else "")
+        )
+
+    def _start_time(self) -> Any:
+        conn = db.connect(self.target)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT pg_postmaster_start_time()")
+                return cur.fetchone()[0]
+        finally:
+            conn.close()
 
 
 def recorded(profile: str, settings: dict[str, str], database: dict[str, Any]) -> None:

@@ -2,16 +2,21 @@
 
 The study's factors and levels, benchmark, metric, point and reference come
 from the site; its runs' parameters from one of its runs (as ``run --like``
-takes them). What the user gives maps the levels to this machine: ``--on``
-directories whose filesystems are the study's (matched by type), or
-``--format-scratch IMAGE_DIR`` to make them. The result is a new study whose
-``repeats`` is the original.
+takes them). The levels are the values its cells show (filesystems, schedulers,
+protocols, CPU placements), or, where those are not what the agent was given
+(a config profile's settings, the mount options asked for rather than all a
+mount had), the ``--vary`` of the command its runs recorded. What the user gives
+maps the levels to this machine: ``--on`` directories whose filesystems are the
+study's (matched by type), or ``--format-scratch IMAGE_DIR`` to make them; the
+directory to remount; ``--restart-command`` for a profile that needs one. The
+result is a new study whose ``repeats`` is the original.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from typing import Any
 
 from .. import upload
@@ -27,7 +32,17 @@ from .runner import cmd_study
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _RUN = re.compile(r"/runs/(\d+)/?$")
 # The site's axis names back to --vary's; only these can be repeated here.
-FACTORS = {"filesystem": "filesystem", "io_scheduler": "io-scheduler"}
+FACTORS = {
+    "filesystem": "filesystem",
+    "io_scheduler": "io-scheduler",
+    "config_profile": "config",
+    "mount_options": "mount-options",
+    "protocol": "protocol",
+    "cpu_placement": "pin",
+}
+# Read from the recorded command: the cells show a profile's name but not its settings,
+# and a mount's every option rather than the ones the study set.
+FROM_COMMAND = ("config_profile", "mount_options")
 
 
 def _value(rest: list[str], option: str) -> str | None:
@@ -65,12 +80,13 @@ def study_like(
             f"--like: this agent cannot repeat a study that varies {unknown[0]} "
             f"(it repeats {', '.join(FACTORS)})"
         )
-    levels = _levels(study, varied)
+    published = _published_run(study, token)
+    levels = _levels(study, varied, str(published.get("command") or ""))
     argv = ["study", str(study.get("benchmark"))]
-    argv += _parameters(study, engine, rest, token)
+    argv += _parameters(published, engine, rest, varied)
     for name in varied:
         argv += ["--vary", FACTORS[name]]
-        if name == "io_scheduler":
+        if name != "filesystem":
             argv.append(";".join(levels[name]))
     if "filesystem" in varied:
         _check_directories(levels["filesystem"], rest)
@@ -98,7 +114,7 @@ def study_like(
     return cmd_study(args, argv, benchmarks)
 
 
-def _levels(study: dict[str, Any], varied: list[str]) -> dict[str, list[str]]:
+def _levels(study: dict[str, Any], varied: list[str], command: str) -> dict[str, list[str]]:
     cells = study.get("cells") or []
     found = {varied[0]: sorted({str(c["x"]) for c in cells if c.get("x") not in (None, "")})}
     if len(varied) > 1:
@@ -106,21 +122,54 @@ def _levels(study: dict[str, Any], varied: list[str]) -> dict[str, list[str]]:
     for name, values in found.items():
         if len(values) < 2:
             raise UsageError(f"--like: the study has fewer than two values of {name}")
+    for name in varied:
+        if name in FROM_COMMAND:
+            found[name] = _levels_in_command(command, FACTORS[name], found[name])
     return found
 
 
-def _parameters(study: dict[str, Any], engine: str, rest: list[str], token: str | None):
-    """The options of one of the study's runs, as ``run --like`` would give them."""
+def _levels_in_command(command: str, factor: str, shown: list[str]) -> list[str]:
+    """The levels of ``--vary factor`` in the command the study's runs recorded."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = []
+    given = next(
+        (words[i + 2] for i in range(len(words) - 2) if words[i : i + 2] == ["--vary", factor]),
+        None,
+    )
+    if given is None:
+        raise UsageError(
+            f"--like: the study's runs do not record the --vary {factor} they were made "
+            "with, so its levels cannot be repeated"
+        )
+    levels = [level.strip() for level in given.split(";") if level.strip()]
+    if factor == "config" and sorted(lvl.split(":", 1)[0].strip() for lvl in levels) != shown:
+        raise UsageError(
+            f"--like: the study's profiles are {', '.join(shown)}, but its runs' command "
+            f"names {given!r}"
+        )
+    return levels
+
+
+def _published_run(study: dict[str, Any], token: str | None) -> dict[str, Any]:
+    """One of the study's runs, as the site serves it."""
     runs = study.get("runs") or []
     pk = next((m.group(1) for r in runs if (m := _RUN.search(str(r).split("?")[0]))), None)
     if pk is None:
         raise UsageError("--like: the study lists no run to take the parameters from")
     try:
-        published = upload.get_json(f"{upload.server_of(runs[0])}/api/v1/runs/{pk}/", token=token)
+        return upload.get_json(f"{upload.server_of(runs[0])}/api/v1/runs/{pk}/", token=token)
     except upload.HttpError as exc:
         raise UsageError(f"--like: {exc}") from exc
+
+
+def _parameters(published: dict[str, Any], engine: str, rest: list[str], varied: list[str]):
+    """The options of one of the study's runs, as ``run --like`` would give them."""
     given = {arg.split("=", 1)[0] for arg in rest if arg.startswith("--")}
     given.add("--repeat")  # a run's repetitions are the study's visits here
+    if "cpu_placement" in varied:
+        given.add("--pin")  # the placement is what varies
     try:
         plan = replay(published, engine, given)
     except CannotReplay as exc:

@@ -18,7 +18,8 @@ def add_study_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar=("FACTOR", "LEVELS"),
         help=f"what varies ({', '.join(AXES)}), once or twice; levels separated by ';', "
-        "e.g. --vary mount-options 'defaults;noatime'",
+        "e.g. --vary mount-options 'defaults;noatime', --vary dsn 'postgresql://…;mysql://…', "
+        "--vary protocol (unix_socket;tcp_loopback), --vary pin (same_core;other_core;unpinned)",
     )
     group.add_argument("--on", metavar="DIR[,DIR…]", help="mount points the data is put on")
     group.add_argument(
@@ -34,6 +35,12 @@ def add_study_options(parser: argparse.ArgumentParser) -> None:
         metavar="MIB",
         help=f"size of each image file (sparse; default {DEFAULT_SIZE_MIB})",
     )
+    group.add_argument(
+        "--restart-command",
+        metavar="CMD",
+        help="with --vary config: the shell command that restarts the server, run when a "
+        "profile changes a setting that needs a restart (PostgreSQL), and after restoring it",
+    )
     group.add_argument("--yes", action="store_true", help="run without asking after the plan")
     group.add_argument("--title", help="the study's title")
     group.add_argument("--question", help="what the study asks, in a sentence")
@@ -41,7 +48,8 @@ def add_study_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--metric", help="the metric compared (default: the benchmark's headline)")
     group.add_argument(
         "--reference",
-        help="the level that is 100 (default: the first filesystem, scheduler or profile)",
+        help="the level that is 100 (default: the first factor's first level; none for "
+        "mount options, which the site shows as a mount's every option)",
     )
     group.add_argument(
         "--point",
@@ -70,8 +78,8 @@ def add_study_command(
 ) -> None:
     study = commands.add_parser(
         "study",
-        help="run a benchmark over varied filesystems, mount options or schedulers; "
-        "publish the runs as one study",
+        help="run a benchmark over varied filesystems, mount options, schedulers, server "
+        "settings, servers, protocols or CPU placements; publish the runs as one study",
     )
     study.add_argument(
         "--like", metavar="STUDY_URL", help="repeat a published study here, with the same levels"
@@ -80,6 +88,9 @@ def add_study_command(
     for name, found in benchmarks.items():
         sub = per_benchmark.add_parser(name, help=f"a study of {name}")
         add_common_run_options(sub, name, getattr(found.module, "LOAD_OPTIONS", load_options))
+        for action in sub._actions:  # --vary dsn names the servers instead of --dsn
+            if action.dest == "dsn":
+                action.required = False
         if found.module is not None:
             found.module.add_arguments(sub)
         add_study_options(sub)

@@ -5,7 +5,8 @@ study's own created in it, so that every table and index the benchmark makes
 (in its own schema, as always) is on that filesystem; the WAL stays in the
 server's data directory. MariaDB/MySQL: the benchmark's InnoDB tables are made
 with ``DATA DIRECTORY`` there (benchmarks that declare ``DATA_DIRECTORY``); the
-redo log stays in the server's. All of it is dropped afterwards.
+redo log stays in the server's. Firebird: the database file, made there by the
+server itself (so as its user). All of it is dropped afterwards.
 """
 
 from __future__ import annotations
@@ -20,6 +21,27 @@ from ..target import Target
 from .machine import Changes, Place, StudyError, own_directory, remove_tree
 
 MARK = dbc.OWNER_MARK
+
+
+def owner_of(target: Target) -> tuple[int, int]:
+    """The OS user and group the server of ``target`` runs as."""
+    if target.engine == "firebird":
+        return firebird_owner(target)
+    return server_owner(db.describe(target), target)
+
+
+def firebird_owner(target: Target) -> tuple[int, int]:
+    """Firebird: its server process's user, found without a database to connect to."""
+    from ..benchmarks import _firebird as fb
+
+    pid = fb.server_pid() if fb.FirebirdDatabase.from_target(target).is_local_file else None
+    if pid is None:
+        raise StudyError(
+            "the Firebird server of --dsn must run on this machine (localhost) to place "
+            "its database file on this machine's filesystems"
+        )
+    found = os.stat(f"/proc/{pid}")
+    return found.st_uid, found.st_gid
 
 
 def server_owner(info: db.ServerInfo, target: Target) -> tuple[int, int]:
@@ -143,3 +165,47 @@ def _drop_mysql(target: Target, database: str) -> None:
             cur.execute(f"DROP DATABASE IF EXISTS `{database}`")
     finally:
         conn.close()
+
+
+FIREBIRD_FILE = "study.fdb"
+
+
+def place_firebird(
+    target: Target, place: Place, token: str, owner: tuple[int, int], changes: Changes
+) -> Target:
+    """A folder of the server's user on ``place`` and the cell's database path in it (the
+    benchmark makes its own file beside that path); a probe database proves the server may
+    create files there before any run."""
+    from ..benchmarks import _firebird as fb
+
+    with changes.made() as register:
+        directory = own_directory(place, token, owner)
+        register(f"remove {directory}", lambda: remove_firebird_folder(target, directory))
+    check_directory_text(directory)
+    probe = fb.FirebirdDatabase.from_target(
+        with_database(target, os.path.join(directory, "probe.fdb"))
+    )
+    try:
+        fb.recreate(probe, MARK)
+        fb.drop(probe)
+    except fb.FirebirdError as exc:
+        raise StudyError(
+            f"the Firebird server cannot make a database in {directory}: "
+            f"{' '.join(str(exc).split())} (DatabaseAccess in firebird.conf must allow it)"
+        ) from exc
+    return with_database(target, os.path.join(directory, FIREBIRD_FILE))
+
+
+def remove_firebird_folder(target: Target, directory: str) -> None:
+    """Drop through the server each database of the agent's in ``directory`` (a file the
+    server still has open would keep the filesystem busy), then the folder."""
+    from ..benchmarks import _firebird as fb
+
+    for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        if name.endswith(".fdb"):
+            database = fb.FirebirdDatabase.from_target(
+                with_database(target, os.path.join(directory, name))
+            )
+            if fb.exists(database) and fb.is_marked(database, MARK):
+                fb.drop(database)
+    remove_tree(directory)

@@ -10,18 +10,25 @@ import argparse
 import itertools
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
-from . import config
+from ..target import Target
+from . import config, servers
 from .machine import Place, StudyError, check_remountable, is_root, place_of, schedulers
 
-# --vary's names, and the comparison axis each becomes on the site.
+# --vary's names, and the comparison axis each becomes on the site (dsn: engine or
+# version, whichever differs between its servers).
 AXES = {
     "filesystem": "filesystem",
     "mount-options": "mount_options",
     "io-scheduler": "io_scheduler",
     "config": "config_profile",
+    "dsn": "engine",
+    "protocol": "protocol",
+    "pin": "cpu_placement",
 }
-NOT_YET = ("dsn", "protocol", "pin")
+# Factors whose levels are the server or the connection, not where the data lies.
+CONNECTION_FACTORS = ("dsn", "protocol", "pin")
 # A run's transactions are guessed at this rate when the study is estimated beforehand.
 GUESSED_RATE = 2000.0
 RUN_OVERHEAD_S = 3.0
@@ -58,6 +65,13 @@ class Plan:
     repeat: int
     scratch: list[str] = field(default_factory=list)  # filesystems --format-scratch makes
     profiles: dict[str, dict[str, str]] = field(default_factory=dict)  # --vary config's
+    # {dsn level, or "" for --dsn: the server}; {(that key, protocol): how to reach it}
+    servers: dict[str, Target] = field(default_factory=dict)
+    via: dict[tuple[str, str], Target] = field(default_factory=dict)
+    axes: list[str] = field(default_factory=list)  # the site's name of each factor
+
+    def server(self, cell: Cell) -> str:
+        return cell.level("dsn") or ""
 
     @property
     def order(self) -> list[tuple[int, Cell]]:
@@ -77,10 +91,6 @@ def parse_vary(raw: list[list[str]] | None) -> list[tuple[str, list[str]]]:
         name, levels = given[0], given[1:]
         if len(levels) > 1:
             raise StudyError(f"--vary {name}: give its levels as one argument: 'a;b;c'")
-        if name in NOT_YET:
-            raise StudyError(
-                f"--vary {name}: not in this version of the agent; it varies " + ", ".join(AXES)
-            )
         if name not in AXES:
             raise StudyError(f"--vary {name!r}: unknown factor; one of {', '.join(AXES)}")
         if name in (f for f, _ in found):
@@ -94,7 +104,7 @@ def parse_vary(raw: list[list[str]] | None) -> list[tuple[str, list[str]]]:
     return found
 
 
-def build(args: argparse.Namespace) -> Plan:
+def build(args: argparse.Namespace, module: Any = None) -> Plan:
     varied = parse_vary(args.vary)
     factors = [name for name, _ in varied]
     if "filesystem" in factors and dict(varied)["filesystem"]:
@@ -102,12 +112,14 @@ def build(args: argparse.Namespace) -> Plan:
             "--vary filesystem takes no levels: they are the --on directories "
             "(or --fs with --format-scratch)"
         )
-    if set(factors) == {"config"} and not args.on and not args.format_scratch:
+    servers_, axes = _servers(args, factors, dict(varied))
+    if set(factors) <= {"config", *CONNECTION_FACTORS} and not args.on and not args.format_scratch:
         directories, places, scratch = [], [], []  # the data where the server keeps it
     else:
         directories, places, scratch = _directories(args, "filesystem" in factors)
     levels: list[list[Level]] = []
     profiles: dict[str, dict[str, str]] = {}
+    via: dict[tuple[str, str], Target] = {}
     for name, given in varied:
         if name == "config":
             profiles = config.parse(given)
@@ -116,8 +128,18 @@ def build(args: argparse.Namespace) -> Plan:
             levels.append([Level(name, _fstype(places, scratch, i)) for i in range(len(places))])
         elif name == "mount-options":
             levels.append([Level(name, value) for value in _mount_levels(given, directories)])
-        else:
+        elif name == "io-scheduler":
             levels.append([Level(name, v) for v in _scheduler_levels(given, places, scratch)])
+        elif name == "dsn":
+            levels.append([Level(name, label) for label in servers_])
+        elif name == "protocol":
+            protocols = servers.protocol_levels(given)
+            for key, target in servers_.items():
+                for protocol, found in servers.connections(target, protocols).items():
+                    via[(key, protocol)] = found
+            levels.append([Level(name, protocol) for protocol in protocols])
+        else:
+            levels.append([Level(name, pin) for pin in servers.pin_levels(given, module, args)])
     cells = []
     for combination in itertools.product(*levels):
         index = 0
@@ -125,7 +147,26 @@ def build(args: argparse.Namespace) -> Plan:
             fstype = next(lvl.value for lvl in combination if lvl.factor == "filesystem")
             index = [_fstype(places, scratch, i) for i in range(len(places))].index(fstype)
         cells.append(Cell(tuple(combination), index))
-    return Plan(factors, directories, places, cells, args.repeat, scratch, profiles)
+    return Plan(
+        factors, directories, places, cells, args.repeat, scratch, profiles, servers_, via, axes
+    )
+
+
+def _servers(args: argparse.Namespace, factors: list[str], varied: dict[str, list[str]]):
+    """{key: target}: the --vary dsn servers, or --dsn's alone (key ""); the site's axes."""
+    axes = [AXES[f] for f in factors]
+    if "dsn" not in factors:
+        if not args.dsn:
+            raise StudyError("study: --dsn URL, the database the study runs on (or --vary dsn)")
+        try:
+            return {"": Target.parse(args.dsn)}, axes
+        except ValueError as exc:
+            raise StudyError(str(exc)) from exc
+    if args.dsn:
+        raise StudyError("--dsn and --vary dsn: the servers are --vary dsn's; drop --dsn")
+    axis, found = servers.dsn_servers(varied["dsn"])
+    axes[factors.index("dsn")] = axis
+    return found, axes
 
 
 def _fstype(places: list[Place | None], scratch: list[str], index: int) -> str:
@@ -243,6 +284,12 @@ def preflight_text(plan: Plan, args: argparse.Namespace, placing: str) -> str:
     for cell in plan.cells:
         where = plan.directories[cell.directory] if plan.directories else "the data directory"
         lines.append(f"  {plan.letter(cell)}  {cell.label:<40} data in {where}")
+    for key, target in plan.servers.items():
+        if key:
+            lines.append(f"  server {key}: {target.redacted()}")
+    for (key, protocol), target in plan.via.items():
+        shown = target.socket if protocol == "unix_socket" else f"{target.host}:{target.port}"
+        lines.append(f"  {key + ' ' if key else ''}over {protocol}: {shown}")
     order = "".join(plan.letter(cell) for _, cell in plan.order)
     lines.append(f"order: {order}")
     lines.append(
@@ -275,4 +322,14 @@ def preflight_text(plan: Plan, args: argparse.Namespace, placing: str) -> str:
                 f"  - write {', '.join(levels)} to the scheduler of the device under "
                 f"{', '.join(plan.directories)} before its cells"
             )
+        if factor == "pin":
+            lines.append(
+                "  - pin the load's processes (and for same_core/other_core the server's "
+                "threads or backends) to CPUs, as --pin does, during each pinned run"
+            )
+    if "config" in plan.factors and getattr(args, "restart_command", None):
+        lines.append(
+            f"  - restart the server with {args.restart_command!r} whenever a profile "
+            "changes a setting that needs it, and after restoring it"
+        )
     return "\n".join(lines)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .machine import StudyError
-from .plan import AXES, Plan
+from .plan import Plan
 
 # (label, section, field): compared across the runs of a study, to say what was held.
 HELD = (
@@ -31,6 +31,9 @@ VARIES_WITH = {
     "mount-options": {"mount_options"},
     "io-scheduler": {"io_scheduler"},
     "config": {"settings"},
+    "dsn": {"version_string", "settings", "driver"},
+    "protocol": {"protocol"},
+    "pin": {"cpu_placement"},
 }
 
 
@@ -52,9 +55,11 @@ def study_fields(args: argparse.Namespace, plan: Plan, catalog: dict[str, Any]) 
         point = dict(headline["at"])
     factors = plan.factors
     reference = args.reference
-    if reference is None and factors[0] in ("filesystem", "io-scheduler", "config"):
+    if reference is None and factors[0] != "mount-options":
         reference = plan.cells[0].levels[0].value
-    words = [f.replace("-", " ") for f in factors]
+    named = {"dsn": "server " + plan.axes[factors.index("dsn")] if "dsn" in factors else ""}
+    named["pin"] = "CPU placement"
+    words = [named.get(f) or f.replace("-", " ") for f in factors]
     question = args.question or (
         f"Which {words[0]} gives {args.benchmark} the best {metric}"
         + (f", for each {words[1]}?" if len(words) > 1 else "?")
@@ -64,7 +69,7 @@ def study_fields(args: argparse.Namespace, plan: Plan, catalog: dict[str, Any]) 
         "question": question,
         "benchmark": args.benchmark,
         "metric": metric,
-        "vary": [AXES[f] for f in factors],
+        "vary": plan.axes,
         "point": point,
     }
     if reference:

@@ -9,7 +9,6 @@ then the study that links them, POSTed to /api/v1/studies/. Whatever happens
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import secrets
@@ -20,7 +19,7 @@ from typing import Any
 
 from benchhub_contract.schema import benchmark_catalog
 
-from .. import db, document, privacy, transport, upload
+from .. import db, transport
 from ..benchmarks import Discovered, _connections
 from ..commands import (
     EXIT_FAILED,
@@ -30,16 +29,16 @@ from ..commands import (
     EXIT_USAGE,
     UsageError,
     check_server_option,
-    cmd_run,
     push_outbox_first,
     upload_settings,
 )
 from ..outbox import Outbox
 from ..output import quiet_after_interrupt, say
 from ..target import Target
-from . import config, machine, placement, scratch
+from . import config, machine, placement
 from . import plan as plan_module
-from .machine import Changes, Place, StudyError
+from .cells import Outcome, run_all
+from .machine import Changes, StudyError
 from .report import study_fields, study_request
 
 EXIT_INTERRUPTED = 130
@@ -53,29 +52,38 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     module = found.module
     if args.keep:
         raise UsageError("study: --keep does not apply: the study removes all it made")
+    if args.restart_command and not any(f == "config" for f, *_ in args.vary or []):
+        raise UsageError("--restart-command is for --vary config: nothing else restarts")
+    restart: dict[str, set[str]] = {}
     try:
-        target = Target.parse(args.dsn)
-        plan = plan_module.build(args)
-        placing = _check_engine(module, target, bool(plan.directories))
-        if plan.profiles:
-            config.check(target, plan.profiles)
+        plan = plan_module.build(args, module)
+        placings = []
+        for key, target in plan.servers.items():
+            placings.append(_check_engine(module, target, bool(plan.directories)))
+            if plan.profiles:
+                restart[key] = config.check(target, plan.profiles, args.restart_command)
         fields = study_fields(args, plan, benchmark_catalog())
+        placing = "; ".join(dict.fromkeys(p for p in placings if p))
     except (StudyError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     check_server_option(args)
-    info = db.describe(target)
+    if "dsn" not in plan.factors and plan.servers[""].engine != "firebird":
+        # Connected once before anything is changed; a refusal explained as a run's is.
+        db.describe(plan.servers[""])
+    owners: dict[str, tuple[int, int]] = {}
     try:
-        owner = (0, 0)  # no directory: the data stays where the server keeps it
-        server = f"the {target.engine} server"
-        if plan.directories:
-            owner = placement.server_owner(info, target)
+        for key, target in plan.servers.items():
+            if not plan.directories:
+                continue  # the data stays where the server keeps it
+            server = f"the {target.engine} server"
+            owners[key] = owner = placement.owner_of(target)
             machine.check_server_may_write(owner[0], server)
-        for directory in plan.directories:
-            # --format-scratch's directories are made later: the folders above them now.
-            reachable = directory
-            while not os.path.isdir(reachable):
-                reachable = os.path.dirname(reachable)
-            machine.check_server_can_reach(reachable, owner, server)
+            for directory in plan.directories:
+                # --format-scratch's directories are made later: the folders above them now.
+                reachable = directory
+                while not os.path.isdir(reachable):
+                    reachable = os.path.dirname(reachable)
+                machine.check_server_can_reach(reachable, owner, server)
     except StudyError as exc:
         raise UsageError(str(exc)) from exc
     # With --dry-run, stdout is the documents' alone.
@@ -94,7 +102,7 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     previous = signal.signal(signal.SIGTERM, _interrupt)
     outcome = Outcome()
     try:
-        _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome)
+        run_all(plan, args, argv, benchmarks, owners, restart, changes, outcome)
     except KeyboardInterrupt:
         quiet_after_interrupt()
         outcome.interrupted = True
@@ -135,7 +143,7 @@ def _check_engine(module: Any, target: Target, places_data: bool) -> str:
         raise StudyError(
             f"{module.NAME} runs on {', '.join(sorted(module.ENGINES))}, not on {target.engine}"
         )
-    if target.engine in ("postgresql", *_connections.MYSQL_FAMILY) and not places_data:
+    if not places_data:
         return ""
     if target.engine == "postgresql":
         return (
@@ -152,112 +160,12 @@ def _check_engine(module: Any, target: Target, places_data: bool) -> str:
             "make the benchmark's InnoDB tables with DATA DIRECTORY in "
             "<dir>/benchhub-study-<token> (the redo log stays in the data directory)"
         )
-    raise StudyError(f"study: {target.engine} is not supported yet (PostgreSQL, MariaDB, MySQL)")
-
-
-class Outcome:
-    def __init__(self) -> None:
-        self.documents: list[dict[str, Any]] = []
-        self.accepted: list[str] = []  # uuids the server holds
-        self.kept = 0  # left in the outbox
-        self.interrupted = False
-        self.failure: str | None = None
-
-
-def _run_all(plan, args, argv, benchmarks, target, owner, changes, outcome) -> None:
-    token = secrets.token_hex(3)
-    if plan.scratch:
-        scratch.make(args.format_scratch, plan.scratch, args.scratch_size, changes)
-    places = [machine.place_of(d) for d in plan.directories]
-    settings = config.Settings(target, plan.profiles, changes)
-    targets = [] if places else [target]  # no directory: the data where the server keeps it
-    for index, place in enumerate(places):
-        if target.engine == "postgresql":
-            cell = placement.place_postgresql(target, place, token, index, owner, changes)
-        else:
-            cell = placement.place_mysql(target, place, token, owner, changes)
-        targets.append(cell)
-    remounted: set[str] = set()
-    scheduled: set[str] = set()
-    run_args = copy.copy(args)
-    run_args.repeat, run_args.upload = 1, False  # uploaded here, one run at a time
-    outbox = Outbox()
-    server, api_token = upload_settings(args) if args.upload else ("", "")
-    for number, (visit, cell) in enumerate(plan.order, start=1):
-        place = places[cell.directory] if places else None
-        if place is not None:
-            _apply(cell, place, changes, remounted, scheduled)
-        profile = cell.level("config")
-        if profile is not None:
-            settings.apply(profile)
-        say(
-            f"study run {number}/{len(plan.order)}: {plan.letter(cell)} ({cell.label}), "
-            f"visit {visit + 1}/{plan.repeat}"
+    if target.engine == "firebird":
+        return (
+            "have the Firebird server make the benchmark's database file in "
+            "<dir>/benchhub-study-<token> (its user's folder), dropped afterwards"
         )
-        doc, _ = cmd_run(
-            run_args,
-            argv,
-            benchmarks,
-            target=targets[cell.directory],
-            storage_path=place.directory if place else None,
-        )
-        if profile is not None:
-            database = doc["environment"].setdefault("database", {})
-            config.recorded(profile, plan.profiles[profile], database)
-        now = machine.place_of(place.directory) if place else None
-        doc["runs"][0]["note"] = "\n".join(
-            filter(None, [doc["runs"][0].get("note"), _cell_note(plan, cell, now, number)])
-        )
-        doc, _findings = privacy.redact(doc)
-        document.validate(doc)
-        outcome.documents.append(doc)
-        if args.upload:
-            answer = upload.send_and_keep(server, api_token, doc, outbox)
-            say(f"study run {number}: {answer.describe()}")
-            if answer.accepted:
-                outcome.accepted.append(doc["uuid"])
-            else:
-                outcome.kept += 1
-
-
-def _apply(cell, place: Place, changes: Changes, remounted: set, scheduled: set) -> None:
-    """Set the cell's mount options and scheduler (each restored once, at the end)."""
-    options = cell.level("mount-options")
-    if options is not None:
-        with changes.made() as register:
-            if place.directory not in remounted:
-                remounted.add(place.directory)
-                register(
-                    f"restore the mount options of {place.directory}",
-                    lambda: machine.restore_mount(place),
-                )
-            machine.remount(place, options)  # from the options it had before the study
-    wanted = cell.level("io-scheduler")
-    if wanted is not None:
-        for disk in place.disks:
-            with changes.made() as register:
-                if disk not in scheduled:
-                    scheduled.add(disk)
-                    active = machine.schedulers(disk)[1] or "none"
-                    register(
-                        f"restore the scheduler of {disk} to {active}",
-                        lambda disk=disk, active=active: machine.set_scheduler(disk, active),
-                    )
-                machine.set_scheduler(disk, wanted)
-
-
-def _cell_note(plan, cell, place: Place | None, number: int) -> str:
-    order = "".join(plan.letter(c) for _, c in plan.order)
-    note = (
-        f"study cell {plan.letter(cell)} ({cell.label}), run {number} of {len(plan.order)} "
-        f"in the order {order}"
-    )
-    if place is None:
-        return note
-    return (
-        f"{note}; data on the {place.fstype} filesystem of device "
-        f"{place.device or 'unknown'}, mounted {place.options_text}"
-    )
+    raise StudyError(f"study: {target.engine} is not supported (PostgreSQL, MariaDB, Firebird)")
 
 
 def _finish(
