@@ -262,7 +262,9 @@ TPCC_RUN = {
 
 
 def test_like_turns_a_tpcc_run_into_its_options_and_refuses_another_mix():
-    run = published_run("tpcc", TPCC_RUN, server={"engine": "mariadb"})
+    run = published_run(
+        "tpcc", TPCC_RUN, server={"engine": "mariadb"}, benchmark_version=tpcc.VERSION
+    )
     assert replay(run, "mariadb", set()).options == [
         "--warehouses", "1", "--seed", "29", "--duration", "1.5", "--warmup", "0.3",
         "--clients", "1,2", "--repeat", "1",
@@ -273,7 +275,9 @@ def test_like_turns_a_tpcc_run_into_its_options_and_refuses_another_mix():
 
 
 def test_like_repeats_a_tpcc_run_with_its_parameters(mysql_dsn, outbox_dir):
-    run = published_run("tpcc", TPCC_RUN, server={"engine": "mariadb"})
+    run = published_run(
+        "tpcc", TPCC_RUN, server={"engine": "mariadb"}, benchmark_version=tpcc.VERSION
+    )
     with ContractServer() as server:
         url = serve(server, run)
         done = agent("run", "--like", url, "--dsn", mysql_dsn, "--dry-run")

@@ -90,10 +90,13 @@ class Terminal:
         constants: tuple[int, int, int],
         sabotage: str | None = None,
     ) -> None:
-        self.conn = dbc.connect(target, autocommit=False)
+        self.conn = self.connect(target)
         self.warehouses, self.home, self.rng = warehouses, home, rng
         self.c_last, self.c_id, self.ol_i_id = constants
         self.sabotage = sabotage
+
+    def connect(self, target: Target) -> Any:
+        return dbc.connect(target, autocommit=False)
 
     # --- inputs (clause 2.x.1) -----------------------------------------------------------
 
@@ -369,9 +372,7 @@ class Terminal:
         started = time.perf_counter()
         for attempt in range(MAX_TRIES):
             try:
-                with self.conn.cursor() as cur:
-                    body(cur, *inputs)
-                self.conn.commit()
+                self.attempt(body, inputs)
             except UserRollback:
                 self.conn.rollback()
                 if measured:
@@ -395,6 +396,12 @@ class Terminal:
         if measured:
             tally.histograms[name].record(int((time.perf_counter() - started) * 1_000_000))
 
+    def attempt(self, body: Any, inputs: tuple) -> None:
+        """One try of a transaction, committed."""
+        with self.conn.cursor() as cur:
+            body(cur, *inputs)
+        self.conn.commit()
+
     def close(self) -> None:
         self.conn.close()
 
@@ -412,7 +419,10 @@ def _client(
     tally, error, reading = Tally(), None, (0.0, 0.0)
     try:
         warehouses = setup["warehouses"]
-        terminal = Terminal(
+        # Imported here: the procedures' terminal is a Terminal, from this module.
+        from ._tpcc_procedures import terminal_class
+
+        terminal = terminal_class(target.engine)(
             target,
             warehouses,
             index % warehouses + 1,
