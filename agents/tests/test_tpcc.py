@@ -97,6 +97,9 @@ def test_a_run_passes_the_consistency_check_and_no_init_reuses_the_kept_data(eng
     target = getattr(dbs, engine)(f"tpcc_run_{engine}")
     result = run_tpcc(target, keep=True)
     assert_sensible(result, [1, 2])
+    # The terminals' driver: MariaDB's through its C client library, which is installed.
+    assert result.client["driver"] == {"postgresql": "psycopg", "mariadb": "mysqlclient"}[engine]
+    assert "one call of a" in "\n".join(result.notes)
     assert result.parameters["warehouses"] == 1 and result.parameters["seed"] == 7
     workspace = dbc.in_own_schema(target, tpcc.NAME)
     assert load.kept_state(workspace)[0] == 1

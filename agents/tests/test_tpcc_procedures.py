@@ -38,9 +38,10 @@ def dist(item: int, district: int) -> str:
     return f"dist {item} of {district}".ljust(24)
 
 
-@pytest.fixture(params=["postgresql", "mariadb"])
+@pytest.fixture(params=["postgresql", "mariadb/mysqlclient", "mariadb/pymysql"])
 def workspace(request):
-    target = getattr(dbs, request.param)(f"tpcc_procs_{request.param}")
+    engine, _, driver = request.param.partition("/")
+    target = getattr(dbs, engine)(f"tpcc_procs_{engine}")
     own = dbc.in_own_schema(target, tpcc.NAME)
     conn = dbc.connect(own)
     try:
@@ -80,19 +81,20 @@ def workspace(request):
                     (i_id, W, STOCK[i_id], *dists, 0, 0, 0, "some stock"),
                 )
         procedures.install(own)
-        yield own
+        yield own, driver or "pymysql"
     finally:
         conn.close()
         dbc.remove_own_objects(target, tpcc.NAME, tpcc.OWN_TABLES)
 
 
-def terminal(target):
+def terminal(workspace):
+    target, driver = workspace
     rng = random.Random(29)
-    return procedures.ProcedureTerminal(target, 2, W, rng, (17, 5, 301))
+    return procedures.ProcedureTerminal(target, 2, W, rng, (17, 5, 301), mysql_driver=driver)
 
 
-def rows(target, sql: str, parameters: tuple = ()) -> list[tuple]:
-    conn = dbc.connect(target)
+def rows(workspace, sql: str, parameters: tuple = ()) -> list[tuple]:
+    conn = dbc.connect(workspace[0])
     try:
         with conn.cursor() as cur:
             cur.execute(sql, parameters)

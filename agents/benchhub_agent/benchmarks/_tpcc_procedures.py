@@ -10,16 +10,18 @@ same order, on the same rows as the terminal's own (:class:`._tpcc_run.Terminal`
 which Firebird still runs. The sabotages of the tests are arguments, so that the code
 a test breaks is the code every run runs.
 
-PostgreSQL runs each call in autocommit: one statement, so one transaction, a round
-trip. MySQL/MariaDB calls, then commits: the terminal rolls back and retries as on the
-other path, where a procedure that committed itself would need a handler for every error.
+Each call is one round trip and a transaction of its own: on PostgreSQL a function called
+alone in autocommit, on MySQL/MariaDB a procedure that starts and commits its transaction
+(rolled back by a handler on any error, which then reaches the terminal, as HammerDB's).
 """
 
 from __future__ import annotations
 
+import random
 from decimal import Decimal
 from typing import Any
 
+from .. import db
 from . import _connections as dbc
 from ._tpcc_load import DISTRICTS
 from ._tpcc_run import Terminal, UserRollback
@@ -201,6 +203,16 @@ _MYSQL_BY_NAME = """
              ORDER BY c_first LIMIT v_n, 1;
         END IF;
     END IF;"""
+# Each procedure is a transaction of its own on an autocommit connection: committed at
+# its end, rolled back on any error before the error goes on to the terminal (which
+# retries a deadlock or a lock wait timeout as on PostgreSQL).
+_START = """
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION
+    BEGIN
+        ROLLBACK;
+        RESIGNAL;
+    END;
+    START TRANSACTION;"""
 _BY_NAME_PAYMENT = _MYSQL_BY_NAME.format(w="p_c_w", d="p_c_d")
 _BY_NAME_ORDER_STATUS = _MYSQL_BY_NAME.format(w="p_w", d="p_d")
 
@@ -218,7 +230,7 @@ BEGIN
     DECLARE v_i_data, v_s_data VARCHAR(50);
     DECLARE v_dist CHAR(24);
     DECLARE v_missing INT DEFAULT 0;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;{_START}
     SELECT w_tax INTO v_w_tax FROM warehouse WHERE w_id = p_w;
     SELECT d_tax, d_next_o_id INTO v_d_tax, v_o FROM district
      WHERE d_w_id = p_w AND d_id = p_d FOR UPDATE;
@@ -257,6 +269,7 @@ BEGIN
         VALUES (v_o, p_d, p_w, v_n, v_item, v_supply, NULL, v_quantity,
             v_quantity * v_price, v_dist);
     END WHILE;
+    COMMIT;
 END""",  # noqa: S608 - our own constants
     f"""
 CREATE PROCEDURE tpcc_payment(p_w INT, p_d INT, p_c_w INT, p_c_d INT, p_c INT,
@@ -271,7 +284,7 @@ BEGIN
     DECLARE v_w_zip, v_d_zip CHAR(9);
     DECLARE v_c_last VARCHAR(16);
     DECLARE v_balance DECIMAL(12,2);
-    DECLARE v_c_data VARCHAR(500);
+    DECLARE v_c_data VARCHAR(500);{_START}
     UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w;
     SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip
       INTO v_w_name, v_w_street_1, v_w_street_2, v_w_city, v_w_state, v_w_zip
@@ -299,6 +312,7 @@ BEGIN
     INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
     VALUES (v_c, p_c_d, p_c_w, p_d, p_w, NOW(), p_amount,
         LEFT(CONCAT(v_w_name, '    ', v_d_name), 24));
+    COMMIT;
 END""",  # noqa: S608 - our own constants
     f"""
 CREATE PROCEDURE tpcc_order_status(p_w INT, p_d INT, p_c INT, p_last VARCHAR(16))
@@ -315,7 +329,7 @@ BEGIN
     DECLARE v_lines CURSOR FOR
         SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line
          WHERE ol_w_id = p_w AND ol_d_id = p_d AND ol_o_id = v_o;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;{_BY_NAME_ORDER_STATUS}
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;{_START}{_BY_NAME_ORDER_STATUS}
     SELECT c_balance, c_first, c_middle, c_last INTO v_balance, v_first, v_middle, v_last
       FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_id = v_c;
     SELECT o_id, o_entry_d, o_carrier_id INTO v_o, v_entry, v_carrier FROM orders
@@ -331,6 +345,7 @@ BEGIN
         END LOOP;
         CLOSE v_lines;
     END IF;
+    COMMIT;
 END""",  # noqa: S608 - our own constants
     f"""
 CREATE PROCEDURE tpcc_delivery(p_w INT, p_carrier INT)
@@ -339,7 +354,7 @@ BEGIN
     DECLARE v_o, v_c INT;
     DECLARE v_total DECIMAL(12,2);
     DECLARE v_missing INT DEFAULT 0;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_missing = 1;{_START}
     WHILE v_d <= {DISTRICTS} DO
         SET v_missing = 0;
         SELECT no_o_id INTO v_o FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d
@@ -362,20 +377,37 @@ BEGIN
         END IF;
         SET v_d = v_d + 1;
     END WHILE;
+    COMMIT;
 END""",  # noqa: S608 - our own constants
-    """
+    f"""
 CREATE PROCEDURE tpcc_stock_level(p_w INT, p_d INT, p_threshold INT)
 BEGIN
-    DECLARE v_next, v_low INT;
+    DECLARE v_next, v_low INT;{_START}
     SELECT d_next_o_id INTO v_next FROM district WHERE d_w_id = p_w AND d_id = p_d;
     SELECT count(DISTINCT s_i_id) INTO v_low FROM order_line JOIN stock
         ON s_w_id = ol_w_id AND s_i_id = ol_i_id
      WHERE ol_w_id = p_w AND ol_d_id = p_d AND ol_o_id >= v_next - 20 AND ol_o_id < v_next
        AND s_quantity < p_threshold;
-END""",
+    COMMIT;
+END""",  # noqa: S608 - our own constants
 )
 
 PROCEDURES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+# How each transaction is called: PostgreSQL's statements are prepared once per terminal.
+PG_CALLS = {
+    "new_order": "SELECT tpcc_new_order($1, $2, $3, $4::int[], $5::int[], $6::int[], $7, $8, $9)",
+    "payment": "SELECT tpcc_payment($1, $2, $3, $4, $5, $6, $7, $8)",
+    "order_status": "SELECT tpcc_order_status($1, $2, $3, $4)",
+    "delivery": "SELECT tpcc_delivery($1, $2)",
+    "stock_level": "SELECT tpcc_stock_level($1, $2, $3)",
+}
+MYSQL_ARGUMENTS = {
+    "new_order": 7,
+    "payment": 8,
+    "order_status": 4,
+    "delivery": 2,
+    "stock_level": 3,
+}
 
 
 def install(target: Target) -> None:
@@ -410,47 +442,78 @@ def note(engine: str) -> str:
 class ProcedureTerminal(Terminal):
     """A terminal whose transactions are one procedure call each."""
 
-    def __init__(self, target: Target, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, target: Target, *args: Any, mysql_driver: str = "pymysql", **kwargs: Any):
         self.postgresql = target.engine == "postgresql"
+        self.mysqlclient = not self.postgresql and mysql_driver == "mysqlclient"
         super().__init__(target, *args, **kwargs)
-        self.cur = self.conn.cursor()
         if self.postgresql:
-            self.placeholders = {
-                "new_order": "SELECT tpcc_new_order(%s, %s, %s, %s::int[], %s::int[], %s::int[],"
-                " %s, %s, %s)",
-                "payment": "SELECT tpcc_payment(%s, %s, %s, %s, %s, %s, %s, %s)",
-                "order_status": "SELECT tpcc_order_status(%s, %s, %s, %s)",
-                "delivery": "SELECT tpcc_delivery(%s, %s)",
-                "stock_level": "SELECT tpcc_stock_level(%s, %s, %s)",
+            self._prepare_postgresql()
+        elif self.mysqlclient:
+            self.literal = self.conn.literal
+            self.calls = {
+                name: f"CALL tpcc_{name}({', '.join(['%s'] * count)})".encode()
+                for name, count in MYSQL_ARGUMENTS.items()
             }
         else:
-            self.placeholders = {
+            self.cur = self.conn.cursor()
+            self.calls = {
                 name: f"CALL tpcc_{name}({', '.join(['%s'] * count)})"
-                for name, count in (
-                    ("new_order", 7),
-                    ("payment", 8),
-                    ("order_status", 4),
-                    ("delivery", 2),
-                    ("stock_level", 3),
-                )
+                for name, count in MYSQL_ARGUMENTS.items()
             }
 
     def connect(self, target: Target) -> Any:
-        # PostgreSQL: a function called alone is a transaction of its own, one round trip.
-        return dbc.connect(target, autocommit=self.postgresql)
+        if self.mysqlclient:
+            # MariaDB's C client library, as tpcb's and select-update's loads: the round trip
+            # in C with the GIL released, where PyMySQL's costs about 100 µs of Python.
+            import MySQLdb
+
+            return MySQLdb.connect(**db.mysql_connect_args(target), autocommit=True)
+        # Each call is a transaction of its own, one round trip: a PostgreSQL function
+        # called alone, a MySQL procedure that commits.
+        return dbc.connect(target, autocommit=True)
+
+    def _prepare_postgresql(self) -> None:
+        # Straight through libpq, as select-update's and tpcb's PostgreSQL clients: a
+        # psycopg cursor's execute costs about 80 µs more CPU a call than the call itself
+        # while it waits for a transaction of a few milliseconds.
+        from psycopg import pq
+
+        self.pq, self.pgconn = pq, self.conn.pgconn
+        self.tuples_ok = int(pq.ExecStatus.TUPLES_OK)
+        for name, sql in PG_CALLS.items():
+            result = self.pgconn.prepare(name.encode(), sql.encode())
+            if result.status != pq.ExecStatus.COMMAND_OK:
+                raise RuntimeError(result.get_error_message())
+        self.names = {name: name.encode() for name in PG_CALLS}
 
     def _call(self, name: str, parameters: tuple) -> None:
+        if self.postgresql:
+            self._call_postgresql(name, parameters)
+            return
         try:
-            self.cur.execute(self.placeholders[name], parameters)
+            if self.mysqlclient:
+                self.conn.query(self.calls[name] % tuple(map(self.literal, parameters)))
+                self.conn.next_result()  # a CALL's own status, read to the end
+            else:
+                self.cur.execute(self.calls[name], parameters)
         except Exception as exc:
             if _unused_item(exc):
                 raise UserRollback from exc
             raise
 
+    def _call_postgresql(self, name: str, parameters: tuple) -> None:
+        result = self.pgconn.exec_prepared(self.names[name], [_pg_text(p) for p in parameters])
+        if result.status == self.tuples_ok:
+            return
+        if self.pgconn.status != self.pq.ConnStatus.OK:
+            raise ConnectionError(result.get_error_message())
+        state = (result.error_field(self.pq.DiagnosticField.SQLSTATE) or b"").decode()
+        if state == PG_UNUSED_ITEM:
+            raise UserRollback
+        raise CallFailed(result.get_error_message(), state)
+
     def attempt(self, body: Any, inputs: tuple) -> None:
-        body(None, *inputs)
-        if not self.postgresql:
-            self.conn.commit()
+        body(None, *inputs)  # committed by the call itself
 
     def new_order(self, cur: Any, d: int, c: int, lines: list[tuple[int, int, int]]) -> None:
         w = self.home
@@ -488,12 +551,36 @@ class ProcedureTerminal(Terminal):
         self._call("stock_level", (self.home, d, threshold))
 
     def close(self) -> None:
-        self.cur.close()
+        if not self.postgresql and not self.mysqlclient:
+            self.cur.close()
         super().close()
 
 
-def terminal_class(engine: str) -> type[Terminal]:
-    return ProcedureTerminal if engine in ENGINES else Terminal
+class CallFailed(Exception):
+    """A PostgreSQL call failed; ``sqlstate`` tells the terminal whether to retry it."""
+
+    def __init__(self, message: str, sqlstate: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+def _pg_text(value: Any) -> bytes | None:
+    """A parameter in PostgreSQL's text format."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return b"t" if value else b"f"
+    if isinstance(value, list):
+        return ("{" + ",".join(map(str, value)) + "}").encode()
+    return str(value).encode()
+
+
+def open_terminal(target: Target, setup: dict[str, Any], home: int, rng: random.Random) -> Terminal:
+    """The terminal a run's client drives: procedure calls where the engine has them."""
+    args = (target, setup["warehouses"], home, rng, setup["constants"], setup["sabotage"])
+    if target.engine not in ENGINES:
+        return Terminal(*args)
+    return ProcedureTerminal(*args, mysql_driver=setup.get("mysql_driver", "pymysql"))
 
 
 def _unused_item(exc: BaseException) -> bool:

@@ -418,18 +418,11 @@ def _client(
 ) -> None:
     tally, error, reading = Tally(), None, (0.0, 0.0)
     try:
-        warehouses = setup["warehouses"]
         # Imported here: the procedures' terminal is a Terminal, from this module.
-        from ._tpcc_procedures import terminal_class
+        from ._tpcc_procedures import open_terminal
 
-        terminal = terminal_class(target.engine)(
-            target,
-            warehouses,
-            index % warehouses + 1,
-            random.Random(f"tpcc-client-{setup['seed']}-{index}"),  # noqa: S311 - load, not secrets
-            setup["constants"],
-            setup["sabotage"],
-        )
+        rng = random.Random(f"tpcc-client-{setup['seed']}-{index}")  # noqa: S311 - load
+        terminal = open_terminal(target, setup, index % setup["warehouses"] + 1, rng)
         barrier.wait(WORKER_START_TIMEOUT_S)
         meter = ThreadMeter()
         measure_from = time.perf_counter() + setup["warmup"]

@@ -66,6 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the kept data's)",
     )
     parser.add_argument(
+        "--mysql-driver",
+        choices=dbc.MYSQL_DRIVERS,
+        default=None,
+        help="MySQL/MariaDB terminals through mysqlclient (C, the default when installed) "
+        "or PyMySQL (pure Python, slower per round trip)",
+    )
+    parser.add_argument(
         "--no-init",
         action="store_true",
         help="reuse the data an earlier run kept (--keep) instead of loading it again",
@@ -132,7 +139,10 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         load_constants = load.constants(seed)
         notes.append(f"data: loaded from seed {seed} by {processes} process(es).")
     procedures.install(target)
+    mysql = target.engine in dbc.MYSQL_FAMILY
+    driver = dbc.mysql_driver(dbc.option(options, "mysql_driver", None)) if mysql else None
     setup = {
+        "mysql_driver": driver,
         "warehouses": warehouses,
         "seed": seed,
         "constants": load.run_constants(load_constants, seed),
@@ -192,8 +202,15 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         measurements=measurements,
         notes=notes,
         load_engine_cpu=max(engine_cpu.values()) if engine_cpu else None,
-        **dbc.environment(target),
+        **_environment(target, driver),
     )
+
+
+def _environment(target: Target, driver: str | None) -> dict[str, Any]:
+    found = dbc.environment(target)
+    if driver is not None:  # the terminals' driver, not the one that set the tables up
+        found["client"].update(dbc.driver_description(driver))
+    return found
 
 
 class ConsistencyFailed(RuntimeError):
