@@ -97,6 +97,9 @@ def test_a_run_passes_the_consistency_check_and_no_init_reuses_the_kept_data(eng
     target = getattr(dbs, engine)(f"tpcc_run_{engine}")
     result = run_tpcc(target, keep=True)
     assert_sensible(result, [1, 2])
+    # The terminals' driver: MariaDB's through its C client library, which is installed.
+    assert result.client["driver"] == {"postgresql": "psycopg", "mariadb": "mysqlclient"}[engine]
+    assert "one call of a" in "\n".join(result.notes)
     assert result.parameters["warehouses"] == 1 and result.parameters["seed"] == 7
     workspace = dbc.in_own_schema(target, tpcc.NAME)
     assert load.kept_state(workspace)[0] == 1
@@ -262,7 +265,9 @@ TPCC_RUN = {
 
 
 def test_like_turns_a_tpcc_run_into_its_options_and_refuses_another_mix():
-    run = published_run("tpcc", TPCC_RUN, server={"engine": "mariadb"})
+    run = published_run(
+        "tpcc", TPCC_RUN, server={"engine": "mariadb"}, benchmark_version=tpcc.VERSION
+    )
     assert replay(run, "mariadb", set()).options == [
         "--warehouses", "1", "--seed", "29", "--duration", "1.5", "--warmup", "0.3",
         "--clients", "1,2", "--repeat", "1",
@@ -273,7 +278,9 @@ def test_like_turns_a_tpcc_run_into_its_options_and_refuses_another_mix():
 
 
 def test_like_repeats_a_tpcc_run_with_its_parameters(mysql_dsn, outbox_dir):
-    run = published_run("tpcc", TPCC_RUN, server={"engine": "mariadb"})
+    run = published_run(
+        "tpcc", TPCC_RUN, server={"engine": "mariadb"}, benchmark_version=tpcc.VERSION
+    )
     with ContractServer() as server:
         url = serve(server, run)
         done = agent("run", "--like", url, "--dsn", mysql_dsn, "--dry-run")

@@ -48,7 +48,9 @@ def test_a_firebird_run_passes_the_consistency_check_in_its_own_file(loaded):
 def test_like_repeats_a_firebird_tpcc_run_on_the_kept_data(loaded, outbox_dir):
     target, users, _ = loaded
     published = {**TPCC_RUN, "seed": 7}  # the kept data's seed: --no-init reuses it
-    run = published_run("tpcc", published, server={"engine": "firebird"})
+    run = published_run(
+        "tpcc", published, server={"engine": "firebird"}, benchmark_version=tpcc.VERSION
+    )
     with ContractServer() as server:
         url = serve(server, run)
         done = agent(

@@ -90,10 +90,13 @@ class Terminal:
         constants: tuple[int, int, int],
         sabotage: str | None = None,
     ) -> None:
-        self.conn = dbc.connect(target, autocommit=False)
+        self.conn = self.connect(target)
         self.warehouses, self.home, self.rng = warehouses, home, rng
         self.c_last, self.c_id, self.ol_i_id = constants
         self.sabotage = sabotage
+
+    def connect(self, target: Target) -> Any:
+        return dbc.connect(target, autocommit=False)
 
     # --- inputs (clause 2.x.1) -----------------------------------------------------------
 
@@ -369,9 +372,7 @@ class Terminal:
         started = time.perf_counter()
         for attempt in range(MAX_TRIES):
             try:
-                with self.conn.cursor() as cur:
-                    body(cur, *inputs)
-                self.conn.commit()
+                self.attempt(body, inputs)
             except UserRollback:
                 self.conn.rollback()
                 if measured:
@@ -395,6 +396,12 @@ class Terminal:
         if measured:
             tally.histograms[name].record(int((time.perf_counter() - started) * 1_000_000))
 
+    def attempt(self, body: Any, inputs: tuple) -> None:
+        """One try of a transaction, committed."""
+        with self.conn.cursor() as cur:
+            body(cur, *inputs)
+        self.conn.commit()
+
     def close(self) -> None:
         self.conn.close()
 
@@ -411,15 +418,11 @@ def _client(
 ) -> None:
     tally, error, reading = Tally(), None, (0.0, 0.0)
     try:
-        warehouses = setup["warehouses"]
-        terminal = Terminal(
-            target,
-            warehouses,
-            index % warehouses + 1,
-            random.Random(f"tpcc-client-{setup['seed']}-{index}"),  # noqa: S311 - load, not secrets
-            setup["constants"],
-            setup["sabotage"],
-        )
+        # Imported here: the procedures' terminal is a Terminal, from this module.
+        from ._tpcc_procedures import open_terminal
+
+        rng = random.Random(f"tpcc-client-{setup['seed']}-{index}")  # noqa: S311 - load
+        terminal = open_terminal(target, setup, index % setup["warehouses"] + 1, rng)
         barrier.wait(WORKER_START_TIMEOUT_S)
         meter = ThreadMeter()
         measure_from = time.perf_counter() + setup["warmup"]

@@ -4,9 +4,10 @@ Load (:mod:`._tpcc_load`): the nine tables of TPC-C with the specification's col
 keys and data generation, one process per warehouse up to the CPUs, reproducible from
 ``--seed``. Run (:mod:`._tpcc_run`): terminals without keying or think time, as
 HammerDB's TPROC-C and sysbench-tpcc run them, for ``--duration`` after ``--warmup``, at
-each ``--clients`` point ``--repeat`` times; NOPM counts committed New-Orders per minute,
-TPM every transaction done. After the last point, the consistency conditions 1-4 of
-clause 3.3.2 are checked; a violation fails the run.
+each ``--clients`` point ``--repeat`` times, each transaction one procedure call on
+PostgreSQL and MySQL/MariaDB (:mod:`._tpcc_procedures`); NOPM counts committed New-Orders
+per minute, TPM every transaction done. After the last point, the consistency conditions
+1-4 of clause 3.3.2 are checked; a violation fails the run.
 
 Everything lives in the agent's own schema ``benchhub_tpcc`` (PostgreSQL) or database
 (MySQL/MariaDB), marked as the agent's, removed afterwards unless ``--keep``.
@@ -23,11 +24,12 @@ from ..progress import working
 from . import _connections as dbc
 from . import _engine_cpu
 from . import _tpcc_load as load
+from . import _tpcc_procedures as procedures
 from . import _tpcc_run as transactions
 from .base import BenchmarkResult, Measurement, Progress, Target
 
 NAME = "tpcc"
-VERSION = "1"
+VERSION = "2"
 ENGINES = frozenset({"postgresql", "mysql", "mariadb", "firebird"})
 LOAD_OPTIONS = frozenset({"clients", "duration", "warmup"})
 OWN_TABLES = load.TABLES
@@ -62,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="seed of the data and of the terminals' choices (default 1; with --no-init, "
         "the kept data's)",
+    )
+    parser.add_argument(
+        "--mysql-driver",
+        choices=dbc.MYSQL_DRIVERS,
+        default=None,
+        help="MySQL/MariaDB terminals through mysqlclient (C, the default when installed) "
+        "or PyMySQL (pure Python, slower per round trip)",
     )
     parser.add_argument(
         "--no-init",
@@ -129,7 +138,11 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
             processes = load.initialize(target, warehouses, seed)
         load_constants = load.constants(seed)
         notes.append(f"data: loaded from seed {seed} by {processes} process(es).")
+    procedures.install(target)
+    mysql = target.engine in dbc.MYSQL_FAMILY
+    driver = dbc.mysql_driver(dbc.option(options, "mysql_driver", None)) if mysql else None
     setup = {
+        "mysql_driver": driver,
         "warehouses": warehouses,
         "seed": seed,
         "constants": load.run_constants(load_constants, seed),
@@ -165,6 +178,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     notes.append(
         "consistency: TPC-C conditions 1-4 (clause 3.3.2) checked after the last point: passed."
     )
+    notes.append(procedures.note(target.engine))
     notes.append("deviations from TPC-C: " + "; ".join(DEVIATIONS) + ".")
     notes.append(checkpoints.note())
     notes.append(_engine_cpu.point_note(engine_cpu))
@@ -188,8 +202,15 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         measurements=measurements,
         notes=notes,
         load_engine_cpu=max(engine_cpu.values()) if engine_cpu else None,
-        **dbc.environment(target),
+        **_environment(target, driver),
     )
+
+
+def _environment(target: Target, driver: str | None) -> dict[str, Any]:
+    found = dbc.environment(target)
+    if driver is not None:  # the terminals' driver, not the one that set the tables up
+        found["client"].update(dbc.driver_description(driver))
+    return found
 
 
 class ConsistencyFailed(RuntimeError):
