@@ -81,7 +81,10 @@ from django.conf import settings
 from django.core.cache import caches
 from django.db import connection
 
+from benchhub.lib.ratelog import RateLimitedLog
+
 log = logging.getLogger(__name__)
+_warnings = RateLimitedLog(log)
 
 T = TypeVar("T")
 
@@ -126,6 +129,14 @@ def _cache():
     return caches["kept"]
 
 
+def _failed(what: str, exc: Exception) -> None:
+    """One line per kind of failure every ten seconds (Redis away fails
+    every request), not a traceback each."""
+    _warnings.warning(
+        (what, type(exc).__name__), "kept comparisons: %s: %s: %s", what, type(exc).__name__, exc
+    )
+
+
 def _version_key(metric: int) -> str:
     return f"version:{metric}"
 
@@ -149,17 +160,17 @@ def versions_bump(metrics: Iterable[int] | None) -> None:
     try:
         old = kept.get_many(keys)
         kept.set_many({key: secrets.token_hex(8) for key in keys}, timeout=None)
-    except Exception:
+    except Exception as exc:
         with _unbumped_lock:
             _unbumped.update(wanted)
-        log.error("kept comparison answers: versions not bumped, retried", exc_info=True)
+        _failed("versions not bumped (retried before the next answer)", exc)
         return
     now = _clock()
     for token in old.values():
         try:
             kept.add(f"changed:{token}", now, timeout=SERVED_INDEX_SECONDS)
-        except Exception:
-            log.warning("when a version changed could not be kept", exc_info=True)
+        except Exception as exc:
+            _failed("when a version changed could not be kept", exc)
 
 
 def _versions(metric: int) -> tuple[str, str]:
@@ -203,8 +214,8 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, metric: int, request:
     digest = answer_digest(parts)
     try:
         versions, entry = _versions_and_entry(metric, digest)
-    except Exception:
-        log.warning("kept comparison answers could not be read", exc_info=True)
+    except Exception as exc:
+        _failed("kept comparison answers could not be read", exc)
         return compute()
     answer = _served(digest, entry, versions)
     if answer is not None:
@@ -259,8 +270,8 @@ def _computing_alone(digest: str, versions: tuple[str, str]) -> Iterator[Any]:
     lock = f"computing:{digest}:{':'.join(versions)}"
     try:
         locked = kept.add(lock, True, timeout=int(WAIT_SECONDS) + 1)
-    except Exception:
-        log.warning("the lock of a comparison's computation could not be taken", exc_info=True)
+    except Exception as exc:
+        _failed("the lock of a comparison's computation could not be taken", exc)
         locked = False
     if locked:
         try:
@@ -268,8 +279,8 @@ def _computing_alone(digest: str, versions: tuple[str, str]) -> Iterator[Any]:
         finally:
             try:
                 kept.delete(lock)
-            except Exception:
-                log.warning("a comparison's lock could not be released", exc_info=True)
+            except Exception as exc:
+                _failed("a comparison's lock could not be released", exc)
         return
     deadline = time.monotonic() + WAIT_SECONDS
     waiting += 1
@@ -373,8 +384,8 @@ def code_digest() -> str:
 def _loaded(data: bytes) -> Any:
     try:
         return pickle.loads(data)  # noqa: S301 -- our own entries, written by _store
-    except Exception:
-        log.warning("a kept comparison answer could not be read back", exc_info=True)
+    except Exception as exc:
+        _failed("a kept comparison answer could not be read back", exc)
         return None
 
 
@@ -388,8 +399,8 @@ def _store(digest: str, versions: tuple[str, str], metric: int, answer: Any, req
     try:
         if _versions(metric) != versions:
             return
-    except Exception:
-        log.warning("kept comparison answers could not be read", exc_info=True)
+    except Exception as exc:
+        _failed("kept comparison answers could not be read", exc)
         return
     served = _refreshing.get() or _clock()
     _keep(digest, Entry(versions, metric, data, request, served))
@@ -409,5 +420,5 @@ def _keep(digest: str, entry: Entry) -> None:
         index = {d: s for d, s in (kept.get(_SERVED) or {}).items() if s > since}
         index[digest] = entry.served
         kept.set(_SERVED, index, timeout=SERVED_INDEX_SECONDS)
-    except Exception:
-        log.warning("a comparison answer could not be kept", exc_info=True)
+    except Exception as exc:
+        _failed("a comparison answer could not be kept", exc)
