@@ -260,6 +260,16 @@ CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # connection does, instead of ending the worker.
 CELERY_BROKER_CHANNEL_ERROR_RETRY = True
 
+# Comparison answers kept until the data behind them changes
+# (benchhub/comparisons/kept.py): for at most this many seconds (0 keeps
+# none: every request computes its answer), and, in the database cache of the
+# embedded default, at most this many answers (on Redis: its maxmemory).
+BENCHHUB_COMPARISON_KEEP_SECONDS = envint("BENCHHUB_COMPARISON_KEEP_SECONDS", 86_400, minimum=0)
+BENCHHUB_COMPARISON_KEEP_ENTRIES = envint("BENCHHUB_COMPARISON_KEEP_ENTRIES", 2000, minimum=1)
+# A kept answer whose data changed is served for this many seconds after the
+# change, while the worker computes it again (0: computed on request at once).
+BENCHHUB_COMPARISON_STALE_SECONDS = envint("BENCHHUB_COMPARISON_STALE_SECONDS", 30, minimum=0)
+
 # One cache for throttles and sign-in counters: shared by every process on
 # Redis in production, per process on the embedded default. Two sites (or two
 # test processes) on one Redis database keep apart by their key prefixes.
@@ -275,7 +285,24 @@ CACHES = {
     else {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "KEY_PREFIX": CACHE_KEY_PREFIX,
+    },
+    # Kept comparison answers and the versions of the data they read
+    # (benchhub/comparisons/kept.py): shared by every process, Redis in
+    # production, the database on the embedded default (its table made by
+    # the comparisons' migrations). Failures reach kept.py, which computes
+    # the answer instead.
+    "kept": {
+        "BACKEND": "benchhub.lib.cache.ThreadClientRedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": f"{CACHE_KEY_PREFIX}:kept",
     }
+    if REDIS_URL
+    else {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "comparisons_kept_cache",
+        "KEY_PREFIX": f"{CACHE_KEY_PREFIX}:kept",
+        "OPTIONS": {"MAX_ENTRIES": BENCHHUB_COMPARISON_KEEP_ENTRIES},
+    },
 }
 
 # A run is ranked (a percentile, "better than x %") only among at least this
@@ -374,15 +401,6 @@ BENCHHUB_SIGNUP_WINDOW = envint("BENCHHUB_SIGNUP_WINDOW", 3600, minimum=1)
 # (in absolute value; 3.5 is Iglewicz and Hoaglin's cut) is flagged for a
 # moderator, with the evidence. Above 0: at 0 or less every result is flagged.
 BENCHHUB_AUTOFLAG_SCORE = envfloat("BENCHHUB_AUTOFLAG_SCORE", 3.5, above=0)
-
-# Comparison answers kept until the data behind them changes
-# (benchhub/comparisons/kept.py): for at most this many seconds (0 keeps
-# none: every request computes its answer), and at most this many answers.
-BENCHHUB_COMPARISON_KEEP_SECONDS = envint("BENCHHUB_COMPARISON_KEEP_SECONDS", 86_400, minimum=0)
-BENCHHUB_COMPARISON_KEEP_ENTRIES = envint("BENCHHUB_COMPARISON_KEEP_ENTRIES", 2000, minimum=1)
-# A kept answer whose data changed is served for this many seconds after the
-# change, while the worker computes it again (0: computed on request at once).
-BENCHHUB_COMPARISON_STALE_SECONDS = envint("BENCHHUB_COMPARISON_STALE_SECONDS", 30, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "BenchHub API",

@@ -14,7 +14,7 @@ One run:
    and the load average (other work on the machine shares its cores);
    Each twice: "computed" with no answer kept (every request computes, as the
    first after a change of the data does), and "kept", served again until the
-   data changes (benchhub/comparisons/kept.py);
+   data changes (benchhub/comparisons/kept.py; in Redis, ``--redis-url``);
 3. prints the plan (EXPLAIN ANALYZE) of the cells query of each case.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bh_stats_bench \\
@@ -92,9 +92,13 @@ CASES = {
 }
 
 
-def setup_django(url: str) -> None:
+def setup_django(url: str, redis_url: str = "") -> None:
+    """Kept answers in Redis as in production with ``redis_url``, else in the
+    database cache (the embedded default's). Reads queue no task either way."""
     os.environ["DATABASE_URL"] = url
-    os.environ.pop("REDIS_URL", None)  # no task is queued by reads
+    os.environ.pop("REDIS_URL", None)
+    if redis_url:
+        os.environ["REDIS_URL"] = redis_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchhub.settings")
     os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")
     import django
@@ -429,16 +433,21 @@ def main() -> int:
     parser.add_argument("--refill", action="store_true")
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--plans", action="store_true", help="print EXPLAIN ANALYZE of each case")
+    parser.add_argument(
+        "--redis-url",
+        default="redis://127.0.0.1:6379/7",
+        help="where answers are kept; empty: the database cache",
+    )
     args = parser.parse_args()
 
     if args.refill or not exists(args.database):
         recreate(args.database)
-        setup_django(args.database)
+        setup_django(args.database, args.redis_url)
         started = time.perf_counter()
         fill(args.database, args.measurements, args.seed)
         print(f"filled in {time.perf_counter() - started:.0f} s")
     else:
-        setup_django(args.database)
+        setup_django(args.database, args.redis_url)
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)  # a database filled by an older release

@@ -8,8 +8,9 @@ again, and how many comparisons are asked for the first time. This runs
 that mix, on the whole stack as docker-compose.yml runs it:
 
 1. copies the 1 M database of compare.py (``--template``, filled by it) into
-   a scratch database, migrates it, drops its kept answers, and sets ``--pending``
-   approved submissions back to pending (before anything is timed);
+   a scratch database, sets ``--pending`` approved submissions back to
+   pending, and migrates it, which starts the kept answers in its Redis
+   database afresh (before anything is timed);
 2. starts gunicorn (gunicorn.conf.py) and one Celery worker on its own Redis
    database (``--redis-url``);
 3. for ``--duration`` seconds, ``--visitors`` threads each ask for a
@@ -117,10 +118,9 @@ def copy_database(template: str, name: str) -> None:
 
 
 def prepare(url: str, pending: int, seed: int) -> list[int]:
-    """Kept answers dropped, ``pending`` approved submissions (of both
-    benchmarks, chosen at random) set back to pending; their ids."""
+    """``pending`` approved submissions (of both benchmarks, chosen at
+    random) set back to pending; their ids."""
     with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute("DELETE FROM comparisons_keptanswer")
         ids = [
             row[0]
             for row in connection.execute(
@@ -268,7 +268,9 @@ def main() -> int:
         "DJANGO_SETTINGS_MODULE": "benchhub.settings",
         "PYTHONWARNINGS": "ignore:No directory at",
     }
-    manage(env, "migrate", "--noinput")  # the template may be of an older release
+    # The template may be of an older release; its post_migrate also bumps
+    # every kept answer's version (pending set by hand above, unsignalled).
+    manage(env, "migrate", "--noinput")
     drop_queue(args.redis_url)
     order = list(range(len(COMPARISONS)))
     random.Random(args.seed).shuffle(order)

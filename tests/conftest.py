@@ -68,7 +68,8 @@ def pytest_configure(config) -> None:
     os.environ["BENCHHUB_CACHE_KEY_PREFIX"] = prefix
     settings.CACHE_KEY_PREFIX = prefix
     for alias in settings.CACHES:
-        settings.CACHES[alias]["KEY_PREFIX"] = prefix
+        # The kept comparison answers' prefix extends the default's, as in settings.
+        settings.CACHES[alias]["KEY_PREFIX"] = prefix if alias == "default" else f"{prefix}:{alias}"
         # a cache object made before this point still has the old prefix
         with contextlib.suppress(AttributeError):
             del caches[alias]

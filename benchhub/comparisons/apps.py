@@ -9,9 +9,11 @@ class ComparisonsConfig(AppConfig):
     name = "benchhub.comparisons"
 
     def ready(self) -> None:
+        from benchhub.comparisons import changes
         from benchhub.comparisons.services import comparisons_data_changed
         from benchhub.results import events
 
+        changes.connect()
         events.public_data_changed.connect(
             lambda **kwargs: comparisons_data_changed(), weak=False, dispatch_uid="comparisons"
         )

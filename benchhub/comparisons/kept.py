@@ -5,75 +5,60 @@ A comparison reads every measurement of its cells (in_database.py): at a
 million measurements that is 100-250 ms of PostgreSQL and Python on two
 cores, for an answer of a few kilobytes that changes only when a moderator
 approves, hides or deletes a result, an approved result arrives, or a
-dimension row, the catalog or an alias rule changes. So the answer is kept
-(in PostgreSQL, beside the data) and served again until one of those
-commits.
+dimension row, the catalog, a user name or an alias rule changes. So the
+answer is kept in Django's ``kept`` cache (Redis in production, the
+database cache on the embedded default) and served again until one of
+those commits.
 
-How "until" is exact, with no version to bump and no row every upload
-contends on:
+How "until" is exact: versions bumped on commit.
 
-- triggers (migration 0001) write the id of every transaction that changes
-  what a public comparison reads into ``comparisons_datachange``, in that
-  transaction: the row commits with the change or vanishes with it. Each
-  row names a metric whose measurements the change touched (migration
-  0006), or 0: every metric (an alias rule, a dimension row, a user …);
-- an answer reads one metric's measurements and is stored with its id:
-  only changes of that metric and of every metric concern it. An approval
-  of a sql-bench result leaves the select-update answers served, and the
-  worker does not compute them again;
-- an answer is stored with the snapshot (``pg_current_snapshot()``) taken
-  before its first statement: every change its statements could have missed
-  was not committed then, so its transaction is not visible in that snapshot;
-- an answer is served only while no committed change row of its own is
-  invisible in its snapshot (only ids at or above its xmax, or in its list
-  of transactions then running, can be: the first change row of its metric
-  and of every metric above its xmax and a probe per running transaction,
-  not the changes visible to it). A change still in progress is invisible
-  to the reader too, so the answer served is what computing it again would
-  give;
-- change rows are pruned below a horizon kept in ``comparisons_keptfloor``
-  (migration 0003), raised before the rows go: an answer whose snapshot's
-  xmin is below it may lack one of them and is not served. (A prune can
-  run while an answer is computed, under a snapshot no kept row shows.)
-  The floor also names the cluster the transaction ids belong to: answers
-  of a dump restored on another machine are never served, and the next
-  prune deletes them with their change rows.
+- Each metric has a version, and so has "every metric" (``EVERY``): an
+  opaque token in the cache, replaced by a new random one on each commit
+  of a change (``versions_bump``, called from changes.py on commit of
+  results' events and of the models' own signals). A token never comes
+  back, so an evicted or lost version starts afresh safely: no answer was
+  stored under the new one.
+- An answer reads one metric's measurements, and is stored with the
+  versions of its metric and of every metric as read BEFORE it was
+  computed. A change that commits while it is computed bumps a version
+  after that read: the answer, whatever snapshot it read, is stored under
+  the old tokens and is never served as current again. It is served only
+  while both versions are still those it was stored with.
+- A change not yet committed has not bumped anything: what is served is
+  what computing the answer again would give. Between a commit and its
+  bump (the callback runs right after the COMMIT returns, in the same
+  thread) another request may still be served the answer from before, as
+  if it had come a moment earlier.
+- A bump the cache refused (Redis away or read-only) is retried by the
+  process before its next answer; until it succeeds that process computes
+  every answer (``_unbumped``).
 
 Each answer is stored with what the worker needs to compute it again, and
-when it was last served: after a change, the worker recomputes the answers
-of the metrics it touched served within the hour (tasks.py), so the next visitor is not the one who
-waits. Until it has, for ``BENCHHUB_COMPARISON_STALE_SECONDS`` (30) from
-the oldest change an answer missed (migration 0005 records when each
-began), the answer from before the change is still served: an approval
-shows in comparisons a few seconds after it, not at once, and no visitor
-pays for the computation meanwhile. After the grace (no worker, or one too
-busy), the answer is computed on request as without it; with a grace of 0,
-at once. The worker's own refresh is never served the answer it replaces.
+when it was last served: after a change, the worker recomputes the changed
+answers served within the hour (tasks.py), so the next visitor is not the
+one who waits. Until it has, for ``BENCHHUB_COMPARISON_STALE_SECONDS``
+(30) from the oldest change an answer missed (a bump records when each
+token was replaced), the answer from before the change is still served.
+After the grace (no worker, or one too busy), the answer is computed on
+request; with a grace of 0, at once. The worker's own refresh is never
+served the answer it replaces.
 
-An answer is computed once however many ask for it at the same time (a
-link shared on a forum, the same comparison asked again right after a
-change, the worker's refresh and a visitor): the others wait for it, at
-most ``WAIT_SECONDS``, under a PostgreSQL advisory lock of its key. On two
-cores, three visitors computing the same 300 ms answer side by side would
-each wait about a second.
+An answer is computed once however many ask for it at the same time: the
+first takes a lock in the cache (``add``), the others wait for its answer,
+at most ``WAIT_SECONDS``, then compute themselves.
 
 Only the public view is kept: a signed-in user who has results of their
 own that are not public (pending, hidden …) sees them in comparisons, and
 their answers are computed each time. Nothing is kept inside a
-transaction (it could hold uncommitted changes), on the embedded default
-(SQLite), or when ``BENCHHUB_COMPARISON_KEEP_SECONDS`` is 0.
+transaction (it could hold uncommitted changes), or when
+``BENCHHUB_COMPARISON_KEEP_SECONDS`` is 0.
 
 The key is the digest of the code that computes answers (every Python file
-of benchhub and the agent's package: a new release starts afresh), the
-statement the comparison filters with (so alias spellings and every filter
-are in it) and the query's other choices.
-
-Bounded: answers live at most ``BENCHHUB_COMPARISON_KEEP_SECONDS``, at most
-``BENCHHUB_COMPARISON_KEEP_ENTRIES`` are kept (the oldest go first), and
-once a minute per process a store also deletes what expired and the change
-rows no kept answer can need any more. A failure to read or store is
-logged and the answer computed: keeping answers never makes a comparison
-fail.
+of benchhub and of the agent's and contract's packages: a new release starts
+afresh), the statement the comparison filters with (so alias spellings and
+every filter are in it) and the query's other choices. Answers live at
+most ``BENCHHUB_COMPARISON_KEEP_SECONDS``. A failure of the cache is logged
+and the answer computed: keeping answers never makes a comparison fail.
 """
 
 from __future__ import annotations
@@ -81,157 +66,139 @@ from __future__ import annotations
 import hashlib
 import logging
 import pickle
+import secrets
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.core.cache import caches
+from django.db import connection
+
+from benchhub.lib.ratelog import RateLimitedLog
 
 log = logging.getLogger(__name__)
+_warnings = RateLimitedLog(log)
 
 T = TypeVar("T")
 
+# The version of what every metric's answers read (dimension rows, users,
+# alias rules, the catalog): a metric id is never 0.
+EVERY = 0
 # Larger answers are computed each time (the largest of benchmarks/compare.py
 # pickles to 44 kB).
 MAX_ANSWER_BYTES = 1024 * 1024
 # Asked for while another process computes it: wait this long for its
 # answer, then compute here too.
 WAIT_SECONDS = 10.0
-# The first key of the two-key advisory locks of computing an answer (any
-# constant no other lock of the database uses; the baselines' is 0x6262).
-_ANSWER_LOCKS = 0x6361  # "ca"
-# How often (per process) a store also deletes expired answers and old change rows.
-PRUNE_SECONDS = 60.0
-
+_POLL_SECONDS = 0.05
 # Served again: its "last served" is brought up to date at most this often
 # (a write per answer per interval, not per request).
 SERVED_TOUCH_SECONDS = 300
+# The index of answers served (for the worker's refresh) forgets those not
+# served for this long.
+SERVED_INDEX_SECONDS = 3600
+_SERVED = "served"
 
-# Some change of the answer's metric or of every metric (migration 0006)
-# committed that the answer's snapshot did not see: one that began after
-# it, at or above its xmax (the newest change of every metric and of its
-# own: one index entry each, whatever the statistics say; a range of the
-# index from its xmax is a parameter's bound, and once most rows are of
-# every metric it is planned as a read of the whole table), or one running
-# when it was taken, in its xip list (an index probe each). However many
-# changes committed between its xmin and xmax — a transaction left open
-# holds every new snapshot's xmin back — none of them is read: they are all
-# visible to it. Or one may have been pruned (its snapshot's xmin is below
-# the floor's horizon), or its snapshot is another cluster's (migration
-# 0003): no telling.
-_OWN = "c.metric = ANY(ARRAY[0, a.metric])"
-_CHANGED = f"""(
-    NOT EXISTS (
-        SELECT 1 FROM comparisons_keptfloor AS f
-        WHERE f.cluster = (pg_control_system()).system_identifier
-          AND pg_snapshot_xmin(a.snapshot) >= f.horizon
-    )
-    OR coalesce(
-        GREATEST(
-            (SELECT max(c.xid) FROM comparisons_datachange AS c WHERE c.metric = 0),
-            (SELECT max(c.xid) FROM comparisons_datachange AS c WHERE c.metric = a.metric)
-        ) >= pg_snapshot_xmax(a.snapshot),
-        false
-    )
-    OR EXISTS (
-        SELECT 1 FROM comparisons_datachange AS c
-        WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot))) AND {_OWN}
-    )
-)"""  # noqa: S608 -- constants only
-# When the oldest change the answer missed began: the first at or above its
-# xmax (by transaction id: one index entry of every metric's changes, one of
-# its own metric's) or one that was running when it was taken. NULL if it
-# missed none, or none can be told (see _CHANGED).
-_MISSED_SINCE = f"""LEAST(
-    (SELECT c.at FROM comparisons_datachange AS c
-     WHERE c.metric = 0 AND c.xid >= pg_snapshot_xmax(a.snapshot) ORDER BY c.xid LIMIT 1),
-    (SELECT c.at FROM comparisons_datachange AS c
-     WHERE c.metric = a.metric AND c.xid >= pg_snapshot_xmax(a.snapshot)
-     ORDER BY c.xid LIMIT 1),
-    (SELECT min(c.at) FROM comparisons_datachange AS c
-     WHERE c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(a.snapshot))) AND {_OWN})
-)"""  # noqa: S608 -- constants only
-# The snapshot comes with the answer: on a miss, the answer computed next is
-# stored under it (taken before any statement of that answer). Served: an
-# answer nothing changed since, or (a grace of more than 0 s) one whose
-# oldest missed change began within the grace.
-_READ = f"""
-    SELECT pg_current_snapshot()::text, a.answer,
-           a.served_at < now() - interval '{SERVED_TOUCH_SECONDS} seconds'
-    FROM (SELECT) AS one LEFT JOIN LATERAL (
-        SELECT answer, served_at FROM comparisons_keptanswer AS a
-        WHERE a.key = %(key)s
-          AND a.created_at > now() - make_interval(secs => %(keep)s)
-          AND (
-              NOT {_CHANGED}
-              OR %(grace)s::float8 > 0
-                 AND {_MISSED_SINCE} > now() - make_interval(secs => %(grace)s::float8)
-          )
-    ) AS a ON true
-"""  # noqa: S608 -- constants only
-_STORE = """
-    INSERT INTO comparisons_keptanswer (key, snapshot, metric, answer, request, served_at)
-    VALUES (%s, %s::pg_snapshot, %s, %s, %s, coalesce(%s, now()))
-    ON CONFLICT (key) DO UPDATE
-    SET snapshot = EXCLUDED.snapshot, metric = EXCLUDED.metric, created_at = now(),
-        answer = EXCLUDED.answer, request = EXCLUDED.request, served_at = EXCLUDED.served_at
-"""
-_STALE = f"""
-    SELECT a.key, a.request, a.served_at FROM comparisons_keptanswer AS a
-    WHERE a.request IS NOT NULL
-      AND a.served_at > now() - make_interval(secs => %s)
-      AND {_CHANGED}
-    ORDER BY a.served_at DESC
-    LIMIT %s
-"""  # noqa: S608 -- constants only
-_PRUNE = [
-    "DELETE FROM comparisons_keptanswer WHERE created_at <= now() - make_interval(secs => %s)",
-    """DELETE FROM comparisons_keptanswer WHERE key IN (
-        SELECT key FROM comparisons_keptanswer ORDER BY created_at DESC OFFSET %s
-    )""",
-    # A change row matters to an answer only at or above its snapshot's
-    # xmin. The horizon goes up to the oldest running transaction or kept
-    # answer, whichever is older, so that no kept answer falls below it; an
-    # answer being computed may (its snapshot can be older than both): it
-    # is then stored but never served. The horizon is raised (and
-    # committed) before the change rows below it are deleted.
-    """UPDATE comparisons_keptfloor SET horizon = GREATEST(horizon, LEAST(
-        pg_snapshot_xmin(pg_current_snapshot()),
-        (SELECT min(pg_snapshot_xmin(snapshot)) FROM comparisons_keptanswer)
-    ))
-    WHERE cluster = (pg_control_system()).system_identifier
-    RETURNING horizon::text""",
-    "DELETE FROM comparisons_datachange WHERE xid < %s::xid8",
-]
-# The floor names another cluster (a dump restored on another machine), or
-# there is none: every answer goes, and the floor starts at the oldest
-# running transaction, below which change rows go as in a prune. So do those
-# at or above the snapshot's xmax: committed, so another cluster's (one of
-# this cluster there would still be running, invisible here), and ahead of
-# every snapshot to come, which they would all make look changed. Those
-# between are kept: they may be this cluster's, which an answer being
-# computed needs; if another cluster's, at worst one answer is computed twice.
-_START_AFRESH = """
-    WITH answers AS (DELETE FROM comparisons_keptanswer),
-    changes AS (
-        DELETE FROM comparisons_datachange
-        WHERE xid < pg_snapshot_xmin(pg_current_snapshot())
-           OR xid >= pg_snapshot_xmax(pg_current_snapshot())
-    )
-    INSERT INTO comparisons_keptfloor (cluster, horizon)
-    SELECT (pg_control_system()).system_identifier, pg_snapshot_xmin(pg_current_snapshot())
-    ON CONFLICT (one) DO UPDATE SET cluster = EXCLUDED.cluster, horizon = EXCLUDED.horizon
-"""
-
-_last_prune = 0.0
+_clock = time.time
 # While the worker computes an answer again: the "last served" it keeps.
-_refreshing: ContextVar[datetime | None] = ContextVar("refreshing", default=None)
+_refreshing: ContextVar[float | None] = ContextVar("refreshing", default=None)
+# Versions this process failed to bump (the cache refused): retried first.
+_unbumped: set[int] = set()
+_unbumped_lock = threading.Lock()
+# Requests waiting for another's computation now (tests watch it).
+waiting = 0
+
+
+@dataclass
+class Entry:
+    versions: tuple[str, str]  # every metric's, its metric's, read before computing
+    metric: int
+    answer: bytes
+    request: Any
+    served: float
+
+
+def _cache():
+    return caches["kept"]
+
+
+def _failed(what: str, exc: Exception) -> None:
+    """One line per kind of failure every ten seconds (Redis away fails
+    every request), not a traceback each."""
+    _warnings.warning(
+        (what, type(exc).__name__), "kept comparisons: %s: %s: %s", what, type(exc).__name__, exc
+    )
+
+
+def _version_key(metric: int) -> str:
+    return f"version:{metric}"
+
+
+def _answer_key(digest: str) -> str:
+    return f"answer:{digest}"
+
+
+def versions_bump(metrics: Iterable[int] | None) -> None:
+    """A change of ``metrics``' measurements (None: of what every metric
+    reads) committed: replace their versions by new tokens, recording when
+    each old token was replaced (the grace counts from it)."""
+    wanted = {EVERY} if metrics is None else set(metrics)
+    with _unbumped_lock:
+        wanted |= _unbumped
+        _unbumped.clear()
+    if not wanted:
+        return
+    keys = [_version_key(metric) for metric in sorted(wanted)]
+    kept = _cache()
+    try:
+        old = kept.get_many(keys)
+        kept.set_many({key: secrets.token_hex(8) for key in keys}, timeout=None)
+    except Exception as exc:
+        with _unbumped_lock:
+            _unbumped.update(wanted)
+        _failed("versions not bumped (retried before the next answer)", exc)
+        return
+    now = _clock()
+    for token in old.values():
+        try:
+            kept.add(f"changed:{token}", now, timeout=SERVED_INDEX_SECONDS)
+        except Exception as exc:
+            _failed("when a version changed could not be kept", exc)
+
+
+def _versions(metric: int) -> tuple[str, str]:
+    """The versions of every metric and of ``metric``, made if missing."""
+    return _versions_and_entry(metric, None)[0]
+
+
+def _versions_and_entry(metric: int, digest: str | None) -> tuple[tuple[str, str], Any]:
+    """The versions of every metric and of ``metric``, made if missing, and
+    the entry kept under ``digest`` (None: not read), in one round trip."""
+    if _unbumped:
+        versions_bump(())
+        if _unbumped:
+            raise RuntimeError("a change of this process is not in the versions yet")
+    kept = _cache()
+    keys = [_version_key(EVERY), _version_key(metric)]
+    found = kept.get_many(keys if digest is None else [*keys, _answer_key(digest)])
+    for key in keys:
+        if key in found:
+            continue
+        token = secrets.token_hex(8)
+        if not kept.add(key, token, timeout=None):  # another process made it first
+            token = kept.get(key)
+            if token is None:
+                raise RuntimeError(f"{key} vanished as it was made")
+        found[key] = token
+    entry = None if digest is None else found.get(_answer_key(digest))
+    return (found[keys[0]], found[keys[1]]), entry
 
 
 def kept_answer(parts: tuple, compute: Callable[[], T], *, metric: int, request: Any = None) -> T:
@@ -242,133 +209,153 @@ def kept_answer(parts: tuple, compute: Callable[[], T], *, metric: int, request:
     ``request`` is what the worker needs to compute it again after a change
     (``kept_answers_stale``), or None."""
     seconds = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
-    if not seconds or connection.vendor != "postgresql" or connection.in_atomic_block:
+    if not seconds or connection.in_atomic_block:
         return compute()
-    key = answer_key(parts)
-    # The worker's refresh computes what changed, never served what it replaces.
-    grace = 0 if _refreshing.get() else settings.BENCHHUB_COMPARISON_STALE_SECONDS
-    read = {"key": key, "keep": seconds, "grace": grace}
+    digest = answer_digest(parts)
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(_READ, read)
-            snapshot, data, touch = cursor.fetchone()
-            if touch:
-                cursor.execute(
-                    "UPDATE comparisons_keptanswer SET served_at = now() WHERE key = %s", [key]
-                )
-    except DatabaseError:
-        log.warning("kept comparison answers could not be read", exc_info=True)
+        versions, entry = _versions_and_entry(metric, digest)
+    except Exception as exc:
+        _failed("kept comparison answers could not be read", exc)
         return compute()
-    if data is not None:
-        answer = _loaded(bytes(data))
+    answer = _served(digest, entry, versions)
+    if answer is not None:
+        return answer
+    with _computing_alone(digest, versions) as answer:
         if answer is not None:
             return answer
-    with _computing_alone(read, snapshot) as (snapshot, data):
-        if data is not None:
-            answer = _loaded(bytes(data))
-            if answer is not None:
-                return answer
         answer = compute()
-        _store(key, snapshot, metric, answer, request)
+        _store(digest, versions, metric, answer, request)
     return answer
 
 
+def _served(digest: str, entry: Any, versions: tuple[str, str]) -> Any:
+    """The answer of ``entry`` if it is current, or missed changes only
+    within the grace (never to the worker's refresh); else None."""
+    if not isinstance(entry, Entry):
+        return None
+    if entry.versions != versions:
+        grace = 0 if _refreshing.get() else settings.BENCHHUB_COMPARISON_STALE_SECONDS
+        if not grace or not _missed_within(entry.versions, versions, grace):
+            return None
+    answer = _loaded(entry.answer)
+    if answer is not None and entry.served < _clock() - SERVED_TOUCH_SECONDS:
+        entry.served = _clock()
+        _keep(digest, entry)
+    return answer
+
+
+def _missed_within(stored: tuple[str, str], current: tuple[str, str], grace: float) -> bool:
+    """Whether the oldest change ``stored`` missed was committed within
+    ``grace`` seconds (unknown: no)."""
+    replaced = [old for old, new in zip(stored, current, strict=True) if old != new]
+    try:
+        times = _cache().get_many([f"changed:{token}" for token in replaced])
+    except Exception:
+        return False
+    if len(times) < len(replaced):
+        return False
+    return min(times.values()) > _clock() - grace
+
+
 @contextmanager
-def _computing_alone(read: dict[str, Any], snapshot: str) -> Iterator[tuple[str, Any]]:
+def _computing_alone(digest: str, versions: tuple[str, str]) -> Iterator[Any]:
     """Compute an answer once, however many ask for it at the same time (a
     link shared on a forum; a comparison asked for again right after a
     change): while another process computes it, wait (at most
-    ``WAIT_SECONDS``) and yield what it kept, read anew with its snapshot;
-    else (``snapshot``, None): the caller computes, holding the lock until
-    it has stored the answer. The lock is PostgreSQL's, session-level: a
-    process that dies releases it with its connection."""
-    key = read["key"]
-    locked, waited = _lock_answer(key)
+    ``WAIT_SECONDS``) and yield its answer; else None, and the caller
+    computes, holding the lock until it has stored the answer. The lock
+    expires by itself if its holder dies."""
+    global waiting
+    kept = _cache()
+    lock = f"computing:{digest}:{':'.join(versions)}"
     try:
-        data = None
-        if waited:
+        locked = kept.add(lock, True, timeout=int(WAIT_SECONDS) + 1)
+    except Exception as exc:
+        _failed("the lock of a comparison's computation could not be taken", exc)
+        locked = False
+    if locked:
+        try:
+            yield None
+        finally:
             try:
-                with connection.cursor() as cursor:
-                    cursor.execute(_READ, read)
-                    snapshot, data, _ = cursor.fetchone()
-            except DatabaseError:
-                log.warning("kept comparison answers could not be read", exc_info=True)
-        # None: the other failed, or kept nothing (too large an answer).
-        yield snapshot, data
+                kept.delete(lock)
+            except Exception as exc:
+                _failed("a comparison's lock could not be released", exc)
+        return
+    deadline = time.monotonic() + WAIT_SECONDS
+    waiting += 1
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(_POLL_SECONDS)
+            try:
+                entry = kept.get(_answer_key(digest))
+                answer = _served(digest, entry, versions)
+                if answer is not None or not kept.has_key(lock):
+                    break
+            except Exception:
+                answer = None
+                break
+        else:
+            answer = None
+            log.warning(
+                "another computation of a comparison took more than %s s: computed here too",
+                WAIT_SECONDS,
+            )
     finally:
-        if locked:
-            try:
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        "SELECT pg_advisory_unlock(%s, hashtext(%s))", [_ANSWER_LOCKS, key]
-                    )
-            except DatabaseError:
-                log.warning("a comparison's lock could not be released", exc_info=True)
+        waiting -= 1
+    # None: the other failed, kept nothing (too large an answer), or is slow.
+    yield answer
 
 
-def _lock_answer(key: str) -> tuple[bool, bool]:
-    """Take the lock of computing this answer: (taken, after waiting for
-    another process). Not taken if the wait is too long or the database
-    fails: the caller computes anyway, as it would have without the lock."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", [_ANSWER_LOCKS, key])
-            if cursor.fetchone()[0]:
-                return True, False
-            with transaction.atomic():
-                cursor.execute(
-                    "SELECT set_config('lock_timeout', %s, true)", [f"{WAIT_SECONDS * 1000:.0f}"]
-                )
-                cursor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", [_ANSWER_LOCKS, key])
-            return True, True
-    except DatabaseError:
-        log.warning(
-            "another computation of a comparison took more than %s s: computed here too",
-            WAIT_SECONDS,
-            exc_info=True,
-        )
-        return False, False
-
-
-def kept_answers_stale(*, served_within: int, limit: int) -> list[tuple[str, Any, datetime]]:
-    """(key, request, last served) of the answers served within
+def kept_answers_stale(*, served_within: int, limit: int) -> list[tuple[str, Any, float]]:
+    """(digest, request, last served) of the answers served within
     ``served_within`` seconds whose data changed since, last served first."""
-    with connection.cursor() as cursor:
-        cursor.execute(_STALE, [served_within, limit])
-        rows = cursor.fetchall()
+    kept = _cache()
+    index = kept.get(_SERVED) or {}
+    since = _clock() - served_within
+    recent = sorted(
+        ((served, digest) for digest, served in index.items() if served > since), reverse=True
+    )
+    entries = kept.get_many([_answer_key(digest) for _, digest in recent])
     stale = []
-    for key, data, served_at in rows:
-        request = _loaded(bytes(data))
-        if request is not None:
-            stale.append((key, request, served_at))
+    current: dict[int, tuple[str, str]] = {}
+    for _, digest in recent:
+        entry = entries.get(_answer_key(digest))
+        if not isinstance(entry, Entry) or entry.request is None:
+            continue
+        if entry.metric not in current:
+            current[entry.metric] = _versions(entry.metric)
+        if entry.versions != current[entry.metric]:
+            stale.append((digest, entry.request, entry.served))
+            if len(stale) == limit:
+                break
     return stale
 
 
 @contextmanager
-def refreshing(served_at: datetime) -> Iterator[None]:
-    """Answers stored inside keep ``served_at`` as their last serving: a
+def refreshing(served: float) -> Iterator[None]:
+    """Answers stored inside keep ``served`` as their last serving: a
     refresh is not a request, and must not keep an answer nobody asks for
     refreshed for ever."""
-    token = _refreshing.set(served_at)
+    token = _refreshing.set(served)
     try:
         yield
     finally:
         _refreshing.reset(token)
 
 
-def kept_answer_forget_if_changed(key: str) -> None:
-    """Delete the answer kept under ``key`` if its data changed since: what
+def kept_answer_forget_if_changed(digest: str) -> None:
+    """Delete the answer kept under ``digest`` if its data changed since: what
     a refresh could not replace (its key changed with an alias rule, it can
     no longer be asked, or it is too large to keep) is neither picked again
     nor served after the grace."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM comparisons_keptanswer AS a WHERE a.key = %s AND {_CHANGED}",  # noqa: S608 -- constants only
-            [key],
-        )
+    kept = _cache()
+    entry = kept.get(_answer_key(digest))
+    if isinstance(entry, Entry) and entry.versions != _versions(entry.metric):
+        kept.delete(_answer_key(digest))
 
 
-def answer_key(parts: tuple) -> str:
+def answer_digest(parts: tuple) -> str:
     digest = hashlib.sha256(code_digest().encode())
     digest.update(repr(parts).encode())
     return digest.hexdigest()
@@ -396,44 +383,42 @@ def code_digest() -> str:
 
 def _loaded(data: bytes) -> Any:
     try:
-        return pickle.loads(data)  # noqa: S301 -- our own rows, written by _store
-    except Exception:
-        log.warning("a kept comparison answer could not be read back", exc_info=True)
+        return pickle.loads(data)  # noqa: S301 -- our own entries, written by _store
+    except Exception as exc:
+        _failed("a kept comparison answer could not be read back", exc)
         return None
 
 
-def _store(key: str, snapshot: str, metric: int, answer: Any, request: Any) -> None:
+def _store(digest: str, versions: tuple[str, str], metric: int, answer: Any, request: Any) -> None:
+    """Keep ``answer`` under the versions read before it was computed. If a
+    change was committed since, it is not kept: it could only be served
+    within the grace, and may replace a fresher answer of the worker's."""
     data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
     if len(data) > MAX_ANSWER_BYTES:
         return
-    asked = None if request is None else pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(_STORE, [key, snapshot, metric, data, asked, _refreshing.get()])
-        _prune_now_and_then()
-    except DatabaseError:
-        log.warning("a comparison answer could not be kept", exc_info=True)
-
-
-def _prune_now_and_then() -> None:
-    global _last_prune
-    now = time.monotonic()
-    if now - _last_prune < PRUNE_SECONDS:
-        return
-    _last_prune = now
-    kept_answers_prune()
-
-
-def kept_answers_prune() -> None:
-    """Delete expired answers, the oldest beyond the limit, and the change
-    rows no kept answer can need; or everything, if the floor names another
-    cluster."""
-    with connection.cursor() as cursor:
-        cursor.execute(_PRUNE[0], [settings.BENCHHUB_COMPARISON_KEEP_SECONDS])
-        cursor.execute(_PRUNE[1], [settings.BENCHHUB_COMPARISON_KEEP_ENTRIES])
-        cursor.execute(_PRUNE[2])
-        floor = cursor.fetchone()
-        if floor is None:
-            cursor.execute(_START_AFRESH)
+        if _versions(metric) != versions:
             return
-        cursor.execute(_PRUNE[3], floor)
+    except Exception as exc:
+        _failed("kept comparison answers could not be read", exc)
+        return
+    served = _refreshing.get() or _clock()
+    _keep(digest, Entry(versions, metric, data, request, served))
+
+
+def _keep(digest: str, entry: Entry) -> None:
+    """Store ``entry``, and note in the index of answers served when it was
+    last served. The index is read and written back: of two stores at the
+    same time one may go unnoted, and that answer is then not refreshed by
+    the worker but computed by its next visitor."""
+    kept = _cache()
+    try:
+        kept.set(_answer_key(digest), entry, timeout=settings.BENCHHUB_COMPARISON_KEEP_SECONDS)
+        if entry.request is None:
+            return
+        since = _clock() - SERVED_INDEX_SECONDS
+        index = {d: s for d, s in (kept.get(_SERVED) or {}).items() if s > since}
+        index[digest] = entry.served
+        kept.set(_SERVED, index, timeout=SERVED_INDEX_SECONDS)
+    except Exception as exc:
+        _failed("a comparison answer could not be kept", exc)

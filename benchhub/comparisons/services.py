@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import transaction
 
 from benchhub.lib.queueing import task_queue
 
@@ -24,13 +24,9 @@ _QUEUED = "comparisons:refresh-queued"
 
 def comparisons_data_changed() -> None:
     """Have the worker refresh the kept answers once the caller's
-    transaction commits. Nothing on the embedded default or with tasks run
-    in-process (no answers kept, or the refresh would run in the request)."""
-    if (
-        not settings.BENCHHUB_COMPARISON_KEEP_SECONDS
-        or connection.vendor != "postgresql"
-        or settings.CELERY_TASK_ALWAYS_EAGER
-    ):
+    transaction commits. Nothing when no answer is kept or tasks run
+    in-process (the embedded default: the refresh would run in the request)."""
+    if not settings.BENCHHUB_COMPARISON_KEEP_SECONDS or settings.CELERY_TASK_ALWAYS_EAGER:
         return
     transaction.on_commit(_queue_refresh)
 

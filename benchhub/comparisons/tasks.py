@@ -8,9 +8,9 @@ first, at most ``LIMIT`` and ``SECONDS`` per run. Queued two seconds
 after a moderation (a trusted upload's approval on arrival included) or an
 alias rule's renaming changed the public data (services.py), and run by
 beat every ``BENCHHUB_COMPARISON_REFRESH_SECONDS`` for every other change
-(a stored value corrected in the admin, a catalog edit). Without a worker (or on the embedded
-default, which keeps no answers) nothing is refreshed and a stale answer is
-simply computed on request.
+(a row deleted in the admin, a catalog edit). Without a worker (the
+embedded default runs tasks in the request) nothing is refreshed and a
+stale answer is simply computed on request.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import logging
 import time
 
 from celery import shared_task
-from django.db import connection
+from django.conf import settings
 
 from benchhub.comparisons.kept import kept_answer_forget_if_changed, kept_answers_stale, refreshing
 from benchhub.comparisons.selectors import comparison_answer_refresh
@@ -34,7 +34,7 @@ SECONDS = 20.0
 @shared_task
 def comparisons_refresh_task() -> int:
     """Compute again the kept answers whose data changed; how many were."""
-    if connection.vendor != "postgresql":
+    if not settings.BENCHHUB_COMPARISON_KEEP_SECONDS:
         return 0
     deadline = time.monotonic() + SECONDS
     refreshed = 0

@@ -67,11 +67,17 @@ return counts
 """
 
 
-class TolerantRedisCache(RedisCache):
+class ThreadClientRedisCache(RedisCache):
+    """Django's Redis cache with one client per thread (``_OneClientPerThread``),
+    failing as Django's does: for callers that must know a write failed (the
+    versions of kept comparison answers, benchhub/comparisons/kept.py)."""
+
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
         self._class = _OneClientPerThread
 
+
+class TolerantRedisCache(ThreadClientRedisCache):
     def count_many(self, counters: list[tuple[str, int]], version=None) -> list[int]:
         """One more in each counter (key, timeout), which starts at its first
         count and expires ``timeout`` seconds later (later counts never extend

@@ -27,6 +27,7 @@ from benchhub.moderation.models import AliasMark, AliasRule, AuditEntry, Report
 from benchhub.results import events
 from benchhub.results.models import Run, Submission
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
+from benchhub.results.selectors import submission_metric_ids
 
 Action = AuditEntry.Action
 Status = Submission.Status
@@ -167,7 +168,9 @@ def submission_moderate(
         if Status.APPROVED in (before, after):
             # The public set of this key changed: its baselines must follow.
             baselines_mark_dirty(runs=locked.runs.values_list("pk", "fingerprint"))
-            events.public_data_changed.send(sender=Submission)
+            events.public_data_changed.send(
+                sender=Submission, metrics=submission_metric_ids(locked)
+            )
     for field in ("status", "status_reason", "status_before_hidden"):
         setattr(submission, field, getattr(locked, field))
     return locked
@@ -529,7 +532,7 @@ def _renormalize(dimension: str, field: str, *, after_id: int) -> int | None:
             changed.append(row)
     spec.model.objects.bulk_update(changed, [field], batch_size=ALIAS_BATCH)
     if changed:
-        events.public_data_changed.send(sender=Submission)
+        events.public_data_changed.send(sender=Submission, metrics=None)
         baselines_mark_dirty(
             fingerprints=Run.objects.filter(**{f"{dimension}__in": changed})
             .values_list("fingerprint", flat=True)

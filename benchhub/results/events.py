@@ -17,9 +17,13 @@ notification. Each default is what an upload does without that app, so
 results works, and is tested, on its own.
 
 Notifications are Django signals: ``public_data_changed`` is sent when what
-the public sees of the results changed other than by an upload (a status to
-or from approved, an alias rule that rewrote stored values); comparisons'
-kept answers listen to it.
+the public sees of the results changed: an approved result stored, a status
+to or from approved, an alias rule that rewrote stored values. Its
+``metrics`` are the ids of the metrics whose measurements changed, or None
+for what every metric's results share (dimension rows, users). Comparisons'
+kept answers listen to it; a row saved or deleted one at a time through the
+ORM is told by Django's own model signals, so only a bulk write
+(``QuerySet.update()``, raw SQL) needs to send it.
 """
 
 from __future__ import annotations
@@ -69,8 +73,9 @@ class Hooks:
 
 hooks = Hooks()
 
-# Sent inside the transaction that made the change; receivers that act on
-# it defer their work to transaction.on_commit.
+# Sent inside the transaction that made the change (or after the statement
+# that committed it), with ``metrics``: an iterable of metric ids, or None.
+# Receivers that act on it defer their work to transaction.on_commit.
 public_data_changed = Signal()
 
 

@@ -199,6 +199,16 @@ def run_origin(*, pk: int) -> Run:
     )
 
 
+def submission_metric_ids(submission: Submission) -> set[int]:
+    """The metrics ``submission``'s measurements are of (what a change of its
+    status changes, for public_data_changed)."""
+    return set(
+        Measurement.objects.filter(run__submission=submission)
+        .values_list("metric_id", flat=True)
+        .distinct()
+    )
+
+
 def measurement_list(*, user: User) -> QuerySet[Measurement]:
     unprinted = [
         f"run__submission__{field.name}"

@@ -167,6 +167,12 @@ def submission_create(
         if existing is None:
             raise
         return _same_or_conflict(existing, digest, submitter)
+    if status == Submission.Status.APPROVED:
+        # Stored public (an import, a seed); one approved on arrival was told
+        # by moderation.
+        events.public_data_changed.send(
+            sender=Submission, metrics={metric for _, metric, *_ in prepared.measurements}
+        )
     return SubmissionOutcome(prepared.submission, created=True, runs=tuple(prepared.runs))
 
 
