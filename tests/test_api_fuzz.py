@@ -110,12 +110,14 @@ def storable(case):
 
 
 def coherent(case):
-    """A metric filter beside a benchmark filter names one of its metrics
+    """A metric filter beside a benchmark filter (or path) names one of its metrics
     (each is one of the catalog's, as the document says; the pair is
     beyond it); a comparison has no reference, which must be a value one of
     its series has: the data decides, not a schema."""
     query = case.query if isinstance(case.query, dict) else {}
-    metrics = metric_catalog().get(query.get("benchmark"), {})
+    path = case.path_parameters if isinstance(case.path_parameters, dict) else {}
+    # A history or leaderboard names its benchmark in the path.
+    metrics = metric_catalog().get(query.get("benchmark") or path.get("name"), {})
     if metrics and "metric" in query and query["metric"] not in metrics:
         query["metric"] = sorted(metrics)[len(query) % len(metrics)]
     query.pop("reference", None)
