@@ -51,8 +51,10 @@ test: $(VENV)/.installed-dev
 
 # The fast loop while changing code: lint, then the server's unit and API tests on
 # test databases kept between runs (--reuse-db; the first run makes them), two
-# pytest-xdist workers. Not the browser, agent, deploy, fault and gunicorn tests:
-# make test, which CI runs, is the whole gate.
+# pytest-xdist workers. Not the browser, agent, deploy, fault and gunicorn tests,
+# nor those marked slow (processes of their own: manage.py, gunicorn's config,
+# SQLite-backed Django; seconds of statistics): make test, which CI runs, is the
+# whole gate and runs them all.
 CHECK_TESTS := tests/results tests/comparisons tests/contract tests/leaderboards tests/releases \
 	tests/moderation tests/accounts tests/imports tests/baselines tests/lib
 CHECK_SKIP := --ignore=tests/lib/test_http_on_gunicorn.py --ignore=tests/lib/test_database_outage.py \
@@ -64,7 +66,7 @@ check: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
-		bash .ci/pytest.sh -q -n 2 --reuse-db $(CHECK_TESTS) $(CHECK_SKIP) $(PYTEST_ARGS)
+		bash .ci/pytest.sh -q -n 2 --reuse-db -m "not slow" $(CHECK_TESTS) $(CHECK_SKIP) $(PYTEST_ARGS)
 
 lint:
 	$(BIN)/ruff check .

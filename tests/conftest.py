@@ -52,8 +52,12 @@ def pytest_configure(config) -> None:
     (a developer's, another run's, another xdist worker's) listens on
     Celery's default queue or its own, and would take the tests' tasks and
     run them against its database, while the tests' in-process worker waited
-    for them in vain; nor does the tests' purge drop anyone else's."""
+    for them in vain; nor does the tests' purge drop anyone else's.
+
+    Passwords are hashed at one iteration (tests/passwords.py)."""
     from benchhub.celery import app
+
+    settings.PASSWORD_HASHERS = ["tests.passwords.OneIterationPBKDF2PasswordHasher"]
 
     # Two mutants of `make mutation` run at once too: the same holds for them.
     worker = os.environ.get("PYTEST_XDIST_WORKER") or (

@@ -5,6 +5,8 @@ runs on PostgreSQL."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.baselines.test_embedded_sqlite import run_embedded
 
 # A token of a user in a group, used once (last_used_at set), read by the
@@ -42,6 +44,7 @@ print(values(read) == values(orm), values(read.user) == values(orm.user),
 """
 
 
+@pytest.mark.slow
 def test_an_api_token_reads_on_the_embedded_default_as_the_orm_reads_it(tmp_path):
     done = run_embedded(tmp_path, SAME_TOKEN)
 

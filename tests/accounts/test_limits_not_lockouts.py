@@ -170,6 +170,7 @@ def test_behind_two_proxies_the_second_address_from_the_right_counts(alice, sett
     assert wrong_token("203.0.113.201, 198.51.100.57, 10.0.0.3") == 401  # another client
 
 
+@pytest.mark.slow
 def test_the_number_of_trusted_proxies_comes_from_the_environment():
     import os
     import subprocess

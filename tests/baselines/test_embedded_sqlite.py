@@ -306,6 +306,7 @@ def run_embedded(
     )
 
 
+@pytest.mark.slow
 def test_concurrent_uploads_on_the_embedded_default_leave_no_run_behind(tmp_path):
     # Eight uploaders at once, as `make run` serves them (one process, a
     # thread per request): every upload stored, and the in-process rounds
@@ -321,6 +322,7 @@ def test_concurrent_uploads_on_the_embedded_default_leave_no_run_behind(tmp_path
     assert done.stdout.split() == ["0", "0", "96"], done.stdout
 
 
+@pytest.mark.slow
 def test_in_the_embedded_default_each_upload_brings_its_key_up_to_date(tmp_path):
     done = run_embedded(tmp_path, SCRIPT)
 
@@ -328,6 +330,7 @@ def test_in_the_embedded_default_each_upload_brings_its_key_up_to_date(tmp_path)
     assert done.stdout.split() == ["0", "0", "3", "3", "1000.0", "1300.0"], done.stdout
 
 
+@pytest.mark.slow
 def test_uploads_in_one_process_wait_their_turn_for_the_write_lock(tmp_path):
     done = run_embedded(tmp_path, QUEUED, "transactions")
 
@@ -336,6 +339,7 @@ def test_uploads_in_one_process_wait_their_turn_for_the_write_lock(tmp_path):
     assert done.stdout.split()[:2] == ["0", "80"], done.stdout
 
 
+@pytest.mark.slow
 def test_writes_outside_a_transaction_wait_their_turn_too(tmp_path):
     done = run_embedded(tmp_path, QUEUED, "autocommit")
 
@@ -344,6 +348,7 @@ def test_writes_outside_a_transaction_wait_their_turn_too(tmp_path):
     assert done.stdout.split()[:2] == ["0", "80"], done.stdout
 
 
+@pytest.mark.slow
 def test_a_turn_is_passed_on_however_a_write_ends_and_never_waited_for_past_the_timeout(
     tmp_path,
 ):
@@ -458,6 +463,7 @@ def test_on_a_quiet_site_a_change_runs_its_round_at_once_and_the_next_one_soon_a
     assert rounds == [*at_once, tasks.WAITER_THREAD]
 
 
+@pytest.mark.slow
 def test_an_in_process_round_takes_one_turn_for_the_write_lock(tmp_path):
     done = run_embedded(tmp_path, ONE_TURN)
 
@@ -465,6 +471,7 @@ def test_an_in_process_round_takes_one_turn_for_the_write_lock(tmp_path):
     assert done.stdout.split() == ["1", "1", "0", "1"], done.stdout
 
 
+@pytest.mark.slow
 def test_an_approved_round_writes_its_scores_and_baselines_in_one_statement_each(tmp_path):
     done = run_embedded(tmp_path, APPROVED_ROUND)
 
@@ -520,6 +527,7 @@ def test_the_waiters_rounds_take_the_marks_of_every_request_that_returned_to_it(
     assert list(DirtyKey.objects.values_list("fingerprint", flat=True)) == []
 
 
+@pytest.mark.slow
 def test_the_embedded_default_commits_without_waiting_for_the_disk(tmp_path):
     # WAL, and synchronous=NORMAL (1): a commit is not synced, the log is at
     # checkpoints; the file stays consistent through a crash.
@@ -591,6 +599,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_every_marked_key_is_refreshed_after_a_burst_and_after_a_restart(tmp_path):
     burst = run_embedded(tmp_path, MANY_KEYS, "burst")
 
@@ -624,6 +633,7 @@ print(sorted(checks), checks["sqlite"]["ok"], demo.status, demo.command.split()[
 """
 
 
+@pytest.mark.slow
 def test_make_run_names_sqlite_in_health_and_records_the_demo_runs_publishing_command(tmp_path):
     done = run_embedded(tmp_path, SMALL_TRUTHS, DEBUG="true")
 

@@ -239,6 +239,7 @@ print(json.dumps(read_numbers(Client())))
 """
 
 
+@pytest.mark.slow
 def test_every_page_and_endpoint_shows_the_median_a_calculator_gives_on_sqlite(tmp_path):
     env = {
         key: value

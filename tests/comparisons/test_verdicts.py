@@ -184,6 +184,7 @@ def test_one_run_of_three_repetitions_a_side_far_apart_is_a_winner():
     assert 1.9 < result.ratio_low < result.ratio < result.ratio_high < 2.1
 
 
+@pytest.mark.slow
 def test_the_bootstrap_of_few_repetitions_keeps_its_false_alarms_below_alpha():
     """No difference at all (every sample from one normal distribution), one
     or two runs of 3-5 repetitions a side: p < 0.05 at most 5 % of the time.

@@ -36,6 +36,7 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     return deploy_servers.manage({**deploy_servers.inherited_environment(), **env}, *args)
 
 
+@pytest.mark.slow
 def test_check_deploy_has_no_warning_behind_an_https_proxy():
     done = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
 
@@ -43,6 +44,7 @@ def test_check_deploy_has_no_warning_behind_an_https_proxy():
     assert "System check identified no issues (0 silenced)." in done.stdout
 
 
+@pytest.mark.slow
 def test_without_the_https_proxy_setting_check_deploy_says_what_is_missing():
     done = manage("check", "--deploy", **{**PRODUCTION, "BENCHHUB_HTTPS_PROXY": "false"})
 
@@ -71,6 +73,7 @@ def test_a_random_key_is_accepted():
     assert secret_key_problem(STRONG_KEY) is None
 
 
+@pytest.mark.slow
 def test_a_placeholder_key_stops_the_start_naming_secret_key():
     done = manage("check", **{**PRODUCTION, "SECRET_KEY": "change-me-before-exposing-this"})
 
@@ -78,6 +81,7 @@ def test_a_placeholder_key_stops_the_start_naming_secret_key():
     assert "ImproperlyConfigured: SECRET_KEY is 30 characters long" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_development_key_is_fine_on_loopback():
     done = manage("check", DEBUG="false", ALLOWED_HOSTS="127.0.0.1,localhost", SECRET_KEY="")
 
@@ -101,6 +105,7 @@ def test_a_bad_environment_value_names_its_variable(monkeypatch, reader, value, 
         reader()
 
 
+@pytest.mark.slow
 def test_a_bad_value_at_start_is_improperly_configured_naming_it():
     done = manage("check", DEBUG="maybe")
 
@@ -204,6 +209,7 @@ def test_log_level_and_format_are_taken_in_any_case_and_empty_is_the_default(mon
     assert settings_read()["LOGGING"]["root"]["level"] == "WARNING"
 
 
+@pytest.mark.slow
 def test_a_misspelt_log_level_stops_the_start_naming_it():
     done = manage("check", LOG_LEVEL="loud")
 
@@ -212,6 +218,7 @@ def test_a_misspelt_log_level_stops_the_start_naming_it():
     assert expected in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_a_sweep_of_zero_seconds_stops_the_start():
     done = manage("check", BENCHHUB_BASELINES_SWEEP_SECONDS="0")
 
@@ -286,6 +293,7 @@ def test_a_redis_url_is_taken_with_either_scheme_and_empty_is_the_embedded_defau
     assert settings_read()["CELERY_TASK_ALWAYS_EAGER"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("backend", "reason"),
     [
@@ -304,6 +312,7 @@ def test_a_misspelt_email_backend_stops_the_start_naming_it(backend, reason):
     assert reason in done.stderr.split(expected)[1].splitlines()[0]
 
 
+@pytest.mark.slow
 def test_the_smtp_email_backend_is_taken():
     done = manage("check", EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend")
 
@@ -330,6 +339,7 @@ def gunicorn_config_printed(**env: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variable", "value", "expected"),
     [
@@ -348,6 +358,7 @@ def test_a_bad_gunicorn_number_stops_the_start_naming_its_variable(variable, val
     assert f"ImproperlyConfigured: {variable}={value!r}: {expected}" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_a_misspelt_gunicorn_log_level_stops_the_start_naming_the_levels():
     """gunicorn took any word and logged at info: --check-config passed."""
     done = gunicorn_config_printed(GUNICORN_LOGLEVEL="loud")
@@ -360,6 +371,7 @@ def test_a_misspelt_gunicorn_log_level_stops_the_start_naming_the_levels():
     assert expected in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_gunicorn_takes_its_log_level_in_any_case_and_an_empty_bind_as_the_default():
     done = gunicorn_config_printed(GUNICORN_LOGLEVEL="WARNING", GUNICORN_BIND="")
 
@@ -394,6 +406,7 @@ def test_the_container_health_check_asks_the_default_port_when_the_bind_is_empty
     assert asked == ["http://127.0.0.1:8000/healthz"]  # not "http://127.0.0.1:/healthz"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -410,6 +423,7 @@ def test_a_gunicorn_access_log_nowhere_to_write_stops_the_start_naming_it(value,
     assert f"ImproperlyConfigured: GUNICORN_ACCESSLOG={value!r}: {expected}" in done.stderr
 
 
+@pytest.mark.slow
 def test_gunicorn_logs_access_to_stdout_a_file_or_nowhere(tmp_path):
     for value, printed in [
         ("-", "-"),
@@ -422,6 +436,7 @@ def test_gunicorn_logs_access_to_stdout_a_file_or_nowhere(tmp_path):
         assert re.search(rf"^accesslog\s+= {re.escape(printed)}$", done.stdout, re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_gunicorn_takes_its_numbers_from_the_environment():
     done = gunicorn_config_printed(GUNICORN_WORKERS="3", GUNICORN_THREADS="1", GUNICORN_TIMEOUT="0")
 
@@ -574,6 +589,7 @@ WRITES_REFUSED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("refusal", WRITES_REFUSED)
 def test_healthz_names_redis_as_degraded_but_stays_200_while_it_refuses_writes(
     db, fresh_health, refusal, caplog
@@ -649,6 +665,7 @@ def production_setting(name: str):
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_healthz_stays_reachable_over_plain_http_behind_the_proxy(db, fresh_health):
     exempt = production_setting("SECURE_REDIRECT_EXEMPT")
 
@@ -660,6 +677,7 @@ def test_healthz_stays_reachable_over_plain_http_behind_the_proxy(db, fresh_heal
 # ------------------------------------------------------------------ static files
 
 
+@pytest.mark.slow
 def test_collectstatic_writes_hashed_and_compressed_files_that_pages_use(db, tmp_path):
     done = manage("collectstatic", "--noinput", STATIC_ROOT=str(tmp_path))
     assert done.returncode == 0, done.stderr

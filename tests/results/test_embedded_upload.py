@@ -3,6 +3,8 @@ own, since the suite runs on PostgreSQL."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.baselines.test_embedded_sqlite import run_embedded
 
 QUIET_UPLOAD = """
@@ -20,6 +22,7 @@ print("stored")
 """
 
 
+@pytest.mark.slow
 def test_an_upload_on_the_embedded_default_logs_no_warning(tmp_path):
     # The in-process tasks of an upload take a producer from the memory
     # broker's pool; with no host in its URL, kombu warned on each upload.

@@ -1,5 +1,6 @@
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 
 def test_openapi_schema_is_valid_and_complete(db, tmp_path):
@@ -20,22 +21,27 @@ def openapi(client) -> dict:
     return response.json()
 
 
-def test_the_submission_list_is_documented_as_the_paginated_page_it_is(client, db):
-    document = openapi(client)
+@pytest.fixture(scope="module")
+def document(django_db_setup, django_db_blocker) -> dict:
+    """The served document, asked for once: generating it takes most of a
+    second, and the tests below only read it."""
+    with django_db_blocker.unblock():
+        return openapi(Client())
 
+
+def test_the_submission_list_is_documented_as_the_paginated_page_it_is(document):
     answer = document["paths"]["/api/v1/submissions/"]["get"]["responses"]["200"]
     reference = answer["content"]["application/json"]["schema"]["$ref"]
     page = document["components"]["schemas"][reference.rsplit("/", 1)[-1]]
     assert {"next", "previous", "results"} <= set(page["properties"])
 
 
-def test_the_upload_body_is_the_submission_json_schema(client, db):
+def test_the_upload_body_is_the_submission_json_schema(document):
     """Generated clients and fuzzers build documents from it: every $ref
     resolves, and a document valid against it is the one the docs show."""
     import jsonschema
     from benchhub_contract.schema import submission_schema
 
-    document = openapi(client)
     body = document["paths"]["/api/v1/submissions/"]["post"]["requestBody"]
     schema = body["content"]["application/json"]["schema"]
     components = document["components"]["schemas"]
@@ -50,8 +56,7 @@ def test_the_upload_body_is_the_submission_json_schema(client, db):
         validator.validate({**example, "runs": [{**example["runs"][0], "benchmark": "nope"}]})
 
 
-def test_every_operation_documents_the_error_shape(client, db):
-    document = openapi(client)
+def test_every_operation_documents_the_error_shape(document):
 
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
@@ -75,11 +80,10 @@ ORDERED_LISTS = {
 }
 
 
-def test_every_list_documents_its_one_ordering_and_takes_what_it_documents(client, db):
+def test_every_list_documents_its_one_ordering_and_takes_what_it_documents(client, db, document):
     """Clients of other DRF APIs send ?ordering=; the lists take their own
     order (lib/ordering.py), and the document must say which, or generated
     clients and fuzzers never learn it."""
-    document = openapi(client)
 
     for path, accepted in ORDERED_LISTS.items():
         parameters = document["paths"][path]["get"].get("parameters", [])
@@ -95,10 +99,10 @@ def test_every_list_documents_its_one_ordering_and_takes_what_it_documents(clien
                 assert body.startswith(b"measurement_id,") or path.endswith(".jsonl"), path
 
 
-def test_the_csv_export_documents_the_filters_of_the_measurement_list(client, db):
+def test_the_csv_export_documents_the_filters_of_the_measurement_list(document):
     """It filters with the same filter set; without them documented, the
     README's own ?benchmark=sql-bench was not in the OpenAPI document."""
-    paths = openapi(client)["paths"]
+    paths = document["paths"]
 
     def names(path: str) -> set[str]:
         return {p["name"] for p in paths[path]["get"]["parameters"]}
@@ -117,12 +121,11 @@ def query_parameters(document: dict):
                     yield f"{method.upper()} {path}", parameter
 
 
-def test_no_query_parameter_the_document_allows_empty_or_by_a_placeholder_name(client, db):
+def test_no_query_parameter_the_document_allows_empty_or_by_a_placeholder_name(document):
     """The server refuses a parameter given empty and one literally named
     param.<name>; the document offered both, and fuzzers sent them."""
     import re
 
-    document = openapi(client)
     seen = 0
     for where, parameter in query_parameters(document):
         schema = parameter["schema"]
@@ -167,8 +170,8 @@ def request_body_validator(document: dict, name: str):
         ({"action": "hide", "extra": 1}, False),
     ],
 )
-def test_the_moderation_body_says_which_actions_need_a_reason(client, db, body, valid):
-    validator = request_body_validator(openapi(client), "ModerationInputRequest")
+def test_the_moderation_body_says_which_actions_need_a_reason(document, body, valid):
+    validator = request_body_validator(document, "ModerationInputRequest")
 
     assert validator.is_valid(body) is valid
 
@@ -181,7 +184,7 @@ def test_the_moderation_body_says_which_actions_need_a_reason(client, db, body, 
         ({"reason": " "}, False),
     ],
 )
-def test_the_report_body_takes_a_reason_and_nothing_else(client, db, body, valid):
-    validator = request_body_validator(openapi(client), "ReportInputRequest")
+def test_the_report_body_takes_a_reason_and_nothing_else(document, body, valid):
+    validator = request_body_validator(document, "ReportInputRequest")
 
     assert validator.is_valid(body) is valid
