@@ -5,6 +5,7 @@
  * the canvas: nothing is parsed as markup. Redrawn after each htmx swap. */
 (function () {
   "use strict";
+  const { readJson, number, whiteBackground } = window.BenchHubCharts;
 
   // Every colour at least 3:1 against the white background (WCAG 1.4.11);
   // series also differ by point style, line dash and bar hatching, so that
@@ -176,19 +177,6 @@
     },
   };
 
-  // The PNG gets a white background rather than a transparent one.
-  const whiteBackground = {
-    id: "benchhubWhiteBackground",
-    beforeDraw(chart) {
-      const ctx = chart.ctx;
-      ctx.save();
-      ctx.globalCompositeOperation = "destination-over";
-      ctx.fillStyle = "#ffffff";
-      ctx.fillRect(0, 0, chart.width, chart.height);
-      ctx.restore();
-    },
-  };
-
   // Each point's verdict against the reference series, drawn above it
   // with the same glyphs as the table (templatetags/comparisons.py, _MARKS).
   const VERDICT_MARKS = {
@@ -278,15 +266,6 @@
       }
     });
     return line ? lines.concat(line) : lines;
-  }
-
-  function readJson(id) {
-    const element = document.getElementById(id);
-    return element ? JSON.parse(element.textContent) : null;
-  }
-
-  function number(value) {
-    return value === null || value === undefined ? "—" : value.toLocaleString("en", { maximumFractionDigits: 4 });
   }
 
   function datasets(data, relative, xValues, horizontal) {
@@ -462,19 +441,8 @@
   }
 
   function downloadPng(button) {
-    const canvas = document.getElementById("comparison-chart");
-    const chart = canvas && Chart.getChart(canvas);
     const labels = readJson("comparison-labels");
-    if (!chart || !labels) {
-      return;
-    }
-    const link = document.createElement("a");
-    link.href = chart.toBase64Image("image/png", 1);
-    link.download = labels.filename;
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
-    button.blur();
+    BenchHubCharts.downloadPng("comparison-chart", labels && labels.filename, button);
   }
 
   // The form is never replaced while in use: an answer's out-of-band part

@@ -4,16 +4,7 @@
 (function () {
   "use strict";
   const palette = ["#1f5fae", "#d1495b", "#2a9d8f", "#e9a03b", "#6d597a", "#577590"];
-  const whiteBackground = {
-    id: "runsWhiteBackground",
-    beforeDraw(chart) {
-      const ctx = chart.ctx;
-      ctx.save();
-      ctx.fillStyle = "#fff";
-      ctx.fillRect(0, 0, chart.width, chart.height);
-      ctx.restore();
-    },
-  };
+  const { whiteBackground } = window.BenchHubCharts;
 
   // Each bar's verdict interval (the 95 % interval of its ratio to the
   // first run, in %), as a whisker over the bar: what the verdict reads.
@@ -90,16 +81,8 @@
   }
 
   function downloadPng() {
-    const canvas = document.getElementById("runs-chart");
-    const data = document.getElementById("runs-chart-data");
-    const chart = canvas && Chart.getChart(canvas);
-    if (!chart || !data) return;
-    const link = document.createElement("a");
-    link.href = chart.toBase64Image("image/png", 1);
-    link.download = JSON.parse(data.textContent).filename;
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
+    const data = window.BenchHubCharts.readJson("runs-chart-data");
+    window.BenchHubCharts.downloadPng("runs-chart", data && data.filename);
   }
 
   document.addEventListener("DOMContentLoaded", function () {

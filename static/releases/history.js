@@ -7,6 +7,7 @@
  * thick bar with the verdict's glyph above. Strings reach the canvas as text. */
 (function () {
   "use strict";
+  const { readJson, number, whiteBackground } = window.BenchHubCharts;
 
   const MEDIAN = "#1f5fa8";
   const BAND = "rgba(31, 95, 168, 0.16)";
@@ -21,15 +22,6 @@
     inconclusive: ["?", "#5b6472"],
     "insufficient data": ["…", "#9aa1ad"],
   };
-
-  function readJson(id) {
-    const element = document.getElementById(id);
-    return element ? JSON.parse(element.textContent) : null;
-  }
-
-  function number(value) {
-    return value === null || value === undefined ? "—" : value.toLocaleString("en", { maximumFractionDigits: 4 });
-  }
 
   function shown(value) {
     return value === null || value === "" ? "(none)" : String(value);
@@ -66,19 +58,6 @@
           ctx.fillText(mark[0], element.x, above - 6);
         }
       });
-      ctx.restore();
-    },
-  };
-
-  // The PNG gets a white background rather than a transparent one.
-  const whiteBackground = {
-    id: "benchhubWhiteBackground",
-    beforeDraw(chart) {
-      const ctx = chart.ctx;
-      ctx.save();
-      ctx.globalCompositeOperation = "destination-over";
-      ctx.fillStyle = "#ffffff";
-      ctx.fillRect(0, 0, chart.width, chart.height);
       ctx.restore();
     },
   };
@@ -205,19 +184,8 @@
   }
 
   function downloadPng(button) {
-    const canvas = document.getElementById("history-chart");
-    const chart = canvas && Chart.getChart(canvas);
     const labels = readJson("history-labels");
-    if (!chart || !labels) {
-      return;
-    }
-    const link = document.createElement("a");
-    link.href = chart.toBase64Image("image/png", 1);
-    link.download = labels.filename;
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
-    button.blur();
+    BenchHubCharts.downloadPng("history-chart", labels && labels.filename, button);
   }
 
   document.addEventListener("DOMContentLoaded", draw);
