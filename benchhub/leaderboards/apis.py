@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from benchhub.leaderboards.data import leaderboard_as_data
 from benchhub.leaderboards.selectors import InvalidLeaderboard, leaderboard_build
-from benchhub.lib.api import ApiError
+from benchhub.lib.api import benchmark_page_error
 from benchhub.results.apis import PARAMETER_DOCS
 
 
@@ -35,11 +35,5 @@ class LeaderboardApi(APIView):
         try:
             board = leaderboard_build(user=request.user, benchmark_name=name, params=request.GET)
         except InvalidLeaderboard as exc:
-            unknown = "benchmark" in exc.errors  # the path names no benchmark
-            raise ApiError(
-                str(exc),
-                status_code=404 if unknown else 400,
-                code="not_found" if unknown else "invalid",
-                details=[{"path": f"$.{k}", "message": m} for k, m in exc.errors.items()],
-            ) from exc
+            raise benchmark_page_error(exc) from exc
         return Response(leaderboard_as_data(board))

@@ -69,6 +69,18 @@ class ApiError(exceptions.APIException):
         self.retry_after = retry_after
 
 
+def benchmark_page_error(exc: FieldErrors) -> ApiError:
+    """A refusal of an endpoint of one benchmark named in its path (its leaderboard, its
+    history): 404 when the path names no benchmark, else a 400 naming each parameter."""
+    unknown = "benchmark" in exc.errors
+    return ApiError(
+        str(exc),
+        status_code=404 if unknown else 400,
+        code="not_found" if unknown else "invalid",
+        details=[{"path": f"$.{key}", "message": message} for key, message in exc.errors.items()],
+    )
+
+
 class FormatNegotiation(DefaultContentNegotiation):
     """DRF's, but ``?format=`` naming a format the endpoint lacks is a 400
     naming the parameter: DRF answered 404 "Not found." to

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchhub.lib.api import ApiError
+from benchhub.lib.api import benchmark_page_error
 from benchhub.releases.data import history_as_data
 from benchhub.releases.history import BY, InvalidHistory, history_build
 from benchhub.results.apis import PARAMETER_DOCS
@@ -49,11 +49,5 @@ class HistoryApi(APIView):
         try:
             history = history_build(user=request.user, benchmark_name=name, params=request.GET)
         except InvalidHistory as exc:
-            unknown = "benchmark" in exc.errors  # the path names no benchmark
-            raise ApiError(
-                str(exc),
-                status_code=404 if unknown else 400,
-                code="not_found" if unknown else "invalid",
-                details=[{"path": f"$.{k}", "message": m} for k, m in exc.errors.items()],
-            ) from exc
+            raise benchmark_page_error(exc) from exc
         return Response(history_as_data(history))
