@@ -23,10 +23,13 @@ _EXAMPLE_DSNS = {
 }
 
 
+def example_dsn(engine: str) -> str:
+    return _EXAMPLE_DSNS.get(engine, "YOUR_DATABASE_URL")
+
+
 def reproduce_command(run_api_url: str, engine: str) -> str:
     """The agent command that repeats a run; ``run --like`` needs a database."""
-    dsn = _EXAMPLE_DSNS.get(engine, "YOUR_DATABASE_URL")
-    return f"benchhub-agent run --like {run_api_url} --dsn {dsn}"
+    return f"benchhub-agent run --like {run_api_url} --dsn {example_dsn(engine)}"
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from typing import Any
+
+from benchhub_contract.studies import NEEDS, REPEATABLE
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from benchhub.lib.methods import page_methods
+from benchhub.results.reproduction import example_dsn
 from benchhub.studies.selectors import (
     machines_side_by_side,
     study_get,
@@ -66,5 +71,21 @@ def study_page(request: HttpRequest, uuid: str) -> HttpResponse:
             "chart": chart,
             "repetitions": repetitions,
             "machines": machines,
+            "repeat": repeat_command(request, study),
         },
     )
+
+
+def repeat_command(request: HttpRequest, study: Any) -> dict[str, Any]:
+    """How another machine repeats ``study``: ``benchhub-agent study --like URL`` and what
+    to add for each factor, or why the agent cannot repeat it."""
+    cannot = [name for name in study.varied if name not in REPEATABLE]
+    if cannot:
+        return {"cannot": cannot, "repeatable": sorted(REPEATABLE)}
+    url = request.build_absolute_uri(reverse("studies:study", args=[study.uuid]))
+    run = study.runs.select_related("server").order_by("id").first()
+    dsn = example_dsn(run.server.engine if run else "")
+    return {
+        "command": f"benchhub-agent study --like {url} --dsn {dsn} --upload",
+        "needs": [(name, NEEDS[name]) for name in study.varied if name in NEEDS],
+    }

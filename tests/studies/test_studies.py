@@ -216,3 +216,37 @@ def test_the_seed_articles_are_studies(client, db):
     raw = [cell for cell in data["cells"] if cell["x"] == "raw"]
     assert [cell["relative"] for cell in raw] == [100.0]
     assert data["citation"]["title"].startswith("Choix d'un système de fichiers")
+
+
+def test_a_study_page_gives_the_command_that_repeats_it_and_what_to_add(
+    client, alice_api, filesystems
+):
+    _, uuids = filesystems
+    original = create(alice_api, uuids).json()["uuid"]
+    Submission.objects.update(status=Submission.Status.APPROVED)
+
+    page = html.unescape(client.get(f"/studies/{original}/").content.decode())
+
+    assert (
+        f"benchhub-agent study --like http://testserver/studies/{original}/ "
+        "--dsn postgresql://postgres@127.0.0.1:5432/bench --upload"
+    ) in page
+    assert "filesystem: add --on DIR,DIR… (mount points of the study's filesystems)" in page
+
+
+def test_a_study_of_what_the_agent_cannot_vary_says_so_instead_of_a_command(
+    client, alice_api, bob_api
+):
+    made = []
+    for cores, value in ((8, 1500.0), (16, 2210.0)):
+        hardware = {**example_document()["environment"]["hardware"], "cores": cores}
+        document = sweep_document({8: value}, hardware=hardware)
+        assert alice_api.post("/api/v1/submissions/", document, format="json").status_code == 201
+        made.append(document["uuid"])
+    original = create(alice_api, made, vary=["cores"], reference="").json()
+    Submission.objects.update(status=Submission.Status.APPROVED)
+
+    page = html.unescape(client.get(f"/studies/{original['uuid']}/").content.decode())
+
+    assert "benchhub-agent study --like" not in page
+    assert "The agent cannot repeat a study that varies cores; it repeats studies that vary" in page

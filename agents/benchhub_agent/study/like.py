@@ -19,6 +19,8 @@ import re
 import shlex
 from typing import Any
 
+from benchhub_contract.studies import REPEATABLE
+
 from .. import upload
 from ..benchmarks import Discovered
 from ..commands import UsageError
@@ -32,14 +34,7 @@ from .runner import cmd_study
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _RUN = re.compile(r"/runs/(\d+)/?$")
 # The site's axis names back to --vary's; only these can be repeated here.
-FACTORS = {
-    "filesystem": "filesystem",
-    "io_scheduler": "io-scheduler",
-    "config_profile": "config",
-    "mount_options": "mount-options",
-    "protocol": "protocol",
-    "cpu_placement": "pin",
-}
+FACTORS = REPEATABLE
 # Read from the recorded command: the cells show a profile's name but not its settings,
 # and a mount's every option rather than the ones the study set.
 FROM_COMMAND = ("config_profile", "mount_options")
