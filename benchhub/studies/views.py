@@ -8,7 +8,8 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from benchhub.lib.methods import page_methods
-from benchhub.results.reproduction import example_dsn
+from benchhub.results.models import Submission
+from benchhub.results.reproduction import agent_benchmark, example_dsn
 from benchhub.studies.selectors import (
     machines_side_by_side,
     study_get,
@@ -77,15 +78,34 @@ def study_page(request: HttpRequest, uuid: str) -> HttpResponse:
 
 
 def repeat_command(request: HttpRequest, study: Any) -> dict[str, Any]:
-    """How another machine repeats ``study``: ``benchhub-agent study --like URL`` and what
-    to add for each factor, or why the agent cannot repeat it."""
+    """How another machine asks the study's question: ``benchhub-agent study --like URL``
+    for a study the agent made; for one from an article (whose runs the agent cannot
+    replay), a new study of the same factors; with what to add for each factor. Or why
+    the agent can do neither."""
+    benchmark = study.metric.benchmark.name
+    agent = agent_benchmark(benchmark)
+    if agent is None:
+        return {"cannot": f"The agent has no {benchmark} benchmark to run."}
     cannot = [name for name in study.varied if name not in REPEATABLE]
     if cannot:
-        return {"cannot": cannot, "repeatable": sorted(REPEATABLE)}
-    url = request.build_absolute_uri(reverse("studies:study", args=[study.uuid]))
-    run = study.runs.select_related("server").order_by("id").first()
-    dsn = example_dsn(run.server.engine if run else "")
+        return {
+            "cannot": f"The agent cannot vary {', '.join(cannot)}; it varies "
+            f"{', '.join(sorted(REPEATABLE))}."
+        }
+    run = study.runs.select_related("server", "submission").order_by("id").first()
+    engine = run.server.engine if run else ""
+    dsn = example_dsn(engine if engine in agent["engines"] else agent["engines"][0])
+    needs = [(name, NEEDS[name]) for name in study.varied if name in NEEDS]
+    if run is not None and run.submission.source == Submission.Source.AGENT:
+        url = request.build_absolute_uri(reverse("studies:study", args=[study.uuid]))
+        return {
+            "command": f"benchhub-agent study --like {url} --dsn {dsn} --upload",
+            "needs": needs,
+        }
+    vary = " ".join(f"--vary {REPEATABLE[name]} LEVELS" for name in study.varied)
     return {
-        "command": f"benchhub-agent study --like {url} --dsn {dsn} --upload",
-        "needs": [(name, NEEDS[name]) for name in study.varied if name in NEEDS],
+        "command": f"benchhub-agent study {benchmark} --dsn {dsn} {vary} --upload",
+        "needs": needs,
+        "fresh": "Its runs come from a published article, not from the agent, so --like "
+        "cannot replay them; the agent asks the same question on your machine as a new study:",
     }

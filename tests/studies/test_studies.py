@@ -13,6 +13,7 @@ from benchhub_contract.verdicts import RunValues, verdict
 
 from benchhub.imports.services import articles_load
 from benchhub.results.models import Submission
+from benchhub.studies.models import Study
 from benchhub.studies.services import seed_studies_load
 from tests.factories import example_document, sweep_document
 
@@ -249,4 +250,26 @@ def test_a_study_of_what_the_agent_cannot_vary_says_so_instead_of_a_command(
     page = html.unescape(client.get(f"/studies/{original['uuid']}/").content.decode())
 
     assert "benchhub-agent study --like" not in page
-    assert "The agent cannot repeat a study that varies cores; it repeats studies that vary" in page
+    assert "The agent cannot vary cores; it varies config_profile, cpu_placement," in page
+
+
+def test_a_seed_study_offers_the_same_question_as_a_new_study_where_the_agent_runs_it(client, db):
+    articles_load()
+    seed_studies_load()
+    pages = {
+        tuple(study.varied): html.unescape(client.get(f"/studies/{study.uuid}/").content.decode())
+        for study in Study.objects.all()
+    }
+
+    # Seed 002: sql-bench by filesystem and my.cnf profile, on MySQL.
+    page = pages[("filesystem", "config_profile")]
+    assert "so --like cannot replay them" in page
+    assert (
+        "benchhub-agent study sql-bench --dsn mysql://root@127.0.0.1:3306/bench "
+        "--vary filesystem LEVELS --vary config LEVELS --upload"
+    ) in page
+    assert "benchhub-agent study --like" not in page
+    # Seed 003's combined TPC score is not a benchmark the agent runs.
+    assert (
+        "The agent has no tpc-average benchmark to run." in pages[("filesystem", "mount_options")]
+    )
