@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from benchhub_contract.studies import NEEDS, REPEATABLE
@@ -72,12 +73,12 @@ def study_page(request: HttpRequest, uuid: str) -> HttpResponse:
             "chart": chart,
             "repetitions": repetitions,
             "machines": machines,
-            "repeat": repeat_command(request, study),
+            "repeat": repeat_command(request, study, table),
         },
     )
 
 
-def repeat_command(request: HttpRequest, study: Any) -> dict[str, Any]:
+def repeat_command(request: HttpRequest, study: Any, table: Any) -> dict[str, Any]:
     """How another machine asks the study's question: ``benchhub-agent study --like URL``
     for a study the agent made; for one from an article (whose runs the agent cannot
     replay), a new study of the same factors; with what to add for each factor. Or why
@@ -102,10 +103,25 @@ def repeat_command(request: HttpRequest, study: Any) -> dict[str, Any]:
             "command": f"benchhub-agent study --like {url} --dsn {dsn} --upload",
             "needs": needs,
         }
-    vary = " ".join(f"--vary {REPEATABLE[name]} LEVELS" for name in study.varied)
+    levels = [table.x_values, table.series]
+    vary = " ".join(
+        f"--vary {REPEATABLE[name]}" + _levels_argument(name, levels[i])
+        for i, name in enumerate(study.varied)
+    )
     return {
         "command": f"benchhub-agent study {benchmark} --dsn {dsn} {vary} --upload",
         "needs": needs,
         "fresh": "Its runs come from a published article, not from the agent, so --like "
         "cannot replay them; the agent asks the same question on your machine as a new study:",
     }
+
+
+def _levels_argument(factor: str, values: list[Any]) -> str:
+    """The levels a new study passes: the article's own, but for the filesystems (the
+    --on directories are the levels) and settings profiles (their names alone do not
+    say what to set)."""
+    if factor == "filesystem":
+        return ""
+    if factor == "config_profile":
+        return " 'NAME:SETTING=VALUE,…;NAME:…'"
+    return " " + shlex.quote(";".join(str(value) for value in values if value not in ("", None)))

@@ -266,7 +266,7 @@ def test_a_seed_study_offers_the_same_question_as_a_new_study_where_the_agent_ru
     assert "so --like cannot replay them" in page
     assert (
         "benchhub-agent study sql-bench --dsn mysql://root@127.0.0.1:3306/bench "
-        "--vary filesystem LEVELS --vary config LEVELS --upload"
+        "--vary filesystem --vary config 'NAME:SETTING=VALUE,…;NAME:…' --upload"
     ) in page
     assert "benchhub-agent study --like" not in page
     # Seed 003's combined TPC score is not a benchmark the agent runs.
