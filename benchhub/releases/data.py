@@ -68,6 +68,9 @@ def history_as_data(history: History) -> dict[str, Any]:
                 "machines": step.machines,
                 "against_previous": step.verdict.as_dict() if step.verdict else None,
                 "interval": list(step.interval) if step.interval else None,
+                "benchmark_versions": list(step.workloads),
+                "agent_versions": list(step.agents),
+                "changed": step.changed,
             }
             for step in history.steps
         ],

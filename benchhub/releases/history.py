@@ -36,7 +36,7 @@ from benchhub.comparisons.selectors import (
 from benchhub.lib.api import FieldErrors
 from benchhub.results.filters import known_values
 from benchhub.results.headlines import headline_rules
-from benchhub.results.models import Benchmark, Metric
+from benchhub.results.models import Benchmark, Metric, Submission
 from benchhub.results.selectors import run_list
 
 # What the versions are: each release (15.2, 15.10) or each major (15, 16).
@@ -61,6 +61,11 @@ class Step:
     # The verdict's 95 % interval in the metric's unit: the previous
     # version's median times the ratio's bounds; None where it has none.
     interval: tuple[float, float] | None = None
+    # The workload and agent versions its runs measured with, and what changed of them
+    # since the version before: a step there may be the workload's, not the server's.
+    workloads: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    changed: str = ""
 
     @property
     def verdict(self) -> Verdict | None:
@@ -110,7 +115,7 @@ def history_build(*, user: User | AnonymousUser, benchmark_name: str, params: Qu
             f"{name}={values[0]}, the most measured value (the lowest of a tie; also "
             f"measured: {others}). Fix {name} above for another."
         )
-    machines = _machines(user, query)
+    machines, workloads, agents = _runs_behind(user, query)
     series = comparison.series[0].points if comparison.series else []
     previous: Point | None = None
     for point in series:
@@ -119,10 +124,26 @@ def history_build(*, user: User | AnonymousUser, benchmark_name: str, params: Qu
         if previous is not None and judged is not None and None not in _bounds(judged):
             interval = (previous.value * judged.ratio_low, previous.value * judged.ratio_high)
         version = str(point.x)
-        history.steps.append(Step(version, point, len(machines.get(version, ())), interval))
+        step = Step(
+            version,
+            point,
+            len(machines.get(version, ())),
+            interval,
+            tuple(sorted(workloads.get(version, ()))),
+            tuple(sorted(agents.get(version, ()))),
+        )
+        if history.steps:
+            step = dataclasses.replace(step, changed=_changed(history.steps[-1], step))
+        history.steps.append(step)
         previous = point
     sets = {frozenset(machines.get(step.version, ())) for step in history.steps}
     history.machines_differ = len(sets) > 1
+    marked = [step.version for step in history.steps if step.changed]
+    if marked:
+        history.notes.append(
+            f"The workload or the agent changed at {', '.join(marked)} (marked ▲): the step "
+            "there may be theirs, not the server's."
+        )
     return history
 
 
@@ -210,18 +231,43 @@ def _comparison(
     raise AssertionError("unreachable: the second round returns or refuses")
 
 
-def _machines(user: User | AnonymousUser, query: ComparisonQuery) -> dict[str, set[int]]:
-    """Version → the hardware rows its runs ran on: one query, a row per pair."""
+def _runs_behind(user: User | AnonymousUser, query: ComparisonQuery) -> tuple[dict, dict, dict]:
+    """Version → the hardware rows its runs ran on, the benchmark versions they ran and
+    the agent versions that measured them (an import or an article's runs name none):
+    one query, a row per combination."""
     rows = (
         comparison_measurements(user=user, query=query)
         .order_by()
-        .values_list(query.x.path, "run__hardware_id")
+        .values_list(
+            query.x.path,
+            "run__hardware_id",
+            "run__benchmark_version",
+            "run__submission__source",
+            "run__submission__tool_version",
+        )
         .distinct()
     )
     machines: dict[str, set[int]] = defaultdict(set)
-    for version, hardware in rows:
+    workloads: dict[str, set[str]] = defaultdict(set)
+    agents: dict[str, set[str]] = defaultdict(set)
+    for version, hardware, workload, source, tool_version in rows:
         machines[str(version)].add(hardware)
-    return machines
+        workloads[str(version)].add(workload)
+        if source == Submission.Source.AGENT and tool_version:
+            agents[str(version)].add(tool_version)
+    return machines, workloads, agents
+
+
+def _changed(before: Step, step: Step) -> str:
+    """What of the workload or the agent differs from the version before, in words."""
+    said = []
+    for what, old, new in (
+        ("benchmark version", before.workloads, step.workloads),
+        ("agent", before.agents, step.agents),
+    ):
+        if old and new and old != new:
+            said.append(f"{what} {', '.join(old)} → {', '.join(new)}")
+    return "; ".join(said)
 
 
 def history_engines(*, user: User | AnonymousUser, benchmark: str) -> list[str]:

@@ -101,7 +101,8 @@
     new Chart(canvas, {
       type: "line",
       data: {
-        labels: versions.map((version) => shown(version.version)),
+        // ▲: the workload or the agent changed at this version (the table says how).
+        labels: versions.map((version) => shown(version.version) + (version.changed ? " ▲" : "")),
         datasets: [
           {
             label: "q3",
@@ -171,6 +172,9 @@
                   "min " + number(version.min) + ", max " + number(version.max),
                   verdictLine(version.against_previous),
                 ];
+                if (version.changed) {
+                  lines.push("▲ " + version.changed);
+                }
                 if (version.interval) {
                   lines.push("95 %: " + number(version.interval[0]) + "–" + number(version.interval[1]) + " " + data.metric.unit);
                 }

@@ -202,3 +202,32 @@ def test_the_benchmark_the_changes_and_the_leaderboard_pages_lead_to_it(client, 
         in changes.content.decode()
     )
     assert f'href="{PAGE}?metric=throughput&amp;engine=postgresql"' in board.content.decode()
+
+
+def test_a_version_where_the_workload_or_the_agent_changed_is_marked(client, bob):
+    # 15.10 measured by a newer agent, 16.1 with version 2 of the benchmark as well.
+    made = {"14.11": ("0.1.0", "1"), "15.2": ("0.1.0", "1"), "15.10": ("0.2.0", "1"),
+            "16.1": ("0.2.0", "2")}  # fmt: skip
+    for version, (agent, workload) in made.items():
+        for peak in RUNS[version][:3]:
+            document = sweep_document(
+                {8: peak},
+                database={"version_string": f"PostgreSQL {version}", "config_profile": "default"},
+            )
+            document["source"]["tool_version"] = agent
+            document["runs"][0]["benchmark_version"] = workload
+            submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+    history = client.get(API, {"engine": "postgresql", "param.clients": "8"}).json()
+
+    changed = {v["version"]: v["changed"] for v in history["versions"]}
+    assert changed == {
+        "14.11": "",
+        "15.2": "",
+        "15.10": "agent 0.1.0 → 0.2.0",
+        "16.1": "benchmark version 1 → 2",
+    }
+    assert {v["version"]: v["agent_versions"] for v in history["versions"]}["16.1"] == ["0.2.0"]
+    assert any("changed at 15.10, 16.1 (marked ▲)" in note for note in history["notes"])
+    page = html.unescape(client.get(PAGE, {"engine": "postgresql"}).content.decode())
+    assert "▲ agent 0.1.0 → 0.2.0" in page
