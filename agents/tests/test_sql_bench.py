@@ -107,3 +107,23 @@ def test_an_operation_runs_alone_with_what_it_needs():
 def test_an_unknown_operation_is_named():
     with pytest.raises(ValueError, match="select_everything"):
         sql_bench.chosen_operations("select_1_row,select_everything")
+
+
+@pytest.mark.parametrize("engine", ["postgresql", "mariadb"])
+def test_a_run_killed_inside_create_and_drop_leaves_nothing_the_next_run_trips_on(engine):
+    # kill -9 between the CREATE and the DROP of create+drop leaves bench_cd in the
+    # agent's own place, which the next run reuses.
+    target = getattr(dbs, engine)(f"sqlbench_cd_{engine}")
+    own = dbc.in_own_schema(target, sql_bench.NAME)
+    conn = dbc.connect(own)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CREATE TABLE bench_cd (i int NOT NULL, s char(10))")
+        conn.commit()
+    finally:
+        conn.close()
+
+    result = run_sql_bench(target, operations="create+drop", repeat=1)
+
+    assert seconds_by_operation(result)["create+drop"].value >= 0
+    assert not table_exists(target, "bench_cd")

@@ -80,12 +80,11 @@ def _table_suffix(ctx: Context) -> str:
 
 
 def build_tables(ctx: Context) -> None:
-    """Drop what a previous run left and build the tables the operations read."""
-    for table in ("bench1", "bench2", "bench_big", "bench_insert", "one_row", "two_rows"):
+    """Drop what a previous run left (a run killed inside create+drop leaves bench_cd)
+    and build the tables the operations read."""
+    for table in OWN_TABLES:
         ctx.execute(f"DROP TABLE IF EXISTS {table}")
     _drop_many_tables(ctx)
-    ctx.execute("DROP TABLE IF EXISTS bench_alter")
-    ctx.execute("DROP TABLE IF EXISTS many_fields")
     suffix = _table_suffix(ctx)
     for table in ("bench1", "bench_big", "bench_insert"):
         ctx.execute(
