@@ -25,8 +25,9 @@ from .commands import (
     cmd_sysinfo,
     finish_document,
 )
+from .interrupts import catch_ctrl_c, quiet_after_interrupt
 from .like import extract_like, run_like
-from .output import quiet_after_interrupt, say
+from .output import say
 from .placement import PLACEMENTS
 from .study.options import add_study_command
 from .target import Target
@@ -208,6 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("BENCHHUB_DEBUG") == "1"
     argv = [arg for arg in argv if arg != "--debug"]
+    catch_ctrl_c()
     try:
         return dispatch(argv)
     except KeyboardInterrupt:

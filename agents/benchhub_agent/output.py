@@ -57,11 +57,3 @@ def _cell(value: Any, decimals: bool = False) -> str:
 
 def say(message: str) -> None:
     print(message, file=sys.stderr)
-
-
-def quiet_after_interrupt() -> None:
-    """Ctrl-C ends the agent with one line. A database driver's object that the interrupt
-    cut mid-call (pymysql's unbuffered result, firebird-driver's connection) may complain
-    from its destructor as the process unwinds: noise about a call the user stopped, so it
-    is not printed."""
-    sys.unraisablehook = lambda _unraisable: None

@@ -314,3 +314,31 @@ def test_ctrl_c_that_cuts_a_driver_call_says_one_line():
         [sys.executable, "-c", CUT_MID_CALL], capture_output=True, text=True, timeout=60
     )
     assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")
+
+
+CTRL_C_IN_A_FINALIZER = """
+import os, signal, sys, threading, time
+from benchhub_agent import cli
+
+class UnbufferedResult:  # as pymysql's: its destructor reads the rest of a result
+    def __del__(self):
+        time.sleep(0.6)  # Ctrl-C comes while the process is in here
+
+def dispatch(argv):
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    result = UnbufferedResult()
+    del result
+    time.sleep(5)  # the rest of the run, which Ctrl-C must stop
+    print("finished")
+    return 0
+
+cli.dispatch = dispatch
+sys.exit(cli.main(["run", "backup"]))
+"""
+
+
+def test_ctrl_c_while_a_driver_object_is_finalized_still_stops_the_run():
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_A_FINALIZER], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")

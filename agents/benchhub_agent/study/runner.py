@@ -32,8 +32,9 @@ from ..commands import (
     push_outbox_first,
     upload_settings,
 )
+from ..interrupts import quiet_after_interrupt
 from ..outbox import Outbox
-from ..output import quiet_after_interrupt, say
+from ..output import say
 from ..target import Target
 from . import config, machine, placement
 from . import plan as plan_module
