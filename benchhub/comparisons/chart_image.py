@@ -61,7 +61,7 @@ def comparison_svg(
     bottom = -nice_ceiling(-low) if low < 0 else 0.0
     plot_w, plot_h = WIDTH - LEFT - RIGHT, PLOT_HEIGHT
     slot = plot_w / max(1, len(x_values))
-    names = [_cut(_shown(x)) for x in x_values]
+    names = [_cut(label_shown(x)) for x in x_values]
     # Labels wider than their slot are turned, as Chart.js turns them.
     turned = max(map(len, names), default=0) * CHAR_WIDTH > slot
     label_area = int(max(map(len, names), default=0) * CHAR_WIDTH * 0.65) + 24 if turned else 24
@@ -150,7 +150,3 @@ def comparison_svg(
 
 def _cut(name: str) -> str:
     return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "\u2026"
-
-
-def _shown(x: Any) -> str:
-    return label_shown(x)

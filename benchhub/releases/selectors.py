@@ -106,12 +106,17 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
     # window function sorted every measurement of both versions' runs; grouping by the
     # run's environment and the metric's names as well sorted them by text): what the
     # run and the metric are comes from their own small queries.
-    # The ranked metrics by their ids: the planner can then read their slices of the
-    # covering index instead of every measurement of the runs.
-    ranked = Metric.objects.filter(direction__in=("higher", "lower")).values_list("pk", flat=True)
+    # The ranked metrics, read once: their ids let the planner read their slices of the
+    # covering index instead of every measurement of the runs, and name the rows.
+    metric_keys = {
+        metric.pk: (metric.benchmark.name, metric.name, metric.unit, metric.direction)
+        for metric in Metric.objects.filter(direction__in=("higher", "lower")).select_related(
+            "benchmark"
+        )
+    }
     measurements = (
         selectors.measurement_list(user=user)
-        .filter(run__server__engine=engine, metric_id__in=list(ranked))
+        .filter(run__server__engine=engine, metric_id__in=list(metric_keys))
         .filter(_version_q(before) | _version_q(after))
     )
     rows = list(
@@ -120,12 +125,6 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
         .annotate(high=Max("value"), low=Min("value"))
         .values_list("run_id", "metric_id", "high", "low")
     )
-    metric_keys = {
-        metric.pk: (metric.benchmark.name, metric.name, metric.unit, metric.direction)
-        for metric in Metric.objects.filter(pk__in={row[1] for row in rows}).select_related(
-            "benchmark"
-        )
-    }
     # The versions' runs by the same filter, not by thousands of ids: one the
     # measurements' visibility rule left out is never looked up.
     runs = {
