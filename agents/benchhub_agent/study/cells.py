@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import secrets
 from collections.abc import Sequence
 from typing import Any
@@ -166,7 +167,8 @@ def _apply(cell: Cell, place: Place, changes: Changes, remounted: set, scheduled
                 remounted.add(place.directory)
                 register(
                     f"restore the mount options of {place.directory}",
-                    lambda: machine.restore_mount(place),
+                    "restore-mount",
+                    place=dataclasses.asdict(place),
                 )
             machine.remount(place, options)  # from the options it had before the study
     wanted = cell.level("io-scheduler")
@@ -178,7 +180,9 @@ def _apply(cell: Cell, place: Place, changes: Changes, remounted: set, scheduled
                     active = machine.schedulers(disk)[1] or "none"
                     register(
                         f"restore the scheduler of {disk} to {active}",
-                        lambda disk=disk, active=active: machine.set_scheduler(disk, active),
+                        "restore-scheduler",
+                        disk=disk,
+                        name=active,
                     )
                 machine.set_scheduler(disk, wanted)
 

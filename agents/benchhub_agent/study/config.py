@@ -126,6 +126,20 @@ class Settings:
         self.restart, self.restart_command = restart or set(), restart_command
         self.current: dict[str, Any] = {}  # what was last written, to restart only on a change
 
+    @classmethod
+    def restorer(
+        cls,
+        target: Target,
+        original: dict[str, Any],
+        restart: set[str],
+        restart_command: str | None,
+    ) -> Settings:
+        """For a study that was killed: puts back ``original``, restarting the server if
+        any of ``restart`` is among them (what was last set is not known)."""
+        found = cls(target, {"": {}}, Changes(), restart, restart_command)
+        found.names, found.original = sorted(original), dict(original)
+        return found
+
     def apply(self, profile: str) -> None:
         if not self.names:
             return
@@ -134,7 +148,15 @@ class Settings:
             if self.original is None:
                 self.original = self._originals()
                 self.current = dict(self.original)
-                register("restore the server's settings", self.restore)
+                register(
+                    f"restore {', '.join(self.names)} on {self.target.redacted()}",
+                    "restore-settings",
+                    run=self.restore,
+                    dsn=self.target.dsn,
+                    original=self.original,
+                    restart=sorted(self.restart),
+                    restart_command=self.restart_command,
+                )
             self._set({name: wanted.get(name, self.original[name]) for name in self.names})
 
     def restore(self) -> None:

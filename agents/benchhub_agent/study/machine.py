@@ -20,8 +20,10 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import sysinfo
+from .leftovers import Journal, Step, undo_steps
 
 
 class StudyError(Exception):
@@ -114,47 +116,46 @@ def place_of(directory: str) -> Place:
 
 
 class Changes:
-    """The changes a study made, each with its undo, undone last first."""
+    """The changes a study made, each with its undo, undone last first; each also
+    written to the study's journal as it is made (:mod:`.leftovers`), so that what a
+    SIGKILL leaves can be undone later."""
 
-    def __init__(self) -> None:
-        self._undo: list[tuple[str, Callable[[], None]]] = []
+    def __init__(self, journal: Journal | None = None) -> None:
+        self._steps: list[Step] = []
         self.undone = 0
+        self.journal = journal
 
     @contextlib.contextmanager
-    def made(self) -> Iterator[Callable[[str, Callable[[], None]], None]]:
-        """``with changes.made() as register: change(); register(what, undo)`` — the
-        interrupt waits until both are done."""
+    def made(self) -> Iterator[Callable[..., None]]:
+        """``with changes.made() as register: change(); register(what, kind, **args)`` —
+        the interrupt waits until both are done. ``kind`` names the undo in
+        ``leftovers.STEPS``; ``run=`` gives the live study's own where it keeps state."""
         held: list[int] = []
         previous = {
             number: signal.signal(number, lambda n, _f: held.append(n))
             for number in (signal.SIGINT, signal.SIGTERM)
         }
         try:
-            yield lambda what, undo: self._undo.append((what, undo))
+            yield self._register
         finally:
             for number, handler in previous.items():
                 signal.signal(number, handler)
             if held:
                 raise KeyboardInterrupt
 
+    def _register(
+        self, what: str, kind: str, /, run: Callable[[], None] | None = None, **args: Any
+    ) -> None:
+        self._steps.append(Step(what, kind, args, run))
+        if self.journal is not None:
+            self.journal.write(self._steps)
+
     def undo_all(self) -> list[str]:
-        """Undo everything, interrupts held back; what could not be undone, one line each."""
-        failures = []
-        previous = {
-            number: signal.signal(number, signal.SIG_IGN)
-            for number in (signal.SIGINT, signal.SIGTERM)
-        }
-        try:
-            while self._undo:
-                what, undo = self._undo.pop()
-                try:
-                    undo()
-                    self.undone += 1
-                except Exception as exc:  # the others are undone all the same
-                    failures.append(f"{what}: {' '.join(str(exc).split())}")
-        finally:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
+        """Undo everything, interrupts held back; what could not be undone, one line each
+        (kept in the journal for ``study --undo-leftovers``)."""
+        before = len(self._steps)
+        failures = undo_steps(self._steps, self.journal)
+        self.undone += before - len(self._steps)
         return failures
 
 

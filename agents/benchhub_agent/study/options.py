@@ -84,6 +84,12 @@ def add_study_command(
     study.add_argument(
         "--like", metavar="STUDY_URL", help="repeat a published study here, with the same levels"
     )
+    study.add_argument(
+        "--undo-leftovers",
+        action="store_true",
+        help="undo what a study that was killed (SIGKILL, power cut) left changed, as its "
+        "journal lists it; a new study refuses to start until that is done",
+    )
     per_benchmark = study.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     for name, found in benchmarks.items():
         sub = per_benchmark.add_parser(name, help=f"a study of {name}")

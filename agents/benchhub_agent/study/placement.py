@@ -81,7 +81,7 @@ def place_postgresql(
     name = f"benchhub_study_{token}_{index}"
     with changes.made() as register:
         directory = own_directory(place, token, owner)
-        register(f"remove {directory}", lambda: remove_tree(directory))
+        register(f"remove {directory}", "remove-tree", path=directory)
     check_directory_text(directory)
     conn = db.connect_postgresql(target)
     try:
@@ -91,7 +91,13 @@ def place_postgresql(
                     sql.Identifier(name), sql.Literal(directory)
                 )
             )
-            register(f"drop tablespace {name}", lambda: _drop(target, "TABLESPACE", name))
+            register(
+                f"drop tablespace {name}",
+                "drop-postgresql",
+                dsn=target.dsn,
+                kind="TABLESPACE",
+                name=name,
+            )
         conn.execute(sql.SQL("COMMENT ON TABLESPACE {} IS {}").format(sql.Identifier(name), MARK))
         with changes.made() as register:
             conn.execute(
@@ -99,7 +105,13 @@ def place_postgresql(
                     sql.Identifier(name), sql.Identifier(name)
                 )
             )
-            register(f"drop database {name}", lambda: _drop(target, "DATABASE", name))
+            register(
+                f"drop database {name}",
+                "drop-postgresql",
+                dsn=target.dsn,
+                kind="DATABASE",
+                name=name,
+            )
         conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), MARK))
     except db.postgresql_module().Error as exc:
         raise StudyError(
@@ -111,7 +123,7 @@ def place_postgresql(
     return with_database(target, name)
 
 
-def _drop(target: Target, kind: str, name: str) -> None:
+def drop_postgresql(target: Target, kind: str, name: str) -> None:
     from psycopg import sql
 
     conn = db.connect_postgresql(target)
@@ -132,7 +144,7 @@ def place_mysql(
     """A directory for the benchmark's tables' files, proven by a table made there."""
     with changes.made() as register:
         directory = own_directory(place, token, owner)
-        register(f"remove {directory}", lambda: remove_tree(directory))
+        register(f"remove {directory}", "remove-tree", path=directory)
     check_directory_text(directory)
     probe = f"benchhub_study_{token}_probe"
     conn = db.connect_mysql(target)
@@ -140,7 +152,7 @@ def place_mysql(
         with conn.cursor() as cur:
             with changes.made() as register:
                 cur.execute(f"CREATE DATABASE `{probe}`")
-                register(f"drop database {probe}", lambda: _drop_mysql(target, probe))
+                register(f"drop database {probe}", "drop-mysql", dsn=target.dsn, name=probe)
             try:
                 cur.execute(
                     f"CREATE TABLE `{probe}`.probe (i int) ENGINE=InnoDB "
@@ -158,7 +170,7 @@ def place_mysql(
     return dataclasses.replace(target, data_directory=directory)
 
 
-def _drop_mysql(target: Target, database: str) -> None:
+def drop_mysql(target: Target, database: str) -> None:
     conn = db.connect_mysql(target)
     try:
         with conn.cursor() as cur:
@@ -180,7 +192,12 @@ def place_firebird(
 
     with changes.made() as register:
         directory = own_directory(place, token, owner)
-        register(f"remove {directory}", lambda: remove_firebird_folder(target, directory))
+        register(
+            f"remove {directory}",
+            "remove-firebird-folder",
+            dsn=target.dsn,
+            directory=directory,
+        )
     check_directory_text(directory)
     probe = fb.FirebirdDatabase.from_target(
         with_database(target, os.path.join(directory, "probe.fdb"))

@@ -36,9 +36,9 @@ from ..interrupts import quiet_after_interrupt
 from ..outbox import Outbox
 from ..output import say
 from ..target import Target
-from . import config, machine, placement
+from . import config, leftovers, machine, placement
 from . import plan as plan_module
-from .cells import Outcome, run_all
+from .cells import Outcome, recorded_argv, run_all
 from .machine import Changes, StudyError
 from .report import study_fields, study_request
 
@@ -46,6 +46,13 @@ EXIT_INTERRUPTED = 130
 
 
 def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[str, Discovered]):
+    if getattr(args, "undo_leftovers", False):
+        if args.benchmark is not None:
+            raise UsageError("study --undo-leftovers takes no benchmark: it undoes what is left")
+        try:
+            return leftovers.undo_leftovers()
+        except leftovers.LeftoverError as exc:
+            raise UsageError(str(exc)) from exc
     found = benchmarks.get(args.benchmark)
     if found is None or found.module is None:
         available = ", ".join(benchmarks) or "none"
@@ -68,6 +75,10 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     except (StudyError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     check_server_option(args)
+    try:
+        leftovers.refuse_if_left()
+    except leftovers.LeftoverError as exc:
+        raise UsageError(str(exc)) from exc
     if "dsn" not in plan.factors and plan.servers[""].engine != "firebird":
         # Connected once before anything is changed; a refusal explained as a run's is.
         db.describe(plan.servers[""])
@@ -97,7 +108,7 @@ def cmd_study(args: argparse.Namespace, argv: Sequence[str], benchmarks: dict[st
     if args.upload:
         upload_settings(args)  # a missing token refused before the machine is changed
         push_outbox_first(args)
-    changes = Changes()
+    changes = Changes(leftovers.Journal(" ".join(["benchhub-agent", *recorded_argv(argv)])))
     global _STUDY_PID
     _STUDY_PID = os.getpid()
     previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -175,6 +186,12 @@ def _finish(
     undone = f"{changes.undone} change(s) undone"
     for failure in failures:
         say(f"study: NOT undone: {failure}")
+    if failures:
+        say(
+            "study: what was not undone is kept in "
+            f"{changes.journal.path if changes.journal else 'no journal'}; "
+            "benchhub-agent study --undo-leftovers tries again"
+        )
     if outcome.interrupted:
         kept = f"; {len(outcome.accepted)} run(s) uploaded stay" if outcome.accepted else ""
         say(

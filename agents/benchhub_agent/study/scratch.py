@@ -74,7 +74,7 @@ def make(image_dir: str, filesystems: list[str], size_mib: int, changes: Changes
     with changes.made() as register:
         if not os.path.isdir(image_dir):
             os.makedirs(image_dir)
-            register(f"remove {image_dir}", lambda: os.rmdir(image_dir))
+            register(f"remove {image_dir}", "rmdir", path=image_dir)
     points = []
     for name in filesystems:
         image = os.path.join(image_dir, f"benchhub-{name}.img")
@@ -82,16 +82,16 @@ def make(image_dir: str, filesystems: list[str], size_mib: int, changes: Changes
         with changes.made() as register:
             with open(image, "xb") as file:
                 file.truncate(size_mib * 1024 * 1024)
-            register(f"remove {image}", lambda image=image: os.unlink(image))
+            register(f"remove {image}", "unlink", path=image)
         with changes.made() as register:
             device = command("losetup", "--find", "--show", image)
-            register(f"detach {device}", lambda device=device: command("losetup", "-d", device))
+            register(f"detach {device}", "detach", device=device)
         command(f"mkfs.{name}", *MKFS_FLAGS.get(name, []), device)
         with changes.made() as register:
             os.mkdir(point)
-            register(f"remove {point}", lambda point=point: os.rmdir(point))
+            register(f"remove {point}", "rmdir", path=point)
         with changes.made() as register:
             command("mount", device, point)
-            register(f"unmount {point}", lambda point=point: command("umount", point))
+            register(f"unmount {point}", "unmount", point=point)
         points.append(point)
     return points
