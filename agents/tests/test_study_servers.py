@@ -394,3 +394,30 @@ def test_config_is_refused_on_firebird_whose_settings_are_its_files():
     )  # fmt: skip
     assert done.returncode == 2
     assert "Firebird 3 reads its settings from firebird.conf when it starts" in done.stderr
+
+
+# --- MySQL's way of telling a read-only setting, on MariaDB ---------------------------------
+
+
+def test_read_only_settings_are_found_the_mysql_way_too(mysql_dsn):
+    """MySQL has no information_schema.SYSTEM_VARIABLES: a setting is set to its own value
+    and the server's refusal says it is read-only. MariaDB answers with the same errors."""
+    from benchhub_agent.study import config
+    from benchhub_agent.target import Target
+
+    conn = db.connect(Target.parse(mysql_dsn))
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@GLOBAL.innodb_lock_wait_timeout, @@GLOBAL.max_connections")
+            before = cur.fetchone()
+            found = config.probe_by_setting
+            assert found(cur, "innodb_page_size") == (("innodb_page_size",), True)
+            assert found(cur, "innodb_lock_wait_timeout") == (("innodb_lock_wait_timeout",), False)
+            assert found(cur, "max_connections") == (("max_connections",), False)
+            assert found(cur, "no_such_setting_here") == (None, False)
+            cur.execute("SELECT @@GLOBAL.innodb_lock_wait_timeout, @@GLOBAL.max_connections")
+            assert cur.fetchone() == before  # set to what it was
+            assert config._mysql_value(conn, None) == "NULL"
+            assert config._mysql_value(conn, 97) == "97"
+    finally:
+        conn.close()

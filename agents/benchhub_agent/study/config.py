@@ -85,13 +85,7 @@ def check(
                     if row is not None and row[0] == "postmaster":
                         restart.add(name)
                 else:
-                    cur.execute(
-                        "SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
-                        "WHERE VARIABLE_NAME = %s",
-                        (name.upper(),),
-                    )
-                    row = cur.fetchone()
-                    fixed = row is not None and row[0] == "YES"
+                    row, fixed = mysql_setting(cur, name)
                 if row is None:
                     raise StudyError(f"--vary config: the server has no setting {name}")
                 if fixed:
@@ -107,6 +101,47 @@ def check(
     finally:
         conn.close()
     return restart
+
+
+def _mysql_value(conn: Any, value: Any) -> str:
+    """A value as SET GLOBAL takes it: a number or word bare, NULL (a string variable
+    that was unset), anything else quoted by the driver."""
+    if value is None:
+        return "NULL"
+    return str(value) if _BARE_VALUE.match(str(value)) else conn.escape(value)
+
+
+# MySQL's error for SET of a read-only variable, and for a variable it does not have.
+_READ_ONLY, _UNKNOWN = 1238, 1193
+
+
+def mysql_setting(cur: Any, name: str) -> tuple[tuple | None, bool]:
+    """(a row if the server has the global variable ``name``, whether it is read-only).
+    MariaDB says so in information_schema.SYSTEM_VARIABLES; MySQL has no such table, so
+    the variable is set to its own value, which the server refuses for a read-only one."""
+    cur.execute("SELECT VERSION()")
+    if "mariadb" in str(cur.fetchone()[0]).lower():
+        cur.execute(
+            "SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = %s",
+            (name.upper(),),
+        )
+        row = cur.fetchone()
+        return row, row is not None and row[0] == "YES"
+    return probe_by_setting(cur, name)
+
+
+def probe_by_setting(cur: Any, name: str) -> tuple[tuple | None, bool]:
+    """MySQL's way (tested on MariaDB, which answers the same errors)."""
+    try:
+        cur.execute(f"SET GLOBAL {name} = @@GLOBAL.{name}")  # name checked by parse()
+    except Exception as exc:  # the driver's OperationalError, its errno first
+        code = exc.args[0] if exc.args else None
+        if code == _UNKNOWN:
+            return None, False
+        if code == _READ_ONLY:
+            return (name,), True
+        raise
+    return (name,), False
 
 
 class Settings:
@@ -178,12 +213,8 @@ class Settings:
                     auto = dict(cur.fetchall())
                     return {name: auto.get(name) for name in self.names}
                 found = {}
-                for name in self.names:
-                    cur.execute(
-                        "SELECT GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES "
-                        "WHERE VARIABLE_NAME = %s",
-                        (name.upper(),),
-                    )
+                for name in self.names:  # names checked against _SETTING by parse()
+                    cur.execute(f"SELECT @@GLOBAL.{name}")
                     found[name] = cur.fetchone()[0]
                 return found
         finally:
@@ -197,8 +228,7 @@ class Settings:
                     self._set_postgresql(cur, values)
                 else:
                     for name, value in values.items():
-                        shown = value if _BARE_VALUE.match(str(value)) else conn.escape(value)
-                        cur.execute(f"SET GLOBAL {name} = {shown}")
+                        cur.execute(f"SET GLOBAL {name} = {_mysql_value(conn, value)}")
         except StudyError:
             raise
         except Exception as exc:  # the server's refusal of a value, in its words
