@@ -116,6 +116,14 @@ def test_the_page_shows_the_apis_numbers(client, select_update):
     assert [(float(v), int(n)) for v, n in cells] == [(r["median"], r["n"]) for r in data["rows"]]
 
 
+def test_the_page_shows_medians_as_the_comparisons_do_without_padding(client, bob):
+    store(bob, {4: 3761.4, 8: 1201.25})
+    store(bob, {8: 1800.0}, database=MARIADB)
+    page = html.unescape(client.get(PAGE.format("select-update")).content.decode())
+    cells = re.findall(r'<td class="num">([\d.,]+) tx/s</td>', page)
+    assert cells == ["3761.4", "1800"]
+
+
 def test_pending_runs_count_for_their_owner_only(client, anonymous_api, alice, select_update):
     public = anonymous_api.get(API.format("select-update")).json()
     client.force_login(alice)
