@@ -20,6 +20,7 @@ from benchhub.releases.history import (
 from benchhub.releases.selectors import InvalidChanges, changes_build
 from benchhub.results import selectors as results_selectors
 from benchhub.results.feeds import feed_url_for
+from benchhub.results.normalization.versions import version_order
 
 
 @page_methods("GET")
@@ -46,17 +47,13 @@ def changes_page(request: HttpRequest) -> HttpResponse:
         )
     if wanted == "json":
         return JsonResponse(changes_as_data(changes))
-    low, high = sorted((changes.before, changes.after), key=_version_key)
+    low, high = sorted((changes.before, changes.after), key=version_order)
     feed = feed_url_for(
         [("engine", changes.engine), ("version_min", low), ("version_max", f"{high}.99999.99999")]
     )
     return render(
         request, "releases/changes.html", {**context, "changes": changes, "feed_url": feed}
     )
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
 
 
 # Environment filters the history's form always offers ("machines like mine");
