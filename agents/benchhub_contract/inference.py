@@ -168,6 +168,51 @@ def bootstrap_ratios(candidate: list[float], reference: list[float], rng: random
     return ratios
 
 
+def seeded_bootstrap_ratios(
+    candidate: list[float], reference: list[float], seed: int
+) -> list[float]:
+    """``bootstrap_ratios(candidate, reference, random.Random(seed))``, the same
+    floats, without drawing and sorting 4,000 resamples per call. The indices
+    drawn depend on the sides' sizes and the seed alone, and a median depends
+    on which values a resample holds, not their order: each distinct multiset
+    of indices (10 for three repetitions, of 2,000 rounds) is taken a median
+    of once. A page judging hundreds of cells of the same sizes (runs side by
+    side: every metric at every point) draws once."""
+    draws = _bootstrap_multisets(len(reference), len(candidate), seed)
+    (reference_sets, reference_at), (candidate_sets, candidate_at) = draws
+    denominators = [statistics.median([reference[i] for i in s]) for s in reference_sets]
+    numerators = [statistics.median([candidate[i] for i in s]) for s in candidate_sets]
+    ratios = [
+        numerators[c] / denominators[r]
+        for r, c in zip(reference_at, candidate_at, strict=True)
+        if denominators[r]
+    ]
+    ratios.sort()
+    return ratios
+
+
+def _bootstrap_multisets(n_reference: int, n_candidate: int, seed: int) -> tuple:
+    """Per side: its distinct resamples (sorted index tuples) and, per round,
+    which one it drew; from ``Random(seed)`` as bootstrap_ratios draws them
+    (the reference's n indices, then the candidate's, each round). Kept for
+    small sides only, as ``_resample_indices`` keeps its draws."""
+    if max(n_reference, n_candidate) <= _KEPT_DRAWS:
+        return _bootstrap_multisets_kept(n_reference, n_candidate, seed)
+    return _bootstrap_multisets_kept.__wrapped__(n_reference, n_candidate, seed)
+
+
+@lru_cache(maxsize=16)
+def _bootstrap_multisets_kept(n_reference: int, n_candidate: int, seed: int) -> tuple:
+    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
+    sides: tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]] = ({}, {})
+    drawn: tuple[list[int], list[int]] = ([], [])
+    for _ in range(BOOTSTRAP_ROUNDS):
+        for side, n in enumerate((n_reference, n_candidate)):
+            multiset = tuple(sorted(_draw_indices(n, rng)))
+            drawn[side].append(sides[side].setdefault(multiset, len(sides[side])))
+    return tuple((tuple(sides[side]), tuple(drawn[side])) for side in (0, 1))
+
+
 def _resample(population: list[float], rng: random.Random) -> Iterator[float]:
     """A resample with replacement of ``population``'s size: the values
     ``rng.choices(population, k=len(population))`` draws (``floor(random() *

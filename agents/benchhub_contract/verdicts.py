@@ -50,7 +50,6 @@ and a ratio of None is ``insufficient data``, never inf or NaN.
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
@@ -63,13 +62,13 @@ from .inference import (
     BOOTSTRAP_ROUNDS,
     EXACT_SIGN_FLIPS,
     bootstrap_means,
-    bootstrap_ratios,
     exp_or_none,
     finite,
     mann_whitney_u,
     median_of_sorted,
     one_sample_t,
     quantile,
+    seeded_bootstrap_ratios,
     sign_flip_interval,
     sign_flip_p,
     u_interval,
@@ -229,9 +228,8 @@ def _verdict(
         test = mann_whitney_u(x, y)
         low, high = u_interval(x, y, exact=test.exact)
         return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
-    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
     pooled_candidate, pooled_reference = candidate_samples(), reference_samples()
-    ratios = bootstrap_ratios(pooled_candidate, pooled_reference, rng)
+    ratios = seeded_bootstrap_ratios(pooled_candidate, pooled_reference, seed)
     if not ratios:
         return _insufficient(minimum_effect, ratio)
     # Two-sided: the resamples on the far side of 1, with the +1 that keeps a
