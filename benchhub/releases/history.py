@@ -42,7 +42,9 @@ from benchhub.results.selectors import run_list
 # What the versions are: each release (15.2, 15.10) or each major (15, 16).
 BY = {"version": "each release", "version_major": "each major version"}
 # The history's own parameters; every other one is a measurement filter.
-OWN_PARAMETERS = ("metric", "by", "format", "minimum_effect")
+OWN_PARAMETERS = ("metric", "by", "format", "minimum_effect", "scale")
+# How the page draws the value axis (?scale=log); the numbers are the same.
+SCALES = ("linear", "log")
 # A comparison's parameters a history sets itself.
 NOT_HERE = ("benchmark", "x", "series", "reference")
 
@@ -162,6 +164,9 @@ def _query(benchmark: Benchmark, params: QueryDict) -> ComparisonQuery:
     by = (params.get("by") or "version").strip()
     if by not in BY:
         errors["by"] = f"{by!r}: one of {', '.join(BY)}"
+    scale = (params.get("scale") or "linear").strip()
+    if scale not in SCALES:
+        errors["scale"] = f"{scale!r}: one of {', '.join(SCALES)}"
     for key in NOT_HERE:
         if key in params:
             errors[key] = "not a history's: its x is the version (by) and it draws one line"

@@ -139,7 +139,7 @@ def _history_form(params: QueryDict, applied: dict[str, list[str]]) -> dict:
     applied ones, so a point the history chose shows in its input)."""
     given = {key: [v for v in values if v.strip()] for key, values in params.lists()}
     filters = {**given, **applied} if applied else given
-    own = ("metric", "by", "format", "engine", "benchmark", "x", "minimum_effect", "per")
+    own = ("metric", "by", "format", "engine", "benchmark", "x", "minimum_effect", "per", "scale")
     inputs = [(name, value) for name in HISTORY_FILTERS for value in filters.get(name) or [""]]
     points = []
     for key, values in filters.items():
@@ -152,6 +152,7 @@ def _history_form(params: QueryDict, applied: dict[str, list[str]]) -> dict:
         "by": (params.get("by") or "version").strip(),
         "engine": (params.get("engine") or "").strip().lower(),
         "per": (params.get("per") or "").strip(),
+        "scale": (params.get("scale") or "").strip(),
         "points": points,
         "inputs": inputs,
     }
