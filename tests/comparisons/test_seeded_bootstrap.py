@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from benchhub_contract.inference import bootstrap_ratios, seeded_bootstrap_ratios
+from benchhub_contract.inference import bootstrap_ratios, seeded_bootstrap_ratios, welch_p
 from benchhub_contract.verdicts import SEED, RunValues, verdict
 
 
@@ -41,6 +41,22 @@ def test_the_same_ratios_as_drawing_every_resample(n_candidate, n_reference, see
         )
 
 
+def test_medians_beyond_a_double_give_the_definitions_ratios_and_verdict():
+    huge = [1.7e308, 1.6e308, 1.5e308]  # a median of two of them is inf; inf / inf is NaN
+    candidate, reference = [*huge, 2.0], [1.0, 1.7e308, 1.6e308, 1.2e308]
+
+    ratios = seeded_bootstrap_ratios(candidate, reference, SEED)
+
+    assert [repr(r) for r in ratios] == [
+        repr(r) for r in bootstrap_ratios(candidate, reference, random.Random(SEED))
+    ]
+    assert any(r != r for r in ratios)
+    judged = verdict(
+        [RunValues(2.0, tuple(candidate))], [RunValues(1.0, tuple(reference))], direction="higher"
+    )
+    assert judged.test == "bootstrap"
+
+
 def test_a_verdict_on_repetitions_reads_the_bootstrap_of_its_samples():
     candidate = [RunValues(1520.0, (1490.5, 1520.0, 1561.25))]
     reference = [RunValues(1402.0, (1388.0, 1402.0, 1430.5))]
@@ -53,3 +69,20 @@ def test_a_verdict_on_repetitions_reads_the_bootstrap_of_its_samples():
     assert judged.test == "bootstrap"
     assert judged.ratio_low <= ratios[round(0.025 * (len(ratios) - 1))]
     assert judged.ratio_high >= ratios[round(0.975 * (len(ratios) - 1))]
+
+
+def test_the_p_value_counts_ratios_of_exactly_one_on_both_sides():
+    """Medians tie often on repeated values: ratios of exactly 1 count as on
+    either side of 1, as the definition counts them one by one."""
+    candidate, reference = [10.0, 10.0, 11.0], [10.0, 9.0, 10.0]
+    ratios = bootstrap_ratios(candidate, reference, random.Random(SEED))
+    far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
+
+    judged = verdict(
+        [RunValues(10.0, tuple(candidate))], [RunValues(10.0, tuple(reference))], direction="higher"
+    )
+
+    assert ratios.count(1.0) > 100
+    assert judged.p_value == max(
+        min(1.0, (2 * far + 1) / (len(ratios) + 1)), welch_p(candidate, reference)
+    )
