@@ -17,7 +17,7 @@ from benchhub.releases.history import (
     history_build,
     history_engines,
 )
-from benchhub.releases.selectors import InvalidChanges, changes_build
+from benchhub.releases.selectors import InvalidChanges, changes_build, changes_versions
 from benchhub.results import selectors as results_selectors
 from benchhub.results.feeds import feed_url_for
 from benchhub.results.normalization.versions import version_order
@@ -29,7 +29,9 @@ def changes_page(request: HttpRequest) -> HttpResponse:
     from machines that ran both; the form alone without a query; ?format=json."""
     query = {key: request.GET.get(key, "").strip() for key in ("engine", "from", "to")}
     wanted = request.GET.get("format", "html")
-    context: dict = {"query": query}
+    engine = query["engine"]
+    versions = changes_versions(user=request.user, engine=engine) if engine else []
+    context: dict = {"query": query, "versions": versions}
     if not any(query.values()):
         return render(request, "releases/changes.html", context)
     try:

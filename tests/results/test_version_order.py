@@ -204,3 +204,25 @@ def test_stored_servers_get_the_new_key_and_the_next_upload_finds_their_row(bob)
     again = store(bob, "PostgreSQL 16beta2 on x86_64-pc-linux-gnu", 1301.5)
     assert again.server_id == server.pk
     assert DatabaseServer.objects.filter(version="16beta2").count() == 1
+
+
+def test_the_changes_form_offers_the_engines_majors_in_version_order(client, bob):
+    for raw in ("PostgreSQL 16.1", "PostgreSQL 9.6.24", "PostgreSQL 10.23", "PostgreSQL 16beta2"):
+        submission_create(
+            submitter=bob,
+            document=small_document(database={"version_string": raw}),
+            status=Submission.Status.APPROVED,
+        )
+    submission_create(
+        submitter=bob,
+        document=small_document(database={"engine": "mysql", "version_string": "8.0.36"}),
+        status=Submission.Status.APPROVED,
+    )
+
+    page = client.get("/changes/", {"engine": "PostgreSQL"}).content.decode()
+    offered = re.findall(
+        r'<option value="([^"]+)">', page[page.index('<datalist id="changes-versions">') :]
+    )
+
+    assert offered == ["9.6", "10", "16"]
+    assert 'id="changes-from" name="from" value="" placeholder="16" list="changes-versions"' in page
