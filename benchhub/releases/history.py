@@ -37,6 +37,7 @@ from benchhub.lib.api import FieldErrors
 from benchhub.results.filters import known_values
 from benchhub.results.headlines import headline_rules
 from benchhub.results.models import Benchmark, Metric, Submission
+from benchhub.results.normalization.versions import version_order
 from benchhub.results.selectors import run_list
 
 # What the versions are: each release (15.2, 15.10) or each major (15, 16).
@@ -131,8 +132,8 @@ def history_build(*, user: User | AnonymousUser, benchmark_name: str, params: Qu
             point,
             len(machines.get(version, ())),
             interval,
-            tuple(sorted(workloads.get(version, ()))),
-            tuple(sorted(agents.get(version, ()))),
+            tuple(sorted(workloads.get(version, ()), key=version_order)),
+            tuple(sorted(agents.get(version, ()), key=version_order)),
         )
         if history.steps:
             step = dataclasses.replace(step, changed=_changed(history.steps[-1], step))

@@ -226,3 +226,21 @@ def test_the_changes_form_offers_the_engines_majors_in_version_order(client, bob
 
     assert offered == ["9.6", "10", "16"]
     assert 'id="changes-from" name="from" value="" placeholder="16" list="changes-versions"' in page
+
+
+def test_a_histories_agent_and_benchmark_versions_are_listed_in_version_order(client, bob):
+    for agent, workload in (("0.10.0", "1.10"), ("0.9.2", "1.9"), ("0.10.0rc1", "1.10")):
+        document = sweep_document(
+            {8: 1402.0}, database={"version_string": "PostgreSQL 16.1", "config_profile": "x"}
+        )
+        document["source"]["tool_version"] = agent
+        document["runs"][0]["benchmark_version"] = workload
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+
+    history = client.get(
+        "/api/v1/history/select-update/", {"engine": "postgresql", "param.clients": "8"}
+    ).json()
+
+    (step,) = history["versions"]
+    assert step["agent_versions"] == ["0.9.2", "0.10.0rc1", "0.10.0"]
+    assert step["benchmark_versions"] == ["1.9", "1.10"]
