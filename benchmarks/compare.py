@@ -141,6 +141,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
         OperatingSystem,
         Storage,
     )
+    from benchhub.results.normalization.versions import version_sort_text
     from benchhub.results.points import parameter_keys
 
     call_command("migrate", verbosity=0)
@@ -171,7 +172,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
             version=version,
             version_major=major,
             version_raw=version,
-            version_sort=".".join(p.zfill(5) for p in version.split(".")),
+            version_sort=version_sort_text(version),
             config_profile=profile,
         )
         for engine, major, version in SERVERS

@@ -374,8 +374,20 @@ def page_urls(rng: random.Random, count: int) -> dict[str, list[str]]:
         "tpcb/history/?engine=postgresql&by=version_major&filesystem=xfs",
         "sql-bench/history/?engine=mysql",
     ]
+    # Runs of one benchmark, as a reader picks them: runs of different
+    # benchmarks share no point, and their pages judged nothing.
+    of_benchmark = {
+        name: list(
+            approved.filter(benchmark__name=name).order_by("?").values_list("id", flat=True)[:count]
+        )
+        for name in ("select-update", "sql-bench", "tpcb")
+    }
     side_by_side = [
-        "&".join(f"run={pk}" for pk in rng.sample(ids, rng.randint(2, 12))) for _ in range(count)
+        "&".join(
+            f"run={pk}"
+            for pk in rng.sample(of_benchmark[rng.choice(sorted(of_benchmark))], rng.randint(2, 12))
+        )
+        for _ in range(count)
     ]
     return {
         "results browser": [f"/results/{rng.choice(filters)}" for _ in range(count)],

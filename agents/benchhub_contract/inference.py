@@ -168,6 +168,60 @@ def bootstrap_ratios(candidate: list[float], reference: list[float], rng: random
     return ratios
 
 
+def seeded_bootstrap_ratios(
+    candidate: list[float], reference: list[float], seed: int
+) -> list[float]:
+    """``bootstrap_ratios(candidate, reference, random.Random(seed))``, the same
+    floats, without drawing and sorting 4,000 resamples per call. The indices
+    drawn depend on the sides' sizes and the seed alone, and a median depends
+    on which values a resample holds, not their order: each distinct multiset
+    of indices (10 for three repetitions, of 2,000 rounds) is taken a median
+    of once, and each distinct pair of them divided once, as often as drawn.
+    A page judging hundreds of cells of the same sizes (runs side by side:
+    every metric at every point) draws once."""
+    reference_sets, candidate_sets, pairs = _bootstrap_multisets(
+        len(reference), len(candidate), seed
+    )
+    denominators = [statistics.median([reference[i] for i in s]) for s in reference_sets]
+    numerators = [statistics.median([candidate[i] for i in s]) for s in candidate_sets]
+    drawn = sorted(
+        (numerators[c] / denominators[r], count) for (r, c), count in pairs if denominators[r]
+    )
+    if any(math.isnan(ratio) for ratio, _ in drawn):
+        # inf / inf (two medians beyond a double): NaN has no place in a sorted
+        # list, and where the definition's sort leaves it is its own
+        return bootstrap_ratios(candidate, reference, random.Random(seed))  # noqa: S311
+    ratios: list[float] = []
+    for ratio, count in drawn:
+        ratios.extend(repeat(ratio, count))
+    return ratios
+
+
+def _bootstrap_multisets(n_reference: int, n_candidate: int, seed: int) -> tuple:
+    """Per side its distinct resamples (sorted index tuples), and each pair of
+    them a round drew, with how many rounds drew it; from ``Random(seed)`` as
+    bootstrap_ratios draws them (the reference's n indices, then the
+    candidate's, each round). Kept for small sides only, as
+    ``_resample_indices`` keeps its draws."""
+    if max(n_reference, n_candidate) <= _KEPT_DRAWS:
+        return _bootstrap_multisets_kept(n_reference, n_candidate, seed)
+    return _bootstrap_multisets_kept.__wrapped__(n_reference, n_candidate, seed)
+
+
+@lru_cache(maxsize=16)
+def _bootstrap_multisets_kept(n_reference: int, n_candidate: int, seed: int) -> tuple:
+    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
+    sides: tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]] = ({}, {})
+    pairs: Counter[tuple[int, int]] = Counter()
+    for _ in range(BOOTSTRAP_ROUNDS):
+        drawn = []
+        for side, n in enumerate((n_reference, n_candidate)):
+            multiset = tuple(sorted(_draw_indices(n, rng)))
+            drawn.append(sides[side].setdefault(multiset, len(sides[side])))
+        pairs[drawn[0], drawn[1]] += 1
+    return tuple(sides[0]), tuple(sides[1]), tuple(pairs.items())
+
+
 def _resample(population: list[float], rng: random.Random) -> Iterator[float]:
     """A resample with replacement of ``population``'s size: the values
     ``rng.choices(population, k=len(population))`` draws (``floor(random() *

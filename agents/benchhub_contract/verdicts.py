@@ -50,7 +50,6 @@ and a ratio of None is ``insufficient data``, never inf or NaN.
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
@@ -63,13 +62,13 @@ from .inference import (
     BOOTSTRAP_ROUNDS,
     EXACT_SIGN_FLIPS,
     bootstrap_means,
-    bootstrap_ratios,
     exp_or_none,
     finite,
     mann_whitney_u,
     median_of_sorted,
     one_sample_t,
     quantile,
+    seeded_bootstrap_ratios,
     sign_flip_interval,
     sign_flip_p,
     u_interval,
@@ -229,9 +228,8 @@ def _verdict(
         test = mann_whitney_u(x, y)
         low, high = u_interval(x, y, exact=test.exact)
         return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
-    rng = random.Random(seed)  # noqa: S311 -- reproducible resampling, not a secret
     pooled_candidate, pooled_reference = candidate_samples(), reference_samples()
-    ratios = bootstrap_ratios(pooled_candidate, pooled_reference, rng)
+    ratios = seeded_bootstrap_ratios(pooled_candidate, pooled_reference, seed)
     if not ratios:
         return _insufficient(minimum_effect, ratio)
     # Two-sided: the resamples on the far side of 1, with the +1 that keeps a
@@ -239,7 +237,10 @@ def _verdict(
     # samples is overconfident (3 against 3 where nothing differs: p < 0.05
     # 16 % of the time), so p is never below Welch's t test of the same
     # samples, which holds its 5 % there.
-    far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
+    if any(map(math.isnan, ratios)):  # not sorted around a NaN: counted one by one
+        far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
+    else:  # in the sorted ratios: those up to 1, and those from 1 on
+        far = min(bisect_right(ratios, 1.0), len(ratios) - bisect_left(ratios, 1.0))
     p_value = max(
         min(1.0, (2 * far + 1) / (len(ratios) + 1)),
         welch_p(pooled_candidate, pooled_reference),

@@ -6,7 +6,8 @@ its values, and keeps each run's values, the unit a verdict compares.
 
 Order of values, on both axes: numbers numerically (clients 1, 2, 4 … 100),
 text in natural alphabetical order, case-insensitive, digit runs compared as
-numbers (ext2 < ext10, 9.6 < 15.2), numbers before text. The reference
+numbers (ext2 < ext10, 9.6 < 15.2), numbers before text; server versions
+in version order (16beta2 < 16.0 < 16.1: ``version_order``). The reference
 series, when there is one, comes first.
 """
 
@@ -17,7 +18,7 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from typing import Any, NamedTuple
@@ -35,6 +36,7 @@ from benchhub.comparisons.query import Axis, ComparisonQuery, InvalidComparison
 from benchhub.lib.spread import spread_of
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
+from benchhub.results.normalization.versions import version_order
 
 # (series value, x value, value, approximate, run id, measurement id, run noise flags)
 Row = tuple[Any, Any, float, bool, int, int, str]
@@ -209,6 +211,17 @@ def order_key(value: Any) -> tuple:
     return (1, 0, natural, text)
 
 
+# The axes whose values are server versions: ordered as versions, not as text.
+VERSION_AXES = ("version", "version_major")
+
+
+def axis_order_key(axis: Axis | None) -> Callable[[Any], tuple]:
+    """How the values of ``axis`` are ordered on a chart and in a table."""
+    if axis is not None and axis.name in VERSION_AXES:
+        return lambda value: version_order(str(value))
+    return order_key
+
+
 def reference_label(axis: Axis, reference: str) -> str:
     """The reference as a series label: normalized like the filters
     (reference=UFS2 finds "ufs"), parameters' numbers as numbers ("20.0" → "20"),
@@ -335,8 +348,9 @@ def comparison_aggregate(
             "measurements are approximate (read off a chart or an 'about' in the text)."
         )
 
-    x_values = sorted({x for _, x in cells.stats}, key=order_key)
-    labels = sorted(series_values, key=lambda label: order_key(series_values[label]))
+    x_values = sorted({x for _, x in cells.stats}, key=axis_order_key(x_axis))
+    series_key = axis_order_key(series_axis)
+    labels = sorted(series_values, key=lambda label: series_key(series_values[label]))
 
     reference = query.reference
     reference_dropped = False

@@ -27,6 +27,7 @@ from django.core.exceptions import (
     RequestDataTooBig,
     SuspiciousOperation,
 )
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.template import loader
@@ -140,14 +141,18 @@ def _flatten(detail: Any, path: str = "$") -> list[dict[str, str]]:
 
 
 def _as_api_exception(exc: Exception) -> Exception:
-    """Django's own request errors, which DRF leaves to Django's HTML pages."""
+    """Django's own request errors, which DRF leaves to Django's HTML pages (or,
+    for PermissionDenied and Http404, answers with its own words for any of
+    them): each with its own message, which says what was refused."""
     if isinstance(exc, Http404):
-        return exceptions.NotFound()
+        return exceptions.NotFound(str(exc) or None)
+    if isinstance(exc, DjangoPermissionDenied):
+        return exceptions.PermissionDenied(str(exc) or None)
     if isinstance(exc, RequestDataTooBig):
         return upload_too_large()
     if isinstance(exc, UnreadablePostError):
         return ApiError("The body could not be read to its end", code="malformed_request")
-    if isinstance(exc, SuspiciousOperation):
+    if isinstance(exc, SuspiciousOperation | BadRequest):
         return ApiError(_refusal_reason(exc) or "Bad request", code="bad_request")
     return exc
 

@@ -37,12 +37,15 @@ from benchhub.lib.api import FieldErrors
 from benchhub.results.filters import known_values
 from benchhub.results.headlines import headline_rules
 from benchhub.results.models import Benchmark, Metric, Submission
+from benchhub.results.normalization.versions import version_order
 from benchhub.results.selectors import run_list
 
 # What the versions are: each release (15.2, 15.10) or each major (15, 16).
 BY = {"version": "each release", "version_major": "each major version"}
 # The history's own parameters; every other one is a measurement filter.
-OWN_PARAMETERS = ("metric", "by", "format", "minimum_effect")
+OWN_PARAMETERS = ("metric", "by", "format", "minimum_effect", "scale")
+# How the page draws the value axis (?scale=log); the numbers are the same.
+SCALES = ("linear", "log")
 # A comparison's parameters a history sets itself.
 NOT_HERE = ("benchmark", "x", "series", "reference")
 
@@ -129,8 +132,8 @@ def history_build(*, user: User | AnonymousUser, benchmark_name: str, params: Qu
             point,
             len(machines.get(version, ())),
             interval,
-            tuple(sorted(workloads.get(version, ()))),
-            tuple(sorted(agents.get(version, ()))),
+            tuple(sorted(workloads.get(version, ()), key=version_order)),
+            tuple(sorted(agents.get(version, ()), key=version_order)),
         )
         if history.steps:
             step = dataclasses.replace(step, changed=_changed(history.steps[-1], step))
@@ -162,6 +165,9 @@ def _query(benchmark: Benchmark, params: QueryDict) -> ComparisonQuery:
     by = (params.get("by") or "version").strip()
     if by not in BY:
         errors["by"] = f"{by!r}: one of {', '.join(BY)}"
+    scale = (params.get("scale") or "linear").strip()
+    if scale not in SCALES:
+        errors["scale"] = f"{scale!r}: one of {', '.join(SCALES)}"
     for key in NOT_HERE:
         if key in params:
             errors[key] = "not a history's: its x is the version (by) and it draws one line"

@@ -23,6 +23,7 @@ from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
 from benchhub.results.models import Client, Hardware, Metric, OperatingSystem, Run, Storage
+from benchhub.results.normalization.versions import version_order
 
 BETTER, WORSE = "better", "worse"
 
@@ -177,3 +178,12 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
 def _dimensions(keys: set[tuple[int, int, int, int]]) -> list[dict]:
     models = (Hardware, Storage, OperatingSystem, Client)
     return [model.objects.in_bulk({key[i] for key in keys}) for i, model in enumerate(models)]
+
+
+def changes_versions(*, user: User | AnonymousUser, engine: str) -> list[str]:
+    """The major versions of ``engine`` with runs ``user`` may see, in version
+    order (9.6 < 10 < 16; as text, 10 < 16 < 9.6): what the form's from and
+    to offer."""
+    runs = selectors.run_list(user=user).filter(server__engine=engine.strip().lower())
+    majors = set(runs.order_by().values_list("server__version_major", flat=True).distinct())
+    return sorted(majors - {""}, key=version_order)

@@ -17,9 +17,10 @@ from benchhub.releases.history import (
     history_build,
     history_engines,
 )
-from benchhub.releases.selectors import InvalidChanges, changes_build
+from benchhub.releases.selectors import InvalidChanges, changes_build, changes_versions
 from benchhub.results import selectors as results_selectors
 from benchhub.results.feeds import feed_url_for
+from benchhub.results.normalization.versions import version_order
 
 
 @page_methods("GET")
@@ -28,7 +29,9 @@ def changes_page(request: HttpRequest) -> HttpResponse:
     from machines that ran both; the form alone without a query; ?format=json."""
     query = {key: request.GET.get(key, "").strip() for key in ("engine", "from", "to")}
     wanted = request.GET.get("format", "html")
-    context: dict = {"query": query}
+    engine = query["engine"]
+    versions = changes_versions(user=request.user, engine=engine) if engine else []
+    context: dict = {"query": query, "versions": versions}
     if not any(query.values()):
         return render(request, "releases/changes.html", context)
     try:
@@ -46,17 +49,13 @@ def changes_page(request: HttpRequest) -> HttpResponse:
         )
     if wanted == "json":
         return JsonResponse(changes_as_data(changes))
-    low, high = sorted((changes.before, changes.after), key=_version_key)
+    low, high = sorted((changes.before, changes.after), key=version_order)
     feed = feed_url_for(
         [("engine", changes.engine), ("version_min", low), ("version_max", f"{high}.99999.99999")]
     )
     return render(
         request, "releases/changes.html", {**context, "changes": changes, "feed_url": feed}
     )
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
 
 
 # Environment filters the history's form always offers ("machines like mine");
@@ -142,7 +141,7 @@ def _history_form(params: QueryDict, applied: dict[str, list[str]]) -> dict:
     applied ones, so a point the history chose shows in its input)."""
     given = {key: [v for v in values if v.strip()] for key, values in params.lists()}
     filters = {**given, **applied} if applied else given
-    own = ("metric", "by", "format", "engine", "benchmark", "x", "minimum_effect", "per")
+    own = ("metric", "by", "format", "engine", "benchmark", "x", "minimum_effect", "per", "scale")
     inputs = [(name, value) for name in HISTORY_FILTERS for value in filters.get(name) or [""]]
     points = []
     for key, values in filters.items():
@@ -155,6 +154,7 @@ def _history_form(params: QueryDict, applied: dict[str, list[str]]) -> dict:
         "by": (params.get("by") or "version").strip(),
         "engine": (params.get("engine") or "").strip().lower(),
         "per": (params.get("per") or "").strip(),
+        "scale": (params.get("scale") or "").strip(),
         "points": points,
         "inputs": inputs,
     }

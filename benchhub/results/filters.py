@@ -42,6 +42,7 @@ from benchhub.results.normalization import (
 )
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 from benchhub.results.normalization.storage import mount_option_is_irrelevant
+from benchhub.results.normalization.versions import version_sort_text
 
 # Query parameters that are not filters: pagination and output format.
 NON_FILTER_PARAMETERS = {"cursor", "page_size", "format"}
@@ -414,11 +415,10 @@ def _json_value_q(field: str, raw: str) -> Q:
 
 
 def _version_q(prefix: str, key: str, bound: str, lookup: str) -> Q:
-    parts = re.findall(r"\d+", bound)
-    if not parts:
+    sort_text = version_sort_text(bound)
+    if not sort_text:
         raise ValidationError({key: f"{bound!r} is not a version number"})
-    key = ".".join(p.zfill(5) for p in parts[:4])
-    return Q(**{f"{prefix}server__version_sort__{lookup}": key})
+    return Q(**{f"{prefix}server__version_sort__{lookup}": sort_text})
 
 
 def _noise_q(column: str, key: str, value: str) -> Q:

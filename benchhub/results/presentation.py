@@ -21,6 +21,7 @@ from benchhub.results.noise import (  # the run's own flag uses the same cut
     NOISY_CV,
     coefficient_of_variation,
 )
+from benchhub.results.normalization.versions import version_order
 
 # |modified z-score| above this is Iglewicz and Hoaglin's usual outlier cut.
 OUTLIER_SCORE = 3.5
@@ -459,7 +460,10 @@ def spread_tables(
             label = " ".join(
                 filter(None, [group["run__server__engine"], group["run__server__version_major"]])
             )
-            labels[label] = (group["run__server__engine"], _version_key(group))
+            labels[label] = (
+                group["run__server__engine"],
+                version_order(group["run__server__version_major"] or ""),
+            )
             totals[point] += len(group["values"])
             values[label, point].extend(group["values"])
             groups_in[label, point] += 1
@@ -483,11 +487,6 @@ def spread_tables(
             )
         )
     return tables
-
-
-def _version_key(group: Mapping[str, Any]) -> tuple:
-    major = group["run__server__version_major"] or ""
-    return tuple(int(part) if part.isdigit() else 0 for part in major.split("."))
 
 
 def _cell(values: list[float], *, pooled: bool) -> SpreadCell:

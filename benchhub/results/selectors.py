@@ -28,6 +28,7 @@ from benchhub.results.models import (
     Submission,
 )
 from benchhub.results.normalization.empty import EMPTY_SHOWN
+from benchhub.results.normalization.versions import version_order
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -461,7 +462,8 @@ def _parameter_text(value: Any) -> str:
 
 
 def _ranked(names: tuple[str, ...], counts: dict[tuple, int]) -> list[FacetValue]:
-    """Most runs first. An empty value is shown, and filtered on, as
+    """Most runs first, a tie in version order for a version (16beta2 before
+    16.0), else alphabetically. An empty value is shown, and filtered on, as
     "(none)" (EMPTY_SHOWN), as a comparison's series of it is; a missing
     count (cores: None) is no value to filter on, and is left out."""
     shown: dict[tuple, int] = defaultdict(int)
@@ -472,8 +474,18 @@ def _ranked(names: tuple[str, ...], counts: dict[tuple, int]) -> list[FacetValue
         ):
             continue
         shown[tuple(EMPTY_SHOWN if value in ("", None) else value for value in values)] += n
-    ranked = sorted(shown.items(), key=lambda item: (-item[1], str(item[0]).casefold()))
+
+    def tie(values: tuple) -> tuple:
+        return tuple(
+            version_order(str(value)) if name in _VERSION_FACETS else (str(value).casefold(),)
+            for name, value in zip(names, values, strict=True)
+        )
+
+    ranked = sorted(shown.items(), key=lambda item: (-item[1], tie(item[0])))
     return [FacetValue(values, n) for values, n in ranked]
+
+
+_VERSION_FACETS = ("version", "version_major")
 
 
 def _can_be_empty(name: str) -> bool:

@@ -5,7 +5,7 @@
  * the canvas: nothing is parsed as markup. Redrawn after each htmx swap. */
 (function () {
   "use strict";
-  const { readJson, number, whiteBackground } = window.BenchHubCharts;
+  const { readJson, chartInputs, number, whiteBackground, logScaleDrawable, logScaleButton } = window.BenchHubCharts;
 
   // Every colour at least 3:1 against the white background (WCAG 1.4.11);
   // series also differ by point style, line dash and bar hatching, so that
@@ -303,37 +303,12 @@
   // reader's choice holds while the form redraws the chart.
   let logScaleWanted = false;
 
-  // Only positive values have a logarithm: a chart holding a zero or a
-  // negative value (or an error bar reaching one) keeps its linear axis.
-  function logScaleDrawable(data, relative, extent) {
-    const positive = data.series.every((series) =>
-      series.points.every((point) => (relative ? point.relative : point.value) > 0),
-    );
-    return positive && (!extent || extent.low > 0);
-  }
-
-  function logScaleButton(data, relative, extent, logarithmic) {
-    const button = document.getElementById("log-scale");
-    if (!button) {
-      return;
-    }
-    const drawable = logScaleDrawable(data, relative, extent);
-    button.disabled = !drawable;
-    button.title = drawable ? "" : "A logarithmic axis cannot show zero or negative values.";
-    button.setAttribute("aria-pressed", logarithmic ? "true" : "false");
-  }
-
   function draw() {
-    const canvas = document.getElementById("comparison-chart");
-    const data = readJson("comparison-data");
-    const labels = readJson("comparison-labels");
-    if (!canvas || !data || !labels || typeof Chart === "undefined") {
+    const inputs = chartInputs("comparison-chart", "comparison-data", "comparison-labels");
+    if (!inputs) {
       return;
     }
-    const previous = Chart.getChart(canvas);
-    if (previous) {
-      previous.destroy();
-    }
+    const { canvas, data, labels } = inputs;
     const relative = data.reference !== null;
     const numeric = data.x_numeric;
     const xValues = numeric || data.x_values.length < 2 ? data.x_values : data.x_values.filter((x) => !isTotals(x));
@@ -372,22 +347,17 @@
       title: { display: true, text: labels.x, font: { weight: "bold" } },
     };
     const extent = barExtent(data, relative, xValues);
-    const logarithmic = logScaleWanted && logScaleDrawable(data, relative, extent);
-    logScaleButton(data, relative, extent, logarithmic);
-    const valueAxis = logarithmic
-      ? {
-          type: "logarithmic",
-          suggestedMin: extent ? extent.low : undefined,
-          suggestedMax: extent ? extent.high : undefined,
-          title: { display: true, text: labels.y + " (logarithmic)", font: { weight: "bold" } },
-        }
-      : {
-          beginAtZero: true,
-          grace: "5%",
-          suggestedMin: extent ? extent.low : undefined,
-          suggestedMax: extent ? extent.high : undefined,
-          title: { display: true, text: labels.y, font: { weight: "bold" } },
-        };
+    const drawable = logScaleDrawable(
+      data.series
+        .flatMap((series) => series.points.map((point) => (relative ? point.relative : point.value)))
+        .concat(extent ? [extent.low] : []),
+    );
+    const logarithmic = logScaleWanted && drawable;
+    logScaleButton("log-scale", drawable, logarithmic);
+    const low = extent ? extent.low : undefined;
+    const high = extent ? extent.high : undefined;
+    const linear = { beginAtZero: true, grace: "5%", suggestedMin: low, suggestedMax: high };
+    const valueAxis = BenchHubCharts.valueAxis(logarithmic, linear, labels.y, low, high);
     new Chart(canvas, {
       type: numeric ? "line" : "bar",
       data: {

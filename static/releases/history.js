@@ -4,10 +4,35 @@
  * The median per version as a line, the middle half of its runs (q1 to q3)
  * as a band, and over each version after the first the 95 % interval of its
  * change from the version before (the verdict's, in the metric's unit) as a
- * thick bar with the verdict's glyph above. Strings reach the canvas as text. */
+ * thick bar with the verdict's glyph above. A logarithmic value axis at
+ * ?scale=log, toggled by #history-log-scale, which keeps the address (and the
+ * form's hidden scale field) in step. Strings reach the canvas as text. */
 (function () {
   "use strict";
-  const { readJson, number, whiteBackground } = window.BenchHubCharts;
+  const { readJson, chartInputs, number, whiteBackground, logScaleDrawable, logScaleButton } = window.BenchHubCharts;
+
+  const SCALE = "scale";
+  const LOG = "log";
+
+  function logScaleWanted() {
+    return new URLSearchParams(window.location.search).get(SCALE) === LOG;
+  }
+
+  // The choice in the address, as the form's other choices are, and in the
+  // form's hidden field, so that Show keeps it.
+  function rememberLogScale(wanted) {
+    const url = new URL(window.location.href);
+    if (wanted) {
+      url.searchParams.set(SCALE, LOG);
+    } else {
+      url.searchParams.delete(SCALE);
+    }
+    window.history.replaceState(window.history.state, "", url);
+    const field = document.getElementById("history-scale");
+    if (field) {
+      field.disabled = !wanted;
+    }
+  }
 
   const MEDIAN = "#1f5fa8";
   const BAND = "rgba(31, 95, 168, 0.16)";
@@ -78,16 +103,11 @@
   }
 
   function draw() {
-    const canvas = document.getElementById("history-chart");
-    const data = readJson("history-data");
-    const labels = readJson("history-labels");
-    if (!canvas || !data || !labels || typeof Chart === "undefined") {
+    const inputs = chartInputs("history-chart", "history-data", "history-labels");
+    if (!inputs) {
       return;
     }
-    const previous = Chart.getChart(canvas);
-    if (previous) {
-      previous.destroy();
-    }
+    const { canvas, data, labels } = inputs;
     const versions = data.versions;
     let low = Infinity;
     let high = -Infinity;
@@ -98,6 +118,13 @@
         high = Math.max(high, value);
       });
     });
+    const drawable = versions.length > 0 && logScaleDrawable([low]);
+    const logarithmic = logScaleWanted() && drawable;
+    logScaleButton("history-log-scale", drawable, logarithmic);
+    const bounds = [Number.isFinite(low) ? low : undefined, Number.isFinite(high) ? high : undefined];
+    // A line over versions, not bars: the linear axis spans the values, so
+    // that the band and the intervals a reader weighs a step by show.
+    const linear = { beginAtZero: false, grace: "8%", suggestedMin: bounds[0], suggestedMax: bounds[1] };
     new Chart(canvas, {
       type: "line",
       data: {
@@ -144,15 +171,7 @@
         scales: {
           // offset: each version in the middle of its slot, one alone included
           x: { offset: true, title: { display: true, text: labels.x, font: { weight: "bold" } }, ticks: { autoSkip: false } },
-          // A line over versions, not bars: the axis spans the values, so
-          // that the band and the intervals a reader weighs a step by show.
-          y: {
-            beginAtZero: false,
-            grace: "8%",
-            suggestedMin: Number.isFinite(low) ? low : undefined,
-            suggestedMax: Number.isFinite(high) ? high : undefined,
-            title: { display: true, text: labels.y, font: { weight: "bold" } },
-          },
+          y: BenchHubCharts.valueAxis(logarithmic, linear, labels.y, bounds[0], bounds[1]),
         },
         plugins: {
           title: { display: true, text: labels.title, font: { size: 15 } },
@@ -197,6 +216,11 @@
     const button = event.target.closest("#history-png");
     if (button) {
       downloadPng(button);
+    }
+    const logButton = event.target.closest("#history-log-scale");
+    if (logButton && !logButton.disabled) {
+      rememberLogScale(logButton.getAttribute("aria-pressed") !== "true");
+      draw();
     }
   });
 })();

@@ -73,6 +73,7 @@ def published(bob) -> dict[str, str]:
         "runs-side-by-side": f"/runs/compare/?run={runs[0].pk}&run={runs[1].pk}&run={hostile.pk}",
         "changes": "/changes/?engine=mysql&from=5.0&to=5.1",
         "history": "/benchmarks/select-update/history/?engine=postgresql",
+        "history-log": "/benchmarks/select-update/history/?engine=postgresql&scale=log",
     }
 
 

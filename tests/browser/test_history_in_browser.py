@@ -108,3 +108,44 @@ def test_the_comparison_chart_draws_the_interval_each_verdict_reads(live_server,
     assert "benchhubVerdictIntervals" in drawn["plugins"]
     # xfs and zfs at 1 and 8 clients; the reference has no verdict of its own
     assert len([rect for rect in drawn["painted"] if rect[2] == 10]) == 4
+
+
+Y_AXIS = """() => {
+  const chart = Chart.getChart(document.getElementById("history-chart"));
+  return chart ? {type: chart.scales.y.type, min: chart.scales.y.min} : null;
+}"""
+
+
+def test_the_history_value_axis_turns_logarithmic_and_the_address_keeps_it(
+    live_server, page: Page, versions
+):
+    page.goto(
+        live_server.url + "/benchmarks/select-update/history/?engine=postgresql&param.clients=8"
+    )
+    page.wait_for_function(Y_AXIS)
+    assert page.evaluate(Y_AXIS)["type"] == "linear"
+    toggle = page.locator("#history-log-scale")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+
+    toggle.click()
+
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    axis = page.evaluate(Y_AXIS)
+    assert axis["type"] == "logarithmic" and axis["min"] > 0
+    assert "scale=log" in page.url
+
+    page.reload()  # a shared address draws what its sender saw
+    page.wait_for_function(Y_AXIS)
+    assert page.evaluate(Y_AXIS)["type"] == "logarithmic"
+    expect(page.locator("#history-log-scale")).to_have_attribute("aria-pressed", "true")
+
+    page.select_option("#history-by", "version_major")  # the form sent again keeps it
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_url("**by=version_major**")
+    page.wait_for_function(Y_AXIS)
+    assert page.evaluate(Y_AXIS)["type"] == "logarithmic"
+    assert "scale=log" in page.url
+
+    page.locator("#history-log-scale").click()
+    assert page.evaluate(Y_AXIS)["type"] == "linear"
+    assert "scale=" not in page.url

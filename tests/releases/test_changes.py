@@ -150,7 +150,7 @@ def test_the_page_shows_each_machines_evidence(client, releases):
         ({"engine": "postgresql", "from": "\u0661\u0666", "to": "17"}, "is not a version number"),
     ],
 )
-def test_what_cannot_be_compared_is_a_400_naming_it(client, query, message):
+def test_what_cannot_be_compared_is_a_400_naming_it(client, db, query, message):
     page = client.get(PAGE, query)
     data = client.get(PAGE, {**query, "format": "json"})
 

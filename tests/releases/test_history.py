@@ -142,6 +142,7 @@ def test_machines_like_mine_filter_and_a_change_of_machine_is_flagged(client, re
         ({"engine": "postgresql", "by": "kernel"}, "by", "'kernel': one of version"),
         ({"engine": "postgresql", "metric": "speed"}, "metric", "no metric 'speed'"),
         ({"engine": "postgresql", "cores": "many"}, "cores", ""),
+        ({"engine": "postgresql", "scale": "logarithmic"}, "scale", "one of linear, log"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_parameter(client, releases, query, key, message):

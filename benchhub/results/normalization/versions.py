@@ -16,8 +16,7 @@ class ServerVersion(NamedTuple):
 
     @property
     def sort_key(self) -> str:
-        parts = re.findall(r"\d+", self.version)[:4]
-        return ".".join(p.zfill(5) for p in parts)
+        return version_sort_text(self.version)
 
 
 _ENGINE_WORDS = [
@@ -35,6 +34,55 @@ _ENGINE_WORDS = [
 _MARIADB_COMPAT_PREFIX = re.compile(r"^5\.5\.5-")
 _NUMBER = r"(\d+(?:\.\d+){0,3})"
 _PRERELEASE = r"(?:[\s-]*((?:alpha|beta|rc|devel)\s*\d*))?"
+
+
+# The one order of server versions, for every page, filter and answer that
+# orders them: numerically part by part (15.2 < 15.10), a pre-release before
+# its release (16devel < 16beta1 < 16beta2 < 16rc1 < 16.0 < 16.1), whatever
+# follows the number ("11.4.2-MariaDB-log", a build) read as nothing, and a
+# text without a number before every version (its stored key is empty).
+_STAGES = {"devel": "a", "dev": "a", "alpha": "b", "beta": "c", "rc": "d"}
+_RELEASE = "r"  # after every pre-release stage
+_PARTS = 4  # "3.0.11.33703": Firebird's build is the fourth
+_WIDTH = 5  # digits per part in the stored text; larger numbers are clipped
+_VERSION_AT = re.compile(
+    r"(\d+(?:\.\d+)*)(?:[\s._-]*(devel|dev|alpha|beta|rc)(?![a-z])[\s._-]*(\d*))?", re.I
+)
+
+
+def _version_parts(text: str) -> tuple[tuple[int, ...], str, int] | None:
+    """(the numbers, padded to _PARTS, the stage, the stage's number), or None."""
+    match = _VERSION_AT.search(_MARIADB_COMPAT_PREFIX.sub("", (text or "").strip()))
+    if match is None:
+        return None
+    limit = 10**_WIDTH - 1
+    numbers = [min(int(part), limit) for part in match.group(1).split(".")[:_PARTS]]
+    numbers += [0] * (_PARTS - len(numbers))
+    if match.group(2) is None:
+        return tuple(numbers), _RELEASE, 0
+    return tuple(numbers), _STAGES[match.group(2).lower()], min(int(match.group(3) or 0), limit)
+
+
+def version_order(text: str) -> tuple:
+    """The sort key of a version text in Python: ``sorted(versions, key=version_order)``.
+    Orders as ``version_sort_text`` does in the database; equal versions
+    spelled differently ("16", "16.0") by their text."""
+    parts = _version_parts(text)
+    if parts is None:
+        return (0, (), "", 0, str(text or ""))
+    return (1, *parts, str(text))
+
+
+def version_sort_text(text: str) -> str:
+    """The sort key of a version text as stored text, for ORDER BY and bounds
+    (``DatabaseServer.version_sort``): fixed-width fields, so that any
+    collation, one ignoring punctuation included, orders them as
+    ``version_order`` does. "" for a text without a number."""
+    parts = _version_parts(text)
+    if parts is None:
+        return ""
+    numbers, stage, number = parts
+    return ".".join(str(n).zfill(_WIDTH) for n in numbers) + f".{stage}{number:0{_WIDTH}d}"
 
 
 def _engine_of(raw: str, hint: str | None) -> str:
