@@ -302,13 +302,14 @@ def server_facts(conn: Connection, target: Target) -> dict[str, Any]:
     database = fb.FirebirdDatabase.from_target(target)
     local = database.is_local_file
     settings: dict[str, Any] = {"page_size": int(page_size), "page_buffers": int(page_buffers)}
+    version = raw.info.firebird_version.splitlines()[0].split("/", 1)[0]
     config = server_configuration(conn)
     if not config and local:
-        config = configuration(int(pid) if pid else None)
+        config = configuration(int(pid) if pid else None, version)
     settings.update(config)
     address = (address or "").split("/", 1)[0] or None
     return {
-        "version_string": raw.info.firebird_version.splitlines()[0].split("/", 1)[0],
+        "version_string": version,
         "protocol": _protocol(protocol, address),
         "server_pid": int(pid) if pid and local else None,
         "settings": settings,
@@ -344,14 +345,15 @@ def server_configuration(conn: Connection) -> dict[str, str]:
         return {}
 
 
-def configuration(server_pid: int | None) -> dict[str, str]:
+def configuration(server_pid: int | None, version: str | None = None) -> dict[str, str]:
     """ServerMode, TempDirectories, TempCacheLimit and DefaultDbCachePages as the server's
     firebird.conf sets them (or their documented defaults), TempDirectories resolved as
     the server does when it is not set: its FIREBIRD_TMP, TEMP or TMP, else /tmp. The file
-    is the one in the server's root directory (its FIREBIRD), else Debian's."""
+    is the one in the server's root directory (its FIREBIRD), else Debian's for the
+    server's ``version``."""
     environment = _server_environment(server_pid)
     root = environment.get("FIREBIRD")
-    path = Path(root) / "firebird.conf" if root else fb.DEBIAN_CONFIG_FILE
+    path = Path(root) / "firebird.conf" if root else fb.debian_config_file(version)
     try:
         text = path.read_text()
     except OSError:
