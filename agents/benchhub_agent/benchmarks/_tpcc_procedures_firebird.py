@@ -5,10 +5,10 @@ MySQL procedures of :mod:`._tpcc_procedures` (and the terminal's own,
 :class:`._tpcc_run.Terminal`): one ``EXECUTE PROCEDURE`` per transaction, prepared once
 per terminal, with the inputs the terminal drew and the tests' sabotages as arguments.
 
-A Firebird procedure cannot commit: each call runs in the terminal's transaction, which
-the terminal then commits (firebird-driver starts it with the call). PSQL has no arrays,
-so a New-Order's lines travel as one string of fixed-width numbers (:func:`encode_lines`),
-cut apart by SUBSTRING in the procedure.
+A Firebird procedure cannot commit: each call runs in a transaction the terminal starts
+before it and commits after it, through the client library's own calls
+(:mod:`..firebird_calls`). PSQL has no arrays, so a New-Order's lines travel as one
+string of fixed-width numbers (:func:`encode_lines`), cut apart by SUBSTRING.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .. import firebird_db
+from .. import firebird_calls, firebird_db
 from ._tpcc_load import DISTRICTS
 from ._tpcc_run import Terminal, UserRollback
 from .base import Target
@@ -260,23 +260,27 @@ class FirebirdProcedureTerminal(Terminal):
 
     def __init__(self, target: Target, *args: Any, **kwargs: Any) -> None:
         super().__init__(target, *args, **kwargs)
-        raw = self.conn.raw
-        self.raw, self.transaction = raw, raw.main_transaction
-        self.cur = raw.cursor()
+        self.connection = self.conn
+        self.cur = self.conn.raw.cursor()
+        # The calls through the client library's own functions (firebird_calls); the
+        # terminal's rollbacks go to the session's transaction.
+        self.session = self.conn = firebird_calls.Session(self.connection.raw)
         self.calls = {
-            name: self.cur.prepare(f"EXECUTE PROCEDURE tpcc_{name} ({', '.join('?' * count)})")
+            name: self.session.prepare(
+                self.cur, f"EXECUTE PROCEDURE tpcc_{name} ({', '.join('?' * count)})"
+            )
             for name, count in ARGUMENTS.items()
         }
         self.database_error = firebird_db.module().DatabaseError
 
     def _call(self, name: str, parameters: tuple) -> None:
         try:
-            self.cur.execute(self.calls[name], parameters)
+            self.calls[name].execute(parameters)
         except self.database_error as exc:
             if UNUSED_ITEM in str(exc):
                 raise UserRollback from exc
             raise
-        self.transaction.commit()
+        self.session.commit()
 
     def attempt(self, body: Any, inputs: tuple) -> None:
         body(None, *inputs)  # committed by _call
@@ -307,4 +311,4 @@ class FirebirdProcedureTerminal(Terminal):
         self._call("stock_level", (self.home, d, threshold))
 
     def close(self) -> None:
-        firebird_db.close(self.raw, *self.calls.values(), self.cur)
+        self.session.close(self.cur, *self.calls.values())
