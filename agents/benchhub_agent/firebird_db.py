@@ -302,13 +302,14 @@ def server_facts(conn: Connection, target: Target) -> dict[str, Any]:
     database = fb.FirebirdDatabase.from_target(target)
     local = database.is_local_file
     settings: dict[str, Any] = {"page_size": int(page_size), "page_buffers": int(page_buffers)}
+    version = raw.info.firebird_version.splitlines()[0].split("/", 1)[0]
     config = server_configuration(conn)
     if not config and local:
-        config = configuration(int(pid) if pid else None)
+        config = configuration(int(pid) if pid else None, version)
     settings.update(config)
     address = (address or "").split("/", 1)[0] or None
     return {
-        "version_string": raw.info.firebird_version.splitlines()[0].split("/", 1)[0],
+        "version_string": version,
         "protocol": _protocol(protocol, address),
         "server_pid": int(pid) if pid and local else None,
         "settings": settings,
@@ -344,14 +345,15 @@ def server_configuration(conn: Connection) -> dict[str, str]:
         return {}
 
 
-def configuration(server_pid: int | None) -> dict[str, str]:
+def configuration(server_pid: int | None, version: str | None = None) -> dict[str, str]:
     """ServerMode, TempDirectories, TempCacheLimit and DefaultDbCachePages as the server's
     firebird.conf sets them (or their documented defaults), TempDirectories resolved as
     the server does when it is not set: its FIREBIRD_TMP, TEMP or TMP, else /tmp. The file
-    is the one in the server's root directory (its FIREBIRD), else Debian's."""
+    is the one in the server's root directory (its FIREBIRD), else Debian's for the
+    server's ``version``."""
     environment = _server_environment(server_pid)
     root = environment.get("FIREBIRD")
-    path = Path(root) / "firebird.conf" if root else fb.DEBIAN_CONFIG_FILE
+    path = Path(root) / "firebird.conf" if root else fb.debian_config_file(version)
     try:
         text = path.read_text()
     except OSError:
@@ -404,12 +406,19 @@ class SortFiles:
     size. A file grows as the sort writes it, so its largest size seen is the bytes it
     wrote. Needs the server on this machine and /proc/<pid>/fd readable (root, or the
     server's own user): :attr:`readable` says whether they are.
+
+    Linux counts no reads per file, and Firebird counts none of its sort files: what
+    the server read meanwhile is its process's ``rchar`` (/proc/<pid>/io), which
+    :func:`sort_files_read` takes the database pages it read from.
     """
 
     def __init__(self, server_pid: int | None, directories: list[Path]) -> None:
         self.fd_dir = Path(f"/proc/{server_pid}/fd") if server_pid else None
+        self.io_file = Path(f"/proc/{server_pid}/io") if server_pid else None
         self.directories = [str(path).rstrip("/") + "/" for path in directories]
         self.sizes: dict[str, int] = {}
+        self.server_read: int | None = None  # bytes the server process read meanwhile
+        self._read_before: int | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -419,6 +428,7 @@ class SortFiles:
 
     def __enter__(self) -> SortFiles:
         self.sizes = {}
+        self.server_read, self._read_before = None, self._bytes_read()
         self._stop.clear()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -429,6 +439,21 @@ class SortFiles:
         if self._thread is not None:
             self._thread.join()
         self._look()  # what was written after the last look
+        after = self._bytes_read()
+        if self._read_before is not None and after is not None:
+            self.server_read = after - self._read_before
+
+    def _bytes_read(self) -> int | None:
+        """The server process's rchar: every byte its read() and pread() calls returned,
+        from files of any kind (its sockets are read with recv(), which this leaves out)."""
+        if self.io_file is None:
+            return None
+        try:
+            text = self.io_file.read_text()
+        except OSError:
+            return None
+        match = re.search(r"^rchar:\s*(\d+)", text, re.MULTILINE)
+        return int(match.group(1)) if match else None
 
     @property
     def written(self) -> int:
@@ -463,3 +488,23 @@ class SortFiles:
         if not os.path.basename(name).startswith(SORT_FILE_PREFIX):
             return False
         return not self.directories or any(name.startswith(d) for d in self.directories)
+
+
+def page_reads(conn: Connection) -> tuple[int, int]:
+    """The database's page reads since it was opened (MON$IO_STATS, every attachment
+    to this file) and its page size."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT i.mon$page_reads, d.mon$page_size FROM mon$database d"
+            " JOIN mon$io_stats i ON i.mon$stat_id = d.mon$stat_id"
+        )
+        reads, page_size = cur.fetchone()
+    return int(reads), int(page_size)
+
+
+def sort_files_read(server_read: int | None, pages_read: int, page_size: int) -> int | None:
+    """The bytes a sort read back from its files: what the server process read while it
+    ran, less the database pages it read (each a pread of one page)."""
+    if server_read is None:
+        return None
+    return max(0, server_read - pages_read * page_size)

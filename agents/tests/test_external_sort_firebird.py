@@ -92,9 +92,17 @@ def sort(target: Target, **values) -> external_sort.BenchmarkResult:
     return external_sort.run(target, options, SilentProgress())
 
 
-def written(result: external_sort.BenchmarkResult) -> float:
-    (found,) = [m for m in result.measurements if m.metric == "temp_bytes_written"]
+def figure(result: external_sort.BenchmarkResult, metric: str) -> float:
+    (found,) = [m for m in result.measurements if m.metric == metric]
     return found.value
+
+
+def written(result: external_sort.BenchmarkResult) -> float:
+    return figure(result, "temp_bytes_written")
+
+
+def read(result: external_sort.BenchmarkResult) -> float:
+    return figure(result, "temp_bytes_read")
 
 
 def test_the_sort_files_grow_when_the_servers_sort_memory_is_smaller(small_cache_server):
@@ -109,6 +117,11 @@ def test_the_sort_files_grow_when_the_servers_sort_memory_is_smaller(small_cache
     # The same rows, sorted with 1 MB of temp cache instead of 64 MB: the runs go to files.
     assert written(spilled) > 1_000_000
     assert written(spilled) > written(in_memory)
+    # Read back while the client fetches: about the runs it wrote (the files' sizes are
+    # whole allocation chunks), at most a few merge passes over them; the in-memory sort
+    # reads next to nothing.
+    assert written(spilled) / 2 < read(spilled) < 4 * written(spilled)
+    assert read(in_memory) < read(spilled) / 4
     assert spilled.database["settings"]["TempDirectories"] == str(folder.parent / "tmp")
     assert "fb_sort_* files" in " ".join(spilled.notes)
     assert dbs.document_errors(spilled) == []

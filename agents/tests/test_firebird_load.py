@@ -107,6 +107,17 @@ def test_the_server_is_described_with_its_mode_pages_and_temp_directories():
     assert info.server_pid == fb.server_pid()
 
 
+def test_the_configuration_read_is_the_one_of_the_servers_version():
+    assert fb.debian_config_file("LI-V4.0.5.3140 Firebird 4.0").parts[-2:] == (
+        "4.0",
+        "firebird.conf",
+    )
+    assert fb.debian_config_file("WI-V5.0.1.1469 Firebird 5.0").parts[-2] == "5.0"
+    # This machine has Firebird 3 only: a Firebird 4 is not described with 3's file.
+    assert firebird_db.configuration(None, "LI-V4.0.5.3140 Firebird 4.0") == {}
+    assert firebird_db.configuration(None, "LI-V3.0.11.33637 Firebird 3.0")["ServerMode"]
+
+
 # --- select-update ----------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""tpcc's procedures on the real PostgreSQL and MariaDB, on a few rows made by hand.
+"""tpcc's procedures on the real PostgreSQL, MariaDB and Firebird, on a few rows made by hand.
 
 The runs of test_tpcc.py show that the procedures keep the consistency conditions; these
 tests check, row by row, what the transactions write: the customer a Payment by last name
@@ -38,7 +38,7 @@ def dist(item: int, district: int) -> str:
     return f"dist {item} of {district}".ljust(24)
 
 
-@pytest.fixture(params=["postgresql", "mariadb/mysqlclient", "mariadb/pymysql"])
+@pytest.fixture(params=["postgresql", "mariadb/mysqlclient", "mariadb/pymysql", "firebird"])
 def workspace(request):
     engine, _, driver = request.param.partition("/")
     target = getattr(dbs, engine)(f"tpcc_procs_{engine}")
@@ -87,10 +87,13 @@ def workspace(request):
         dbc.remove_own_objects(target, tpcc.NAME, tpcc.OWN_TABLES)
 
 
-def terminal(workspace):
+def terminal(workspace, sabotage=None):
     target, driver = workspace
     rng = random.Random(29)
-    return procedures.ProcedureTerminal(target, 2, W, rng, (17, 5, 301), mysql_driver=driver)
+    args = (target, 2, W, rng, (17, 5, 301), sabotage)
+    if target.engine == "firebird":
+        return procedures.firebird.FirebirdProcedureTerminal(*args)
+    return procedures.ProcedureTerminal(*args, mysql_driver=driver)
 
 
 def rows(workspace, sql: str, parameters: tuple = ()) -> list[tuple]:
@@ -181,3 +184,51 @@ def test_a_new_order_takes_its_stock_and_a_delivery_bills_its_customer(workspace
     assert rows(workspace, "SELECT c_balance, c_delivery_cnt FROM customer WHERE c_id = 4") == [
         (Decimal("105.25"), 1)
     ]
+
+
+def test_the_sabotages_reach_the_procedures(workspace):
+    for sabotage in ("new_order_skips_an_id", "new_order_miscounts_lines"):
+        term = terminal(workspace, sabotage)
+        try:
+            term.attempt(term.new_order, (D, 4, [(9, W, 2), (3, W, 1), (2, W, 5)]))
+        finally:
+            term.close()
+    term = terminal(workspace, "payment_skips_district")
+    try:
+        term.attempt(term.payment, (D, W, D, 27, Decimal("0.42")))
+    finally:
+        term.close()
+    # The first order took two ids, the second one line more than it has.
+    assert rows(workspace, "SELECT d_next_o_id, d_ytd FROM district") == [
+        (3004, Decimal("30000.00"))
+    ]
+    assert rows(workspace, "SELECT o_id, o_ol_cnt FROM orders ORDER BY o_id") == [
+        (3001, 3),
+        (3003, 4),
+    ]
+    assert rows(workspace, "SELECT w_ytd FROM warehouse") == [(Decimal("300000.42"),)]
+
+
+def test_a_new_load_replaces_the_tables_the_firebird_procedures_use():
+    target = dbs.firebird("tpcc_procs_reload")
+    own = dbc.in_own_schema(target, tpcc.NAME)
+    try:
+        conn = dbc.connect(own)
+        try:
+            with conn.cursor() as cur:
+                for sql in load.create_statements(own.engine):
+                    cur.execute(sql)
+            procedures.install(own)
+            procedures.firebird.uninstall(own)  # what tpcc does before a load
+            with conn.cursor() as cur:
+                for sql in load.create_statements(own.engine):
+                    cur.execute(sql)
+        finally:
+            conn.close()
+        procedures.install(own)
+        assert rows(
+            (own, None),
+            "SELECT count(*) FROM rdb$procedures WHERE rdb$procedure_name STARTING WITH 'TPCC_'",
+        ) == [(5,)]
+    finally:
+        dbc.remove_own_objects(target, tpcc.NAME, tpcc.OWN_TABLES)

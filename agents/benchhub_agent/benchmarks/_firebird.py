@@ -19,6 +19,9 @@ from .base import Target
 
 DEBIAN_PASSWORD_FILE = Path("/etc/firebird/3.0/SYSDBA.password")
 DEBIAN_CONFIG_FILE = Path("/etc/firebird/3.0/firebird.conf")
+# Debian keeps each major version's files apart: /etc/firebird/<major>.<minor>/.
+DEBIAN_ETC = Path("/etc/firebird")
+_VERSION = re.compile(r"V(\d+)\.(\d+)")
 DEFAULT_PORT = 3050
 ISQL_NAMES = ("isql-fb", "isql")  # Debian renames isql to avoid unixODBC's
 
@@ -211,11 +214,20 @@ def tool_version(name: str) -> str:
     return first[0].split("version", 1)[-1].strip() if first else "unknown"
 
 
-def server_mode() -> str | None:
+def debian_config_file(version: str | None) -> Path:
+    """Debian's firebird.conf of the server whose version text (``LI-V4.0.5.3140 ...``)
+    is given; Firebird 3's when the version is not known."""
+    match = _VERSION.search(version or "")
+    if not match:
+        return DEBIAN_CONFIG_FILE
+    return DEBIAN_ETC / f"{match.group(1)}.{match.group(2)}" / "firebird.conf"
+
+
+def server_mode(version: str | None = None) -> str | None:
     """SuperServer, Classic or SuperClassic, from the local firebird.conf (Firebird 3
     reports it nowhere else); None when the file is not readable."""
     try:
-        text = DEBIAN_CONFIG_FILE.read_text()
+        text = debian_config_file(version).read_text()
     except OSError:
         return None
     match = re.search(r"^\s*ServerMode\s*=\s*(\w+)", text, re.MULTILINE)

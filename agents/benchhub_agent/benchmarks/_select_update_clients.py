@@ -173,41 +173,41 @@ class FirebirdClient:
     client changed while this one waited is an update conflict (SQLSTATE 40001), retried."""
 
     def __init__(self, target: Target, locking: str) -> None:
-        from .. import firebird_db
+        from .. import firebird_calls, firebird_db
 
-        self.firebird = firebird_db
         self.errors = firebird_db.module()
         self.retryable = firebird_db.RETRYABLE_SQLSTATES
         self.conn = firebird_db.connect_raw(target)
         self.cursor = self.conn.cursor()
+        self.session = firebird_calls.Session(self.conn)  # the library's calls, direct
         lock = " WITH LOCK" if locking == "for_update" else ""
         # TABLE is a constant of this module: nothing user-supplied reaches the SQL text.
-        self.select = self.cursor.prepare(f"SELECT c2 FROM {TABLE} WHERE c1 = ?{lock}")  # noqa: S608
-        self.update = self.cursor.prepare(f"UPDATE {TABLE} SET c2 = ? WHERE c1 = ?")  # noqa: S608
+        prepare = self.session.prepare
+        self.select = prepare(self.cursor, f"SELECT c2 FROM {TABLE} WHERE c1 = ?{lock}")  # noqa: S608
+        self.update = prepare(self.cursor, f"UPDATE {TABLE} SET c2 = ? WHERE c1 = ?")  # noqa: S608
 
     def backend_pid(self) -> int | None:
         return None  # SuperServer: one process for all connections, pinned as a whole
 
     def transaction(self, key: int) -> None:
-        cursor = self.cursor
+        session = self.session
         try:
-            cursor.execute(self.select, (key,))
-            row = cursor.fetchone()
+            row = self.select.execute((key,))
             if row is None:
-                self.firebird.rollback(self.conn)
+                session.rollback()
                 raise Failed(MISSING_ROW % key)
-            cursor.execute(self.update, (row[0] + 1, key))
-            self.conn.commit()
+            self.update.execute((row[0] + 1, key))
+            session.commit()
         except self.errors.DatabaseError as exc:
             if self.conn.is_closed() or str(exc.sqlstate or "").startswith("08"):
                 raise ConnectionError(str(exc)) from exc
-            self.firebird.rollback(self.conn)
+            session.rollback()
             if exc.sqlstate in self.retryable:
                 raise Retryable(str(exc)) from exc
             raise Failed(str(exc)) from exc
 
     def close(self) -> None:
-        self.firebird.close(self.conn, self.select, self.update, self.cursor)
+        self.session.close(self.cursor, self.select, self.update)
 
 
 def open_client(

@@ -91,32 +91,31 @@ class FirebirdClient:
     MAX_TRIES = 10
 
     def __init__(self, target: Target) -> None:
-        from .. import firebird_db
+        from .. import firebird_calls, firebird_db
 
-        self.firebird = firebird_db
         self.errors = firebird_db.module()
         self.retryable = firebird_db.RETRYABLE_SQLSTATES
         self.conn = firebird_db.connect_raw(target)
         self.cursor = self.conn.cursor()
-        prepare = self.cursor.prepare
+        self.session = firebird_calls.Session(self.conn)  # the library's calls, direct
         self.statements = [
-            prepare(firebird_db.firebird_sql(sql.decode().replace("%d", "%s")))
+            self.session.prepare(
+                self.cursor, firebird_db.firebird_sql(sql.decode().replace("%d", "%s"))
+            )
             for sql in (ACCOUNTS, SELECT, TELLERS, BRANCHES, HISTORY)
         ]
         self.retries = 0
 
     def run(self, aid: int, bid: int, tid: int, delta: int) -> None:
         accounts, select, tellers, branches, history = self.statements
-        execute = self.cursor.execute
         for attempt in range(self.MAX_TRIES):
             try:
-                execute(accounts, (delta, aid))
-                execute(select, (aid,))
-                self.cursor.fetchone()
-                execute(tellers, (delta, tid))
-                execute(branches, (delta, bid))
-                execute(history, (tid, bid, aid, delta))
-                self.conn.commit()
+                accounts.execute((delta, aid))
+                select.execute((aid,))  # the row comes with the execute
+                tellers.execute((delta, tid))
+                branches.execute((delta, bid))
+                history.execute((tid, bid, aid, delta))
+                self.session.commit()
                 return
             except self.errors.DatabaseError as exc:
                 if exc.sqlstate not in self.retryable or attempt + 1 == self.MAX_TRIES:
@@ -125,10 +124,10 @@ class FirebirdClient:
                 self.retries += 1
 
     def rollback(self) -> None:
-        self.firebird.rollback(self.conn)
+        self.session.rollback()
 
     def close(self) -> None:
-        self.firebird.close(self.conn, *self.statements, self.cursor)
+        self.session.close(self.cursor, *self.statements)
 
 
 def _open(target: Target, driver: str) -> Client | FirebirdClient:

@@ -6,9 +6,9 @@ with its parameters escaped and its answer parsed in Python): the load would mea
 the client. As HammerDB's TPROC-C does, each transaction is one call of a procedure
 kept in the benchmark's own schema or database (PL/pgSQL functions; MariaDB/MySQL
 stored procedures), with the inputs the terminal drew: the same statements, in the
-same order, on the same rows as the terminal's own (:class:`._tpcc_run.Terminal`),
-which Firebird still runs. The sabotages of the tests are arguments, so that the code
-a test breaks is the code every run runs.
+same order, on the same rows as the terminal's own (:class:`._tpcc_run.Terminal`);
+Firebird's PSQL procedures are in :mod:`._tpcc_procedures_firebird`. The sabotages of
+the tests are arguments, so that the code a test breaks is the code every run runs.
 
 Each call is one round trip and a transaction of its own: on PostgreSQL a function called
 alone in autocommit, on MySQL/MariaDB a procedure that starts and commits its transaction
@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import db
 from . import _connections as dbc
+from . import _tpcc_procedures_firebird as firebird
 from ._tpcc_load import DISTRICTS
 from ._tpcc_run import Terminal, UserRollback
 from .base import Target
@@ -413,6 +414,8 @@ MYSQL_ARGUMENTS = {
 def install(target: Target) -> None:
     """Create (or replace) the procedures in the benchmark's own schema or database, on
     every run: data kept by an older agent gets this agent's transactions."""
+    if target.engine == "firebird":
+        firebird.install(target)
     if target.engine not in ENGINES:
         return
     conn = dbc.connect(target)
@@ -430,8 +433,10 @@ def install(target: Target) -> None:
 
 
 def note(engine: str) -> str:
-    if engine in ENGINES:
-        kind = "PL/pgSQL function" if engine == "postgresql" else "stored procedure"
+    if engine in ENGINES or engine == "firebird":
+        kind = {"postgresql": "PL/pgSQL function", "firebird": "PSQL procedure"}.get(
+            engine, "stored procedure"
+        )
         return (
             f"transactions: one call of a {kind} each, with the inputs the terminal drew "
             "(as HammerDB's TPROC-C)."
@@ -578,6 +583,8 @@ def _pg_text(value: Any) -> bytes | None:
 def open_terminal(target: Target, setup: dict[str, Any], home: int, rng: random.Random) -> Terminal:
     """The terminal a run's client drives: procedure calls where the engine has them."""
     args = (target, setup["warehouses"], home, rng, setup["constants"], setup["sabotage"])
+    if target.engine == "firebird":
+        return firebird.FirebirdProcedureTerminal(*args)
     if target.engine not in ENGINES:
         return Terminal(*args)
     return ProcedureTerminal(*args, mysql_driver=setup.get("mysql_driver", "pymysql"))

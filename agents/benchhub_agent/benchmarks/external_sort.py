@@ -23,8 +23,10 @@ What each engine really tells about the temporary files:
   whole server (firebird.conf), and writes the rest to ``fb_sort_*`` files in
   ``TempDirectories``, unlinked as soon as they are made. ``temp_bytes_written`` is the
   sum of their largest sizes, watched in the server's open files (/proc/<pid>/fd: the
-  server on this machine, and root or the server's user); the server counts no reads
-  of them. The run cannot set its sort memory: it records the server's TempCacheLimit
+  server on this machine, and root or the server's user). The server counts no reads
+  of them, and Linux none per file: ``temp_bytes_read`` is the server process's
+  ``rchar`` (/proc/<pid>/io) over the sort, less the database pages MON$IO_STATS says it
+  read. The run cannot set its sort memory: it records the server's TempCacheLimit
   as ``sort_memory``, and ``--sort-memory`` is refused.
 """
 
@@ -86,6 +88,7 @@ class SortRun:
     seconds: float
     rows: int
     temp_bytes_written: int | None = None
+    temp_bytes_read: int | None = None  # Firebird: per repetition
     counters: dict[str, int] = field(default_factory=dict)
 
 
@@ -245,6 +248,10 @@ def _mysql_sort(conn: Any) -> SortRun:
 
 
 def _firebird_sort(conn: Any, sort_files: Any) -> SortRun:
+    from .. import firebird_db
+
+    pages_before, page_size = firebird_db.page_reads(conn)
+    conn.commit()  # MON$ tables keep one snapshot per transaction
     started = time.perf_counter()
     rows = 0
     with sort_files, conn.cursor() as cur:
@@ -253,8 +260,12 @@ def _firebird_sort(conn: Any, sort_files: Any) -> SortRun:
             rows += len(batch)
         conn.commit()  # closes the cursor: the server releases its sort files
     seconds = time.perf_counter() - started
-    written = sort_files.written if sort_files.readable else None
-    return SortRun(seconds, rows, temp_bytes_written=written)
+    pages = firebird_db.page_reads(conn)[0] - pages_before
+    conn.commit()
+    if not sort_files.readable:
+        return SortRun(seconds, rows)
+    read = firebird_db.sort_files_read(sort_files.server_read, pages, page_size)
+    return SortRun(seconds, rows, temp_bytes_written=sort_files.written, temp_bytes_read=read)
 
 
 def _firebird_note(info: Any, sort_files: Any) -> str:
@@ -268,8 +279,11 @@ def _firebird_note(info: Any, sort_files: Any) -> str:
         )
     return (
         f"temp_bytes_written: the largest sizes of the server's fb_sort_* files (unlinked "
-        f"when made, watched in /proc/<pid>/fd) per repetition; sort memory is TempCacheLimit "
-        f"({limit}), server-wide in firebird.conf; Firebird counts no reads of them."
+        f"when made, watched in /proc/<pid>/fd) per repetition; temp_bytes_read: the bytes "
+        f"the server process read meanwhile (rchar of /proc/<pid>/io; Firebird counts no "
+        f"reads of its sort files) less the database pages it read (MON$IO_STATS), so "
+        f"reads of other databases on the same server at that time count too; sort memory "
+        f"is TempCacheLimit ({limit}), server-wide in firebird.conf."
     )
 
 
@@ -401,6 +415,9 @@ def _measurements(runs: list[SortRun], warm_up: dict[str, int]) -> list[Measurem
     if "read" in warm_up:
         read = float(warm_up["read"])
         found.append(Measurement("temp_bytes_read", read, "bytes", {}, [read]))
+    reads = [float(r.temp_bytes_read) for r in runs if r.temp_bytes_read is not None]
+    if reads:
+        found.append(Measurement("temp_bytes_read", dbc.median(reads), "bytes", {}, reads))
     return found
 
 

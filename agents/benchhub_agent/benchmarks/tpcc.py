@@ -5,7 +5,7 @@ keys and data generation, one process per warehouse up to the CPUs, reproducible
 ``--seed``. Run (:mod:`._tpcc_run`): terminals without keying or think time, as
 HammerDB's TPROC-C and sysbench-tpcc run them, for ``--duration`` after ``--warmup``, at
 each ``--clients`` point ``--repeat`` times, each transaction one procedure call on
-PostgreSQL and MySQL/MariaDB (:mod:`._tpcc_procedures`); NOPM counts committed New-Orders
+PostgreSQL, MySQL/MariaDB and Firebird (:mod:`._tpcc_procedures`); NOPM counts committed New-Orders
 per minute, TPM every transaction done. After the last point, the consistency conditions
 1-4 of clause 3.3.2 are checked; a violation fails the run.
 
@@ -134,6 +134,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         notes.append(f"data: kept by an earlier run (seed {seed}), not reloaded.")
     else:
         warehouses, seed = asked or 1, asked_seed if asked_seed is not None else 1
+        if target.engine == "firebird":  # kept procedures would keep the tables from a drop
+            procedures.firebird.uninstall(target)
         with working(progress, f"tpcc: loading {warehouses} warehouse(s)"):
             processes = load.initialize(target, warehouses, seed)
         load_constants = load.constants(seed)

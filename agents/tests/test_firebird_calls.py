@@ -1,0 +1,93 @@
+"""The load's direct calls of Firebird's client library, on the real Firebird 3: what they
+send arrives as sent, what they read is what firebird-driver reads, and the server's
+errors come back as firebird-driver's, with their SQLSTATE."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import _databases as dbs
+import pytest
+from benchhub_agent import firebird_calls, firebird_db
+from benchhub_agent.benchmarks import _firebird as fb
+
+
+@pytest.fixture
+def session():
+    target = dbs.firebird("calls")
+    database = fb.FirebirdDatabase.from_target(target)
+    fb.recreate(database, "the direct calls' test")
+    fb.isql(
+        database,
+        "CREATE TABLE account (id integer NOT NULL PRIMARY KEY, owner varchar(12),"
+        " balance numeric(9, 2), visits bigint);\nCOMMIT;\n"
+        "INSERT INTO account VALUES (3, 'ana', 10.25, 1);\n"
+        "INSERT INTO account VALUES (8, NULL, NULL, NULL);\nCOMMIT;\n",
+    )
+    conn = firebird_db.connect_raw(target)
+    cursor = conn.cursor()
+    found = firebird_calls.Session(conn)
+    found.cursor = cursor
+    statements = []
+    found.statement = lambda sql: statements.append(found.prepare(cursor, sql)) or statements[-1]
+    yield found, target
+    found.close(cursor, *statements)
+    fb.drop(database)
+
+
+def rows(target, sql: str) -> list[tuple]:
+    conn = firebird_db.connect(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return [tuple(row) for row in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def test_values_go_and_come_back_as_firebird_driver_gives_them(session):
+    calls, target = session
+    insert = calls.statement("INSERT INTO account VALUES (?, ?, ?, ?)")
+    insert.execute((34, None, Decimal("0.5"), None))
+    insert.execute((21, "zoë-ünïcode", Decimal("-1234567.89"), 2**40 + 7))  # no NULL left over
+    select = calls.statement("SELECT owner, balance, visits FROM account WHERE id = ?")
+    assert select.execute((21,)) == ("zoë-ünïcode", Decimal("-1234567.89"), 2**40 + 7)
+    assert select.execute((8,)) == (None, None, None)
+    assert select.execute((99,)) is None  # no row: no error
+    calls.commit()
+    assert rows(target, "SELECT id, owner, balance, visits FROM account ORDER BY id") == [
+        (3, "ana", Decimal("10.25"), 1),
+        (8, None, None, None),
+        (21, "zoë-ünïcode", Decimal("-1234567.89"), 2**40 + 7),
+        (34, None, Decimal("0.50"), None),
+    ]
+
+
+def test_a_rollback_undoes_the_transaction_and_the_next_one_starts_anew(session):
+    calls, target = session
+    update = calls.statement("UPDATE account SET balance = balance + ? WHERE id = ?")
+    update.execute((Decimal("1.50"), 3))
+    calls.rollback()
+    update.execute((Decimal("2.25"), 3))
+    calls.commit()
+    assert rows(target, "SELECT balance FROM account WHERE id = 3") == [(Decimal("12.50"),)]
+
+
+def test_the_servers_errors_arrive_with_their_sqlstate_and_leave_the_session_usable(session):
+    calls, target = session
+    insert = calls.statement("INSERT INTO account (id, owner) VALUES (?, ?)")
+    with pytest.raises(firebird_db.module().DatabaseError) as raised:
+        insert.execute((3, "twice"))
+    assert raised.value.sqlstate == "23000"  # the primary key
+    assert "PRIMARY" in str(raised.value) or "primary" in str(raised.value)
+    calls.rollback()
+    with pytest.raises(firebird_db.module().DatabaseError) as raised:
+        insert.execute((5, "thirteen char"))  # fits the buffer, not the column
+    assert raised.value.sqlstate == "22001"
+    calls.rollback()
+    # VARCHAR(12) in UTF8: a buffer of 48 bytes, which a longer value would overrun.
+    with pytest.raises(ValueError, match="longer than the parameter's 48 bytes"):
+        insert.execute((5, "é" * 25))
+    insert.execute((5, "bo"))
+    calls.commit()
+    assert rows(target, "SELECT id, owner FROM account WHERE id = 5") == [(5, "bo")]
