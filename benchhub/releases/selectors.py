@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 
 from benchhub_contract.verdicts import RunValues, Verdict, verdict
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Case, IntegerField, Max, Min, Q, Value, When
+from django.db.models import Case, IntegerField, Q, Value, When
 from rest_framework.exceptions import ValidationError
 
 from benchhub.lib.api import FieldErrors
 from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
-from benchhub.results.models import Client, Hardware, Metric, OperatingSystem, Run, Storage
+from benchhub.results.models import Client, Hardware, Metric, OperatingSystem, Storage
 
 BETTER, WORSE = "better", "worse"
 
@@ -102,51 +102,48 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
     if errors:
         raise InvalidChanges(errors)
 
-    # One row per run and metric, its best value, grouped by the two ids alone (a
-    # window function sorted every measurement of both versions' runs; grouping by the
-    # run's environment and the metric's names as well sorted them by text): what the
-    # run and the metric are comes from their own small queries.
-    # The ranked metrics, read once: their ids let the planner read their slices of the
-    # covering index instead of every measurement of the runs, and name the rows.
+    # One row per run and metric (RunMetric, kept at upload: a run's least and
+    # greatest value of the metric), with what the run is: grouping every
+    # measurement of both versions' runs by run and metric took most of the page's
+    # time. What the metric is comes from its own small query.
+    # The ranked metrics, read once: their ids name the rows.
     metric_keys = {
         metric.pk: (metric.benchmark.name, metric.name, metric.unit, metric.direction)
         for metric in Metric.objects.filter(direction__in=("higher", "lower")).select_related(
             "benchmark"
         )
     }
-    measurements = (
-        selectors.measurement_list(user=user)
+    rows = (
+        selectors.run_metric_list(user=user)
         .filter(run__server__engine=engine, metric_id__in=list(metric_keys))
         .filter(_version_q(before) | _version_q(after))
-    )
-    rows = list(
-        measurements.order_by()
-        .values("run_id", "metric_id")
-        .annotate(high=Max("value"), low=Min("value"))
-        .values_list("run_id", "metric_id", "high", "low")
-    )
-    # The versions' runs by the same filter, not by thousands of ids: one the
-    # measurements' visibility rule left out is never looked up.
-    runs = {
-        run_id: ((hw, st, os_id, cl), is_after)
-        for run_id, hw, st, os_id, cl, is_after in Run.objects.filter(server__engine=engine)
-        .filter(_version_q(before, prefix="server") | _version_q(after, prefix="server"))
         .annotate(
             is_after=Case(
-                When(_version_q(after, prefix="server"), then=Value(1)),
+                When(_version_q(after), then=Value(1)),
                 default=Value(0),
                 output_field=IntegerField(),
             )
         )
-        .values_list("id", "hardware_id", "storage_id", "os_id", "client_id", "is_after")
-    }
+        .order_by("run_id", "metric_id")  # each side's runs in upload order
+        .values_list(
+            "run_id",
+            "metric_id",
+            "high",
+            "low",
+            "run__hardware_id",
+            "run__storage_id",
+            "run__os_id",
+            "run__client_id",
+            "is_after",
+        )
+    )
     sides: dict[tuple, dict[tuple, tuple[list[RunValues], list[RunValues]]]] = defaultdict(
         lambda: defaultdict(lambda: ([], []))
     )
     runs_of: dict[tuple, set[int]] = defaultdict(set)
-    for run_id, metric_id, high, low in rows:
+    for run_id, metric_id, high, low, *env_ids, is_after in rows:
         metric_key = metric_keys[metric_id]
-        env, is_after = runs[run_id]
+        env = tuple(env_ids)
         # A run is one observation of its machine: the verdict compares runs.
         sides[metric_key][env][is_after].append(
             RunValues(low if metric_key[-1] == "lower" else high)
