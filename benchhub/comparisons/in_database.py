@@ -160,10 +160,10 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
             -- the first runs are these rows, each its run's only one there.
             SELECT count(*) = count(DISTINCT run_id) AS single,
                    (array_agg(run_id))[1:%s] AS run_ids,
-                   (array_agg(v))[1:%s] AS run_values,
-                   (array_agg(id))[1:%s] AS only_ids
+                   (array_agg(cell.vals[i]))[1:%s] AS run_values,
+                   (array_agg(cell.ids[i]))[1:%s] AS only_ids
             FROM (
-                SELECT run_id, cell.vals[i] AS v, cell.ids[i] AS id
+                SELECT run_id, i
                 FROM (
                     SELECT unnest(cell.runs) AS run_id, generate_subscripts(cell.runs, 1) AS i
                 ) AS cell_runs
