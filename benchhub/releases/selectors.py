@@ -20,6 +20,7 @@ from django.db.models import Case, F, IntegerField, Q, Value, When
 from rest_framework.exceptions import ValidationError
 
 from benchhub.lib.api import FieldErrors
+from benchhub.lib.collector import cyclic_gc_paused
 from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
@@ -144,16 +145,16 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
     )
     runs_of: dict[tuple, set[int]] = defaultdict(set)
     # Read as the cursor gives them: Django's iteration of 30,000 rows of three
-    # numbers (chunks, converters) cost more than their query.
+    # numbers (chunks, converters) cost more than their query. Tens of thousands of
+    # acyclic tuples: built with the cyclic collector paused (benchhub.lib.collector).
     statement, params = rows.query.sql_with_params()
-    with connection.cursor() as cursor:
+    with cyclic_gc_paused(), connection.cursor() as cursor:
         cursor.execute(statement, params)
-        rows = cursor.fetchall()
-    for run_id, metric_id, best in rows:
-        env, is_after = runs[run_id]
-        # A run is one observation of its machine: the verdict compares runs.
-        sides[metric_keys[metric_id]][env][is_after].append(RunValues(best))
-        runs_of[env].add(run_id)
+        for run_id, metric_id, best in cursor.fetchall():
+            env, is_after = runs[run_id]
+            # A run is one observation of its machine: the verdict compares runs.
+            sides[metric_keys[metric_id]][env][is_after].append(RunValues(best))
+            runs_of[env].add(run_id)
     paired_keys = {env for envs in sides.values() for env, (b, a) in envs.items() if b and a}
     dimensions = _dimensions(paired_keys)
     metrics = []
