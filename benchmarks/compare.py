@@ -351,8 +351,10 @@ def fill(url: str, measurements: int, seed: int) -> None:
             )
         connection.commit()
         connection.autocommit = True
-        cursor.execute("VACUUM ANALYZE")
     _list_parameter_names()
+    _summarize_runs()
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("VACUUM ANALYZE")
 
 
 def _list_parameter_names() -> None:
@@ -366,6 +368,19 @@ def _list_parameter_names() -> None:
     migration = importlib.import_module("benchhub.results.migrations.0007_metric_parameters")
     with django_connection.schema_editor() as editor:
         migration.list_stored_names(apps, editor)
+
+
+def _summarize_runs() -> None:
+    """Each run's summary per metric (RunMetric), which an upload writes and
+    COPY does not: written as migration 0012 writes it."""
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection as django_connection
+
+    migration = importlib.import_module("benchhub.results.migrations.0012_run_metric_summaries")
+    with django_connection.schema_editor() as editor:
+        migration.summarize_stored(apps, editor)
 
 
 def _su_value(metric: str, clients: int, speed: float) -> float:

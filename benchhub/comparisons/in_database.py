@@ -11,7 +11,11 @@ values read by subscript): the quartiles (``percentile_cont``, interpolated like
 ``VERDICT_RUNS`` runs in ``run_sample_key`` order, each with its median
 there and its measurement's id if it has only one there
 (a large cell looks only below a cutoff of the sample key, see
-``SAMPLED_ROWS``).
+``SAMPLED_ROWS``). Those runs come from the cell's first ``VERDICT_RUNS`` + 1
+rows in sample order (a top-N sort) when no run is among them twice, as in a
+comparison whose axes fix the point, where each run has one measurement per
+cell; only a cell where one is (pooled points) groups its rows by run and takes
+medians, about twice the time per cell (docs/performance.md).
 Groups with a missing key are the "left out" notes. For the page, each cell also says
 whether its measurements' (or their runs') parameter keys differ, by
 comparing the least and greatest hash of them: where no cell's do, the page
@@ -127,7 +131,10 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
     sample = f"mod(mod(run_id, {SAMPLE_MODULUS}) * {SAMPLE_MULTIPLIER}, {SAMPLE_MODULUS})"
     return f"""
         SELECT cell._s, cell._x, cell.n, cell.low, cell.high, cell.approximate_n,
-               quartiles.q, runs.run_ids, runs.run_values, runs.only_ids,
+               quartiles.q,
+               CASE WHEN first.single THEN first.run_ids ELSE runs.run_ids END,
+               CASE WHEN first.single THEN first.run_values ELSE runs.run_values END,
+               CASE WHEN first.single THEN first.only_ids ELSE runs.only_ids END,
                cell.mixed, cell.cutoff < {SAMPLE_MODULUS} AS cut
         FROM (
             SELECT _s, _x, count(*) AS n, min({value}) AS low, max({value}) AS high,
@@ -148,8 +155,27 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
             FROM (SELECT unnest(cell.vals) AS v) AS cell_values
         ) AS quartiles
         CROSS JOIN LATERAL (
-            -- in the sorted subquery's order: its LIMIT keeps the Sort below
-            -- this Agg (an ORDER BY here would sort each array again)
+            -- The cell's first rows in sample order, one more than a verdict
+            -- reads (a top-N sort, no grouping): if no run is among them twice,
+            -- the first runs are these rows, each its run's only one there.
+            SELECT count(*) = count(DISTINCT run_id) AS single,
+                   (array_agg(run_id))[1:%s] AS run_ids,
+                   (array_agg(cell.vals[i]))[1:%s] AS run_values,
+                   (array_agg(cell.ids[i]))[1:%s] AS only_ids
+            FROM (
+                SELECT run_id, i
+                FROM (
+                    SELECT unnest(cell.runs) AS run_id, generate_subscripts(cell.runs, 1) AS i
+                ) AS cell_runs
+                WHERE {sample} < cell.cutoff AND cell._s IS NOT NULL AND cell._x IS NOT NULL
+                ORDER BY {sample}, run_id
+                LIMIT %s
+            ) AS first_rows
+        ) AS first
+        CROSS JOIN LATERAL (
+            -- Else each run grouped, its median there. In the sorted
+            -- subquery's order: its LIMIT keeps the Sort below this Agg (an
+            -- ORDER BY here would sort each array again).
             SELECT array_agg(run_id) AS run_ids,
                    array_agg(run_value) AS run_values,
                    array_agg(only_id) AS only_ids
@@ -167,7 +193,7 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
                     ) AS cell_runs
                     WHERE {sample} < cell.cutoff
                 ) AS one
-                WHERE cell._s IS NOT NULL AND cell._x IS NOT NULL
+                WHERE cell._s IS NOT NULL AND cell._x IS NOT NULL AND NOT first.single
                 GROUP BY run_id
                 ORDER BY sample, run_id
                 LIMIT %s
@@ -199,12 +225,14 @@ def cells_statement(
     keyed = keyed.values(*columns)
     inner, params = keyed.query.sql_with_params()
     rows = SAMPLED_ROWS * aggregation.VERDICT_RUNS
+    runs = aggregation.VERDICT_RUNS
     return _statement(inner, mixed=mixed, value=value), [
         rows if cut else None,
         rows,
         rows,
         *params,
-        aggregation.VERDICT_RUNS,
+        *(runs, runs, runs, runs + 1),
+        runs,
     ]
 
 

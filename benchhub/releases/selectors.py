@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 
 from benchhub_contract.verdicts import RunValues, Verdict, verdict
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Case, IntegerField, Max, Min, Q, Value, When
+from django.db import connection
+from django.db.models import Case, F, IntegerField, Q, Value, When
 from rest_framework.exceptions import ValidationError
 
 from benchhub.lib.api import FieldErrors
+from benchhub.lib.collector import cyclic_gc_paused
 from benchhub.lib.spread import spread_of
 from benchhub.results import selectors
 from benchhub.results.filters import closed_value
@@ -103,31 +105,29 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
     if errors:
         raise InvalidChanges(errors)
 
-    # One row per run and metric, its best value, grouped by the two ids alone (a
-    # window function sorted every measurement of both versions' runs; grouping by the
-    # run's environment and the metric's names as well sorted them by text): what the
-    # run and the metric are comes from their own small queries.
-    # The ranked metrics, read once: their ids let the planner read their slices of the
-    # covering index instead of every measurement of the runs, and name the rows.
+    # One row per run and metric (RunMetric, kept at upload: a run's least and
+    # greatest value of the metric), its best value: grouping every measurement of
+    # both versions' runs by run and metric took most of the page's time. What the
+    # run and the metric are comes from their own small queries (as columns of each
+    # row, the run's four ids and side cost more to send and read than the rows).
+    # The ranked metrics, read once: their ids name the rows.
     metric_keys = {
         metric.pk: (metric.benchmark.name, metric.name, metric.unit, metric.direction)
         for metric in Metric.objects.filter(direction__in=("higher", "lower")).select_related(
             "benchmark"
         )
     }
-    measurements = (
-        selectors.measurement_list(user=user)
+    lower = [pk for pk, key in metric_keys.items() if key[-1] == "lower"]
+    rows = (
+        selectors.run_metric_list(user=user)
         .filter(run__server__engine=engine, metric_id__in=list(metric_keys))
         .filter(_version_q(before) | _version_q(after))
-    )
-    rows = list(
-        measurements.order_by()
-        .values("run_id", "metric_id")
-        .annotate(high=Max("value"), low=Min("value"))
-        .values_list("run_id", "metric_id", "high", "low")
+        .annotate(best=Case(When(metric_id__in=lower, then=F("low")), default=F("high")))
+        .order_by("run_id", "metric_id")  # each side's runs in upload order
+        .values_list("run_id", "metric_id", "best")
     )
     # The versions' runs by the same filter, not by thousands of ids: one the
-    # measurements' visibility rule left out is never looked up.
+    # summaries' visibility rule left out is never looked up.
     runs = {
         run_id: ((hw, st, os_id, cl), is_after)
         for run_id, hw, st, os_id, cl, is_after in Run.objects.filter(server__engine=engine)
@@ -145,14 +145,17 @@ def changes_build(*, user: User | AnonymousUser, engine: str, before: str, after
         lambda: defaultdict(lambda: ([], []))
     )
     runs_of: dict[tuple, set[int]] = defaultdict(set)
-    for run_id, metric_id, high, low in rows:
-        metric_key = metric_keys[metric_id]
-        env, is_after = runs[run_id]
-        # A run is one observation of its machine: the verdict compares runs.
-        sides[metric_key][env][is_after].append(
-            RunValues(low if metric_key[-1] == "lower" else high)
-        )
-        runs_of[env].add(run_id)
+    # Read as the cursor gives them: Django's iteration of 30,000 rows of three
+    # numbers (chunks, converters) cost more than their query. Tens of thousands of
+    # acyclic tuples: built with the cyclic collector paused (benchhub.lib.collector).
+    statement, params = rows.query.sql_with_params()
+    with cyclic_gc_paused(), connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        for run_id, metric_id, best in cursor.fetchall():
+            env, is_after = runs[run_id]
+            # A run is one observation of its machine: the verdict compares runs.
+            sides[metric_keys[metric_id]][env][is_after].append(RunValues(best))
+            runs_of[env].add(run_id)
     paired_keys = {env for envs in sides.values() for env, (b, a) in envs.items() if b and a}
     dimensions = _dimensions(paired_keys)
     metrics = []

@@ -311,3 +311,35 @@ class Measurement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric.name}={self.value}"
+
+
+class RunMetric(models.Model):
+    """A run's measurements of one metric, summarized: how many, the least
+    and the greatest value. Written with the measurements, in the same
+    statement or transaction (storage.py, both paths), and by migration 0011
+    for those stored before; gone with its run. Nothing else changes it:
+    measurements are never updated or deleted on their own, and what may see
+    a run (its submission's status) and what describes it (dimension rows,
+    their aliases) are read through the run, as for measurements. The changes
+    between releases read a run's best value per metric here, one row per run
+    and metric instead of every measurement (a select-update run has 9 points,
+    a sql-bench run 47)."""
+
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, related_name="metric_summaries", db_index=False
+    )
+    metric = models.ForeignKey(
+        Metric, on_delete=models.PROTECT, related_name="run_summaries", db_index=False
+    )
+    n = models.PositiveIntegerField()
+    low = models.FloatField()
+    high = models.FloatField()
+
+    class Meta:
+        constraints = [
+            # Also the index of the run's foreign key (its first column).
+            models.UniqueConstraint(fields=["run", "metric"], name="run_metric_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.metric_id}: {self.n} from {self.low} to {self.high}"

@@ -24,6 +24,7 @@ from benchhub.results.models import (
     Metric,
     OperatingSystem,
     Run,
+    RunMetric,
     Storage,
     Submission,
 )
@@ -222,6 +223,11 @@ def measurement_list(*, user: User) -> QuerySet[Measurement]:
         .defer(*unprinted)
         .order_by("-id")
     )
+
+
+def run_metric_list(*, user: User) -> QuerySet[RunMetric]:
+    """Each visible run's summary per metric (n, least and greatest value)."""
+    return RunMetric.objects.filter(_visible(user, "run__submission__"))
 
 
 def _used_by_visible_runs(model, user: User) -> QuerySet:

@@ -29,6 +29,7 @@ from benchhub.results.models import (
     Metric,
     MetricParameter,
     Run,
+    RunMetric,
     Submission,
 )
 
@@ -65,7 +66,7 @@ def _insert_orm(prepared: PreparedDocument) -> None:
     for run in runs:
         run.submission = submission
     Run.objects.bulk_create(runs)
-    Measurement.objects.bulk_create(
+    measurements = Measurement.objects.bulk_create(
         Measurement(
             run=runs[position],
             metric_id=metric_id,
@@ -77,6 +78,17 @@ def _insert_orm(prepared: PreparedDocument) -> None:
             parameter_keys=keys,
         )
         for position, metric_id, keys, m in prepared.measurements
+    )
+    summaries: dict[tuple[int, int], list[float]] = {}
+    for measurement in measurements:
+        summaries.setdefault((measurement.run_id, measurement.metric_id), []).append(
+            measurement.value
+        )
+    RunMetric.objects.bulk_create(
+        RunMetric(
+            run_id=run_id, metric_id=metric_id, n=len(values), low=min(values), high=max(values)
+        )
+        for (run_id, metric_id), values in summaries.items()
     )
     MetricParameter.objects.bulk_create(
         [
@@ -157,7 +169,9 @@ _MEASUREMENT_COLUMNS = (
 
 # PostgreSQL: a document is stored by one statement of fixed text (psycopg
 # parses it once and caches it): the submission, its runs, their
-# measurements, the metrics' parameter names and the runs' baseline marks
+# measurements and their summary per run and metric (from the rows the
+# measurements' INSERT returns, so the very values stored), the metrics'
+# parameter names and the runs' baseline marks
 # (baselines/marking.py). Runs travel as a JSON array (one json.dumps, in
 # C); the measurements are read from the stored document's jsonb, with their
 # metric ids and parameter keys beside it. Through the ORM these were five
@@ -233,6 +247,11 @@ WITH document AS MATERIALIZED (
         LATERAL (SELECT measurement_key.body -> (r.position - 1)::integer -> (m.n - 1)::integer)
             AS k(pair)
     ORDER BY r.position, m.n
+    RETURNING run_id, metric_id, value
+), run_metric AS (
+    INSERT INTO {run_metric} (run_id, metric_id, n, low, high)
+    SELECT run_id, metric_id, count(*), min(value), max(value)
+    FROM measurement GROUP BY run_id, metric_id
 ), parameter_name AS (
     INSERT INTO {parameter} (metric_id, scope, name)
     SELECT * FROM unnest(%(name_metrics)s::bigint[], %(name_scopes)s::text[],
@@ -265,6 +284,7 @@ def _document_insert() -> str:
         run_types=", ".join(f"{name} {kind}" for name, kind in _RUN_COLUMNS),
         measurement=quote(Measurement._meta.db_table),
         measurement_columns=measurement_columns,
+        run_metric=quote(RunMetric._meta.db_table),
         parameter=quote(MetricParameter._meta.db_table),
         marks=events.hooks.marks_sql("run"),
     )
