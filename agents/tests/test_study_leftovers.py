@@ -98,7 +98,8 @@ def test_a_journal_that_is_not_one_is_named_and_nothing_runs(tmp_path, outbox_di
 
 
 @pytest.fixture
-def folder():
+def folder(outbox_dir):
+    """Undone before outbox_dir's environment goes: the journal is found through it."""
     with reachable_folder() as made:
         try:
             yield made
