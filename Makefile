@@ -30,14 +30,17 @@ run: $(VENV)/.installed
 	DEBUG=true $(BIN)/python manage.py load_demo_data
 	DEBUG=true $(BIN)/python manage.py runserver $(HOST)
 
-# The suite runs in one process: on two cores, two pytest-xdist workers took
-# 541 s and 630 s against 529 s serially, so parallel is not the default. With
-# more cores: make test PYTEST_ARGS="-n auto --dist loadgroup". Each worker then
-# has its own test database, cache key prefix and Celery queue (tests/conftest.py)
-# and agent databases (agents/tests/_databases.py); the browser tests run on every
-# worker (a Chromium and a live server each); --dist loadgroup keeps the Docker
-# Compose and fault tests, which start, kill and restart servers, on one worker,
-# one at a time (their xdist_group).
+# The suite runs on TEST_WORKERS pytest-xdist workers (TEST_WORKERS=0: one process).
+# Much of it waits on servers and subprocesses rather than computing: on a shared
+# 2-core machine, the tests on the Django test database (the first 1,909) took 1,535 s
+# on two workers against 2,481 s in one process, the two runs overlapping; the whole
+# suite 2,402 s on two. Each worker has its own test database,
+# cache key prefix and Celery queue (tests/conftest.py) and agent databases
+# (agents/tests/_databases.py); the browser tests run on every worker (a Chromium and
+# a live server each); --dist loadgroup keeps each xdist_group on one worker, one test
+# at a time: the Docker Compose and fault tests, which start, kill and restart servers,
+# and the tests that change the shared servers' settings (the conftests).
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
 	bash .ci/ensure-firebird.sh
@@ -47,7 +50,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
-		bash .ci/pytest.sh $(PYTEST_ARGS)
+		bash .ci/pytest.sh -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The fast loop while changing code: lint, then the server's unit and API tests on
 # test databases kept between runs (--reuse-db; the first run makes them), two

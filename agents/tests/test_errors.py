@@ -7,6 +7,7 @@ privilege. ``--debug`` brings the traceback back.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -59,8 +60,10 @@ def unprivileged() -> Iterator[dict[str, str]]:
     _connections.ensure_database(Target.parse(f"{PG_SERVER}/{pg_database}"))
     with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (NO_PRIVILEGES,))
-        if exists.fetchone() is None:
-            conn.execute(f"CREATE ROLE {NO_PRIVILEGES} LOGIN")
+        # Another xdist worker may create it between the look and the CREATE.
+        with contextlib.suppress(psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
+            if exists.fetchone() is None:
+                conn.execute(f"CREATE ROLE {NO_PRIVILEGES} LOGIN")
     maria_database = database_name("privileges")
     _connections.ensure_database(Target.parse(f"{MYSQL_SERVER}/{maria_database}"))
     as_mariadb_root(

@@ -58,14 +58,15 @@ def token(alice) -> str:
 def chunked(body: bytes, sizes: list[int]) -> bytes:
     """``body`` in chunks of the given sizes (the last one repeated), with a
     chunk extension on the first, as a client may send it."""
-    out, at, i = b"", 0, 0
+    out, at, i = [], 0, 0
     while at < len(body):
         size = sizes[min(i, len(sizes) - 1)]
         extension = b";note=first" if i == 0 else b""
         piece = body[at : at + size]
-        out += f"{len(piece):x}".encode() + extension + b"\r\n" + piece + b"\r\n"
+        out.append(f"{len(piece):x}".encode() + extension + b"\r\n" + piece + b"\r\n")
         at, i = at + size, i + 1
-    return out + b"0\r\n\r\n"
+    # Joined once: adding each chunk to one growing bytes copied 50 MB hundreds of times.
+    return b"".join(out) + b"0\r\n\r\n"
 
 
 def upload_head(token: str, extra: str = "") -> bytes:
