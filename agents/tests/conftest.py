@@ -21,6 +21,7 @@ SHARED_SERVER_SETTINGS = "shared-server-settings"
 _CHANGE_THE_SHARED_SERVERS = (
     "agents/tests/test_study.py::",
     "agents/tests/test_study_servers.py::",
+    "agents/tests/test_study_leftovers.py::",
     "agents/tests/test_backup.py::test_same_core_pins_the_server_and_restores_it",
 )
 
