@@ -309,6 +309,7 @@ def test_a_user_named_like_a_catalog_word_leaves_the_catalog_fields_whole():
 
 def test_a_real_run_by_a_short_named_user_records_neither_name_nor_dsn_secrets(outbox_dir):
     from _databases import PG_SERVER, database_name
+
     from conftest import _ensure
 
     dsn = _ensure(f"{PG_SERVER}/{database_name('bob_orders')}")
