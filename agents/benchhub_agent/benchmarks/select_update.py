@@ -143,10 +143,11 @@ def _client_loop(
     rng: random.Random,
     stop: threading.Event,
 ) -> ClientTally:
-    tally = ClientTally()
-    t0 = start.value
-    window_start = t0 + plan.warmup
+    window_start = start.value + plan.warmup
     deadline = window_start + plan.duration if plan.duration is not None else None
+    if isinstance(client, PostgresClient):  # the same loop with libpq's calls inline
+        return client.run_alone(quota, (window_start, deadline), rng, progress, slot, stop)
+    tally = ClientTally()
     clock = time.perf_counter
     record = tally.histogram.record
     randint = rng.randint
