@@ -56,7 +56,10 @@ class Client:
 
             self.conn = MySQLdb.connect(**args, autocommit=True)
             self.query = self.conn.query
-            self.rows = lambda: self.conn.store_result().fetch_row()
+            # Bound once: each attribute read on a MySQLdb connection goes through its own
+            # getattro, on every transaction's path otherwise.
+            store_result = self.conn.store_result
+            self.rows = lambda: store_result().fetch_row()
         else:
             self.conn = db.mysql_module().connect(**args, autocommit=True)
             # PyMySQL's own round trip; the result set is read with the answer.
