@@ -137,3 +137,19 @@ def test_merging_adds_the_counts_of_buckets_both_sides_have():
 
 def test_the_zeroth_percentile_is_the_first_value():
     assert histogram_of(9, 5).percentile_ms(0) == 0.005
+
+
+def test_counted_exact_values_make_the_histogram_recording_each_would():
+    # What the engines' loops keep: microseconds → occurrences, folded in at the end,
+    # onto a histogram that already holds values (a warm-up's, another client's).
+    exact = {4: 3, 127: 1, 128: 2, 9_999: 5, 250_003: 1, 61: 7}
+    recorded, folded = Histogram(), Histogram()
+    for histogram in (recorded, folded):
+        histogram.record(700)
+        histogram.record(33)
+    for micros, n in exact.items():
+        for _ in range(n):
+            recorded.record(micros)
+    folded.record_counts(exact)
+    assert folded == recorded
+    assert (folded.count, folded.min_micros, folded.max_micros) == (21, 4, 250_003)

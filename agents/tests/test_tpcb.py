@@ -165,14 +165,16 @@ def test_pgbench_engine_refuses_mariadb():
 def test_the_event_loops_parameters_follow_its_script():
     flow = object.__new__(event_loop.TpcbFlow)  # no connection: only start()'s bookkeeping
     flow.deadline, flow.began, flow.sent = float("inf"), 0.0, []
-    drawn = iter([7, 2, 13, -40])  # aid, bid, tid, delta, in the order start() draws them
-    flow.randint = lambda low, high: next(drawn)
-    flow.accounts, flow.tellers, flow.scale = 10, 10, 2
+    # aid, bid, tid, delta, in the order start() draws them: each a uniform fraction
+    # scaled to its range (aid 1..10, bid 1..2, tid 1..20, delta -5000..5000).
+    drawn = iter([0.65, 0.99, 0.6, 0.496])
+    flow.draw = lambda: next(drawn)
+    flow.accounts, flow.tellers, flow.scale = 10, 20, 2
     flow.send = lambda name, parameters: flow.sent.append((name, parameters))
     assert flow.start()
     named = {"aid": b"7", "bid": b"2", "tid": b"13", "delta": b"-40"}
     for step, (name, _, takes) in enumerate(event_loop.SCRIPT):
-        assert flow.parameters[step] == ([named[k] for k in takes] or None), name
+        assert flow.parameters[step] == (tuple(named[k] for k in takes) or None), name
     assert flow.sent == [(b"tb_begin", None)]
 
 
