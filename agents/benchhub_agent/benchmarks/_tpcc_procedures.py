@@ -25,7 +25,7 @@ from .. import db
 from . import _connections as dbc
 from . import _tpcc_procedures_firebird as firebird
 from ._tpcc_load import DISTRICTS
-from ._tpcc_run import Terminal, UserRollback
+from ._tpcc_run import ProcedureCalls, Terminal, UserRollback
 from .base import Target
 
 ENGINES = frozenset({"postgresql", *dbc.MYSQL_FAMILY})
@@ -444,7 +444,7 @@ def note(engine: str) -> str:
     return "transactions: each statement sent by the terminal, prepared once per connection."
 
 
-class ProcedureTerminal(Terminal):
+class ProcedureTerminal(ProcedureCalls, Terminal):
     """A terminal whose transactions are one procedure call each."""
 
     def __init__(self, target: Target, *args: Any, mysql_driver: str = "pymysql", **kwargs: Any):
@@ -543,17 +543,6 @@ class ProcedureTerminal(Terminal):
             (self.home, d, c_w, c_d, fallback, customer if by_name else None, amount,
              skip if self.postgresql else int(skip)),
         )  # fmt: skip
-
-    def order_status(self, cur: Any, d: int, customer: Any) -> None:
-        by_name = isinstance(customer, str)
-        fallback = self.customer_id() if by_name else customer
-        self._call("order_status", (self.home, d, fallback, customer if by_name else None))
-
-    def delivery(self, cur: Any, carrier: int) -> None:
-        self._call("delivery", (self.home, carrier))
-
-    def stock_level(self, cur: Any, d: int, threshold: int) -> None:
-        self._call("stock_level", (self.home, d, threshold))
 
     def close(self) -> None:
         if not self.postgresql and not self.mysqlclient:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import firebird_calls, firebird_db
 from ._tpcc_load import DISTRICTS
-from ._tpcc_run import Terminal, UserRollback
+from ._tpcc_run import ProcedureCalls, Terminal, UserRollback
 from .base import Target
 
 PROCEDURES = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -255,7 +255,7 @@ def encode_lines(lines: list[tuple[int, int, int]]) -> str:
     )
 
 
-class FirebirdProcedureTerminal(Terminal):
+class FirebirdProcedureTerminal(ProcedureCalls, Terminal):
     """A terminal whose transactions are one procedure call each, then a commit."""
 
     def __init__(self, target: Target, *args: Any, **kwargs: Any) -> None:
@@ -298,17 +298,6 @@ class FirebirdProcedureTerminal(Terminal):
         skip = int(self.sabotage == "payment_skips_district")
         last = customer if by_name else None
         self._call("payment", (self.home, d, c_w, c_d, fallback, last, amount, skip))
-
-    def order_status(self, cur: Any, d: int, customer: Any) -> None:
-        by_name = isinstance(customer, str)
-        fallback = self.customer_id() if by_name else customer
-        self._call("order_status", (self.home, d, fallback, customer if by_name else None))
-
-    def delivery(self, cur: Any, carrier: int) -> None:
-        self._call("delivery", (self.home, carrier))
-
-    def stock_level(self, cur: Any, d: int, threshold: int) -> None:
-        self._call("stock_level", (self.home, d, threshold))
 
     def close(self) -> None:
         self.session.close(self.cur, *self.calls.values())

@@ -409,6 +409,22 @@ class Terminal:
 # --- clients over processes, as tpcb's MySQL load -----------------------------------------
 
 
+class ProcedureCalls:
+    """The transactions that are one procedure call with the terminal's inputs, on every
+    engine that has the procedures; the subclass's ``_call(name, parameters)`` runs it."""
+
+    def order_status(self, cur: Any, d: int, customer: Any) -> None:
+        by_name = isinstance(customer, str)
+        fallback = self.customer_id() if by_name else customer
+        self._call("order_status", (self.home, d, fallback, customer if by_name else None))
+
+    def delivery(self, cur: Any, carrier: int) -> None:
+        self._call("delivery", (self.home, carrier))
+
+    def stock_level(self, cur: Any, d: int, threshold: int) -> None:
+        self._call("stock_level", (self.home, d, threshold))
+
+
 def _client(
     target: Target,
     setup: dict[str, Any],
