@@ -149,3 +149,50 @@ def test_the_history_value_axis_turns_logarithmic_and_the_address_keeps_it(
     page.locator("#history-log-scale").click()
     assert page.evaluate(Y_AXIS)["type"] == "linear"
     assert "scale=" not in page.url
+
+
+COMPARISON_AXIS = """() => {
+  const chart = Chart.getChart(document.getElementById("comparison-chart"));
+  return chart ? {type: chart.scales.y.type, min: chart.scales.y.min} : null;
+}"""
+
+
+def test_the_comparison_value_axis_turns_logarithmic_and_the_address_keeps_it(
+    live_server, page: Page, bob
+):
+    for value, version in ((1012.5, "15.2"), (1390.25, "16.1"), (131.0, "16.1")):
+        document = sweep_document(
+            {1: round(value * 0.23, 2), 8: value},
+            database={"version_string": f"PostgreSQL {version} on x86_64-pc-linux-gnu"},
+        )
+        submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    page.goto(
+        live_server.url
+        + "/compare/?benchmark=select-update&metric=throughput&x=param.clients&series=engine"
+    )
+    page.wait_for_function(COMPARISON_AXIS)
+    assert page.evaluate(COMPARISON_AXIS)["type"] == "linear"
+    toggle = page.locator("#log-scale")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+
+    toggle.click()
+
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    axis = page.evaluate(COMPARISON_AXIS)
+    assert axis["type"] == "logarithmic" and axis["min"] > 0
+    assert "scale=log" in page.url
+
+    page.reload()  # a shared address draws what its sender saw
+    page.wait_for_function(COMPARISON_AXIS)
+    assert page.evaluate(COMPARISON_AXIS)["type"] == "logarithmic"
+    expect(page.locator("#log-scale")).to_have_attribute("aria-pressed", "true")
+
+    page.select_option("#cmp-x", "version_major")  # the form's next answer keeps it
+    page.wait_for_url("**x=version_major**")
+    page.wait_for_function(COMPARISON_AXIS)
+    assert page.evaluate(COMPARISON_AXIS)["type"] == "logarithmic"
+    assert "scale=log" in page.url
+
+    page.locator("#log-scale").click()
+    assert page.evaluate(COMPARISON_AXIS)["type"] == "linear"
+    assert "scale=" not in page.url
