@@ -136,16 +136,24 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > tiny else tiny)
     result = d
+    # The two steps of each m written out, with the same arithmetic in the
+    # same order: a verdict's Welch test and its 5 % point call this five
+    # times, and a page of runs side by side judges hundreds of cells.
+    a_plus_b = a + b
     for m in range(1, 300):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= c * d
+        a_2m = a + 2 * m
+        numerator = m * (b - m) * x / ((a_2m - 1) * a_2m)
+        d = 1.0 + numerator * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + numerator / c
+        c = c if abs(c) > tiny else tiny
+        result *= c * d
+        numerator = -(a + m) * (a_plus_b + m) * x / (a_2m * (a_2m + 1))
+        d = 1.0 + numerator * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + numerator / c
+        c = c if abs(c) > tiny else tiny
+        result *= c * d
         if abs(c * d - 1.0) < 1e-15:
             break
     return result

@@ -10,6 +10,7 @@ from bisect import bisect_left, bisect_right
 
 import pytest
 from benchhub_contract.inference import (
+    _beta_fraction,
     bootstrap_ratios,
     finite,
     quantile,
@@ -121,3 +122,31 @@ def test_zeros_of_either_sign_and_nan_stand_where_the_definition_puts_them(candi
     assert [repr(r) for r in expanded(drawn)] == [
         repr(r) for r in seeded_bootstrap_ratios(candidate, reference, SEED)
     ]
+
+
+def beta_fraction_as_a_loop(a: float, b: float, x: float) -> float:
+    """The incomplete beta's continued fraction with its two steps a loop."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return result
+
+
+def test_the_continued_fraction_written_out_is_the_loops_to_the_last_bit():
+    rng = random.Random(12)
+    for _ in range(3000):
+        a, b, x = rng.uniform(0.2, 60), rng.choice([0.5, rng.uniform(0.1, 9)]), rng.random()
+        assert repr(_beta_fraction(a, b, x)) == repr(beta_fraction_as_a_loop(a, b, x))
