@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
 from benchhub.results import selectors
-from benchhub.results.models import Measurement, Metric, Run
+from benchhub.results.models import Measurement, Run
 
 MAX_RUNS = 12
 
@@ -153,21 +153,19 @@ def _points(runs: list[Run]) -> list[PointRow]:
     rows = (
         Measurement.objects.filter(run__in=runs)
         .order_by("metric_id", "id")
-        .values_list("run_id", "metric_id", "parameters", "value", "samples")
-    )
-    metrics = {
-        metric.pk: metric for metric in Metric.objects.filter(pk__in={row[1] for row in rows})
-    }
-    for run_id, metric_id, parameters, value, samples in rows:
-        metric = metrics[metric_id]
-        key = (metric.name, _point_text(parameters))
-        by_run[run_id][key] = _Measured(metric, value, tuple(samples))
+        .values_list(
+            "run_id", "metric__name", "metric__unit", "metric__direction",
+            "parameters", "value", "samples",
+        )
+    )  # fmt: skip
+    for run_id, name, unit, direction, parameters, value, samples in rows:
+        key = (name, _point_text(parameters))
+        by_run[run_id][key] = _Measured(name, unit, direction, value, tuple(samples))
     first = by_run[runs[0].pk]
     common = [key for key in first if all(key in by_run[run.pk] for run in runs[1:])]
     points = []
     for key in common:
         reference = first[key]
-        metric = reference.metric
         reference_side = [RunValues(reference.value, reference.samples)]
         cells = [
             Cell(value=reference.value, n=len(reference.samples) or 1, ratio=None, verdict=None)
@@ -177,7 +175,7 @@ def _points(runs: list[Run]) -> list[PointRow]:
             judged = verdict(
                 [RunValues(measured.value, measured.samples)],
                 reference_side,
-                direction=metric.direction,
+                direction=reference.direction,
             )
             cells.append(
                 Cell(
@@ -187,12 +185,16 @@ def _points(runs: list[Run]) -> list[PointRow]:
                     verdict=judged,
                 )
             )
-        points.append(PointRow(metric.name, metric.unit, metric.direction, key[1], cells))
+        points.append(
+            PointRow(reference.metric, reference.unit, reference.direction, key[1], cells)
+        )
     return points
 
 
 class _Measured(NamedTuple):
-    metric: Metric
+    metric: str
+    unit: str
+    direction: str
     value: float
     samples: tuple[float, ...]
 
