@@ -68,13 +68,12 @@ from .inference import (
     median_of_sorted,
     one_sample_t,
     quantile,
-    seeded_bootstrap_ratios,
     sign_flip_interval,
     sign_flip_p,
     u_interval,
-    welch_log_interval,
-    welch_p,
+    welch_p_and_log_interval,
 )
+from .ranked_bootstrap import bootstrap_counts, counted_quantile
 
 __all__ = [
     "ALPHA",
@@ -229,26 +228,26 @@ def _verdict(
         low, high = u_interval(x, y, exact=test.exact)
         return _judged(ratio, direction, MANN_WHITNEY, test.p_value, low, high, minimum_effect)
     pooled_candidate, pooled_reference = candidate_samples(), reference_samples()
-    ratios = seeded_bootstrap_ratios(pooled_candidate, pooled_reference, seed)
-    if not ratios:
+    # the bootstrap's ratios as (ratio, rounds that drew it), in order
+    drawn = bootstrap_counts(pooled_candidate, pooled_reference, seed)
+    total = sum(count for _, count in drawn)
+    if not total:
         return _insufficient(minimum_effect, ratio)
     # Two-sided: the resamples on the far side of 1, with the +1 that keeps a
     # finite number of resamples from claiming p = 0. A bootstrap of a few
     # samples is overconfident (3 against 3 where nothing differs: p < 0.05
     # 16 % of the time), so p is never below Welch's t test of the same
-    # samples, which holds its 5 % there.
-    if any(map(math.isnan, ratios)):  # not sorted around a NaN: counted one by one
-        far = min(sum(1 for r in ratios if r <= 1), sum(1 for r in ratios if r >= 1))
-    else:  # in the sorted ratios: those up to 1, and those from 1 on
-        far = min(bisect_right(ratios, 1.0), len(ratios) - bisect_left(ratios, 1.0))
-    p_value = max(
-        min(1.0, (2 * far + 1) / (len(ratios) + 1)),
-        welch_p(pooled_candidate, pooled_reference),
+    # samples, which holds its 5 % there. (Counted one by one: a NaN, which
+    # is on neither side, may stand anywhere.)
+    far = min(
+        sum(count for r, count in drawn if r <= 1), sum(count for r, count in drawn if r >= 1)
     )
-    low, high = finite(quantile(ratios, 0.025)), finite(quantile(ratios, 0.975))
+    welch_p_value, welch = welch_p_and_log_interval(pooled_candidate, pooled_reference)
+    p_value = max(min(1.0, (2 * far + 1) / (total + 1)), welch_p_value)
+    low = finite(counted_quantile(drawn, total, 0.025))
+    high = finite(counted_quantile(drawn, total, 0.975))
     # and its interval never narrower than Welch's of the logs: a bootstrap's
     # alone could leave out 1 where the p said no difference
-    welch = welch_log_interval(pooled_candidate, pooled_reference)
     if welch is not None and low is not None and high is not None:
         low, high = min(low, welch[0]), max(high, welch[1])
     return _judged(ratio, direction, BOOTSTRAP, p_value, low, high, minimum_effect)

@@ -303,6 +303,13 @@ COMPARISON_PARAMETERS = [
         "GiB of RAM (runs whose machine did not say are left out)",
     ),
     OpenApiParameter(
+        "scale",
+        str,
+        enum=["linear", "log"],
+        description="how the page draws the value axis (log: logarithmic); accepted here so "
+        "that the page's address serves as an API query, and the numbers are the same",
+    ),
+    OpenApiParameter(
         "format", str, enum=["json", "csv"], description="csv: the same points as CSV"
     ),
     *PARAMETER_DOCS,

@@ -26,8 +26,12 @@ COMPARISON_PARAMETERS = (
     "minimum_effect",
     "verdicts",
     "per",
+    "scale",
     "format",
 )
+# How the page draws the value axis (?scale=log, as the history's); the
+# numbers are the same either way.
+SCALES = ("linear", "log")
 # Derived metrics: a rate divided by what the machine has of something, each
 # measurement by its own run's machine. name → (the divisor's path from a
 # measurement, its scale: bytes per GiB, and the words after the unit).
@@ -198,6 +202,8 @@ def comparison_query_parse(params: Mapping[str, list[str]]) -> ComparisonQuery:
         errors["verdicts"] = "quiet (verdicts from runs without a noise flag) or all"
     if values.get("per") and values["per"] not in PER:
         errors["per"] = f"{values['per']!r}: one of {', '.join(PER)}"
+    if values.get("scale") and values["scale"] not in SCALES:
+        errors["scale"] = f"{values['scale']!r}: one of {', '.join(SCALES)}"
     if values.get("format") and values["format"] not in FORMATS:
         errors["format"] = "json or csv"
     for key, why in NOT_APPLICABLE.items():

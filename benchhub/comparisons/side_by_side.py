@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchhub_contract.verdicts import RunValues, Verdict, ratio_of, verdict
 from django.contrib.auth.models import AnonymousUser, User
@@ -147,41 +147,56 @@ def _text(value: Any) -> str:
 
 def _points(runs: list[Run]) -> list[PointRow]:
     """Every (metric, point) that each run measured, in catalog order of metrics."""
-    by_run: dict[int, dict[tuple[str, str], Measurement]] = {run.pk: {} for run in runs}
+    by_run: dict[int, dict[tuple[str, str], _Measured]] = {run.pk: {} for run in runs}
+    # The columns alone, not Measurement objects: twelve runs are a thousand
+    # rows, and a model instance each was a tenth of the page's time.
     rows = (
         Measurement.objects.filter(run__in=runs)
-        .select_related("metric")
         .order_by("metric_id", "id")
-    )
-    for measurement in rows:
-        key = (measurement.metric.name, _point_text(measurement.parameters))
-        by_run[measurement.run_id][key] = measurement
+        .values_list(
+            "run_id", "metric__name", "metric__unit", "metric__direction",
+            "parameters", "value", "samples",
+        )
+    )  # fmt: skip
+    for run_id, name, unit, direction, parameters, value, samples in rows:
+        key = (name, _point_text(parameters))
+        by_run[run_id][key] = _Measured(name, unit, direction, value, tuple(samples))
     first = by_run[runs[0].pk]
     common = [key for key in first if all(key in by_run[run.pk] for run in runs[1:])]
     points = []
     for key in common:
         reference = first[key]
-        cells = []
-        for run in runs:
-            measurement = by_run[run.pk][key]
-            judged = None
-            if run is not runs[0]:
-                judged = verdict(
-                    [RunValues(measurement.value, tuple(measurement.samples))],
-                    [RunValues(reference.value, tuple(reference.samples))],
-                    direction=reference.metric.direction,
-                )
+        reference_side = [RunValues(reference.value, reference.samples)]
+        cells = [
+            Cell(value=reference.value, n=len(reference.samples) or 1, ratio=None, verdict=None)
+        ]
+        for run in runs[1:]:
+            measured = by_run[run.pk][key]
+            judged = verdict(
+                [RunValues(measured.value, measured.samples)],
+                reference_side,
+                direction=reference.direction,
+            )
             cells.append(
                 Cell(
-                    value=measurement.value,
-                    n=len(measurement.samples) or 1,
-                    ratio=None if run is runs[0] else ratio_of(measurement.value, reference.value),
+                    value=measured.value,
+                    n=len(measured.samples) or 1,
+                    ratio=ratio_of(measured.value, reference.value),
                     verdict=judged,
                 )
             )
-        metric = reference.metric
-        points.append(PointRow(metric.name, metric.unit, metric.direction, key[1], cells))
+        points.append(
+            PointRow(reference.metric, reference.unit, reference.direction, key[1], cells)
+        )
     return points
+
+
+class _Measured(NamedTuple):
+    metric: str
+    unit: str
+    direction: str
+    value: float
+    samples: tuple[float, ...]
 
 
 def runs_side_by_side(*, user: User | AnonymousUser, ids: list[str]) -> SideBySide:

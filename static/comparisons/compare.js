@@ -299,9 +299,31 @@
   }
 
   // A logarithmic value axis, for values spread over orders of magnitude
-  // (sql-bench's operations, latencies from one to a thousand clients). The
-  // reader's choice holds while the form redraws the chart.
-  let logScaleWanted = false;
+  // (sql-bench's operations, latencies from one to a thousand clients):
+  // ?scale=log, as the history page keeps it. The toggle writes it into the
+  // address and into the form's hidden field, so that a shared link, a
+  // reload and the form's next answer (whose pushed address carries the
+  // field) all draw what the reader chose.
+  // The form's field, drawn from the address by the server, is read rather
+  // than the address: an answer may be drawn before htmx pushes its address.
+  function logScaleWanted() {
+    const field = document.getElementById("comparison-scale");
+    return field ? !field.disabled : new URLSearchParams(window.location.search).get("scale") === "log";
+  }
+
+  function rememberLogScale(wanted) {
+    const url = new URL(window.location.href);
+    if (wanted) {
+      url.searchParams.set("scale", "log");
+    } else {
+      url.searchParams.delete("scale");
+    }
+    window.history.replaceState(window.history.state, "", url);
+    const field = document.getElementById("comparison-scale");
+    if (field) {
+      field.disabled = !wanted;
+    }
+  }
 
   function draw() {
     const inputs = chartInputs("comparison-chart", "comparison-data", "comparison-labels");
@@ -352,7 +374,7 @@
         .flatMap((series) => series.points.map((point) => (relative ? point.relative : point.value)))
         .concat(extent ? [extent.low] : []),
     );
-    const logarithmic = logScaleWanted && drawable;
+    const logarithmic = logScaleWanted() && drawable;
     logScaleButton("log-scale", drawable, logarithmic);
     const low = extent ? extent.low : undefined;
     const high = extent ? extent.high : undefined;
@@ -517,7 +539,7 @@
     }
     const logButton = event.target.closest("#log-scale");
     if (logButton && !logButton.disabled) {
-      logScaleWanted = logButton.getAttribute("aria-pressed") !== "true";
+      rememberLogScale(logButton.getAttribute("aria-pressed") !== "true");
       draw();
     }
   });

@@ -274,7 +274,7 @@ VALUE_AXIS = """() => {
 }"""
 
 
-def test_the_value_axis_turns_logarithmic_and_stays_so_when_the_form_redraws(
+def test_the_value_axis_turns_logarithmic_and_the_address_and_the_form_keep_it(
     live_server, page: Page, demo_like_data
 ):
     page.goto(
@@ -292,6 +292,12 @@ def test_the_value_axis_turns_logarithmic_and_stays_so_when_the_form_redraws(
     axis = page.evaluate(VALUE_AXIS)
     assert axis["type"] == "logarithmic"
     assert axis["min"] > 0  # MariaDB's 60 tx/s at one client, not a linear axis' 0
+    assert "scale=log" in page.url
+
+    page.reload()  # a shared address draws what its sender saw
+    chart_state(page)
+    assert page.evaluate(VALUE_AXIS)["type"] == "logarithmic"
+    expect(page.locator("#log-scale")).to_have_attribute("aria-pressed", "true")
 
     page.select_option("#cmp-metric", "latency_mean")
     expect(page.locator("#comparison-title")).to_contain_text("latency_mean by clients")
@@ -301,9 +307,12 @@ def test_the_value_axis_turns_logarithmic_and_stays_so_when_the_form_redraws(
         " && c.scales.y.type === 'logarithmic'; }"
     )
     expect(page.locator("#log-scale")).to_have_attribute("aria-pressed", "true")
+    page.wait_for_url("**metric=latency_mean**")
+    assert "scale=log" in page.url  # the answer's pushed address
 
     page.locator("#log-scale").click()
     assert page.evaluate(VALUE_AXIS)["type"] == "linear"
+    assert "scale=" not in page.url
 
 
 def test_runs_side_by_side_draw_a_chart_that_downloads_as_a_png(live_server, page: Page, bob):

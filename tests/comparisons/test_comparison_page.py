@@ -467,3 +467,26 @@ def test_each_table_cell_shows_value_spread_and_verdict_or_a_dash(client, bob):
     ), cells[1]
     assert cells[2].startswith('<span class="value">100</span>')
     assert cells[3] == '<span class="missing" title="no measurement">\u2014</span>'
+
+
+def test_a_logarithmic_axis_is_kept_in_the_address(client, two_engines):
+    response = client.get(f"{PAGE}?{THROUGHPUT}&scale=log", headers=HTMX)
+    page = client.get(f"{PAGE}?{THROUGHPUT}&scale=log").content.decode()
+
+    assert "scale=log" in response["HX-Push-Url"]
+    assert 'id="log-scale" class="secondary" aria-pressed="true"' in page
+    assert '<input type="hidden" id="comparison-scale" name="scale" value="log">' in page
+    linear = client.get(f"{PAGE}?{THROUGHPUT}&scale=linear").content.decode()
+    assert 'id="log-scale" class="secondary" aria-pressed="false"' in linear
+    assert 'name="scale" value="log" disabled>' in linear
+    assert client.get(f"/api/v1/comparisons/?{THROUGHPUT}&scale=log").status_code == 200
+
+
+def test_a_scale_other_than_linear_or_log_is_named(client, two_engines):
+    page = client.get(f"{PAGE}?{THROUGHPUT}&scale=logarithmic").content.decode()
+    api = client.get(f"/api/v1/comparisons/?{THROUGHPUT}&scale=logarithmic")
+
+    assert "<strong>scale</strong>: &#x27;logarithmic&#x27;: one of linear, log" in page
+    assert "comparison-chart" not in page
+    assert api.status_code == 400
+    assert "'logarithmic': one of linear, log" in json.dumps(api.json())

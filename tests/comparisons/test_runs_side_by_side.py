@@ -202,3 +202,14 @@ def test_the_chart_draws_the_interval_each_verdict_reads(client, three_runs):
         [100 * expected.ratio_low, 100 * expected.ratio_high]
     )
     assert other["intervals"][1][0] < other["values"][1] < other["intervals"][1][1]
+
+
+def test_the_page_shows_values_as_the_comparisons_do_without_padding(client, bob):
+    first = store(bob, {8: 3761.4, 16: 4000.0})
+    second = store(bob, {8: 1201.25, 16: 4100.5}, storage=xfs_noatime())
+
+    page = html.unescape(client.get(PAGE, {"run": [first, second]}).content.decode())
+
+    points = page[page.index('id="runs-points"') :]
+    values = re.findall(r'<td class="num">([\d.,]+) <span class="sub">n 1</span>', points)
+    assert values == ["3761.4", "1201.25", "4000", "4100.5"]

@@ -5,6 +5,7 @@ runs — and nothing read from a machine that ran only one of them."""
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from benchhub_contract.verdicts import RunValues, verdict
@@ -182,3 +183,15 @@ def test_a_lower_is_better_metric_takes_each_runs_lowest_point(client, bob):
     (evidence,) = change(data, "latency_mean")["evidence"]
     assert evidence["before"]["median"] == pytest.approx((0.82 + 0.8) / 2)
     assert evidence["after"]["median"] == pytest.approx((0.61 + 0.64) / 2)
+
+
+def test_the_page_shows_medians_as_the_comparisons_do_without_padding(client, bob):
+    store(bob, 3761.4, "15.4", "AMD EPYC 7763")
+    store(bob, 4102.25, "16.2", "AMD EPYC 7763")
+
+    page = html.unescape(
+        client.get(PAGE, {"engine": "postgresql", "from": "15", "to": "16"}).content.decode()
+    )
+
+    section = page[page.index('id="change-select-update-throughput"') :]
+    assert re.findall(r'<td class="num">([\d.,]+) \(1\)</td>', section) == ["3761.4", "4102.25"]
