@@ -9,12 +9,14 @@ and temp folders, a copy of the security database), and ends it by its process i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import _databases as dbs
@@ -39,7 +41,22 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def small_cache_server():
     """A Firebird 3 whose TempCacheLimit is 1M: (its port, its data folder)."""
-    root = Path(tempfile.mkdtemp(prefix="bh-firebird-1m-", dir="/tmp"))
+    with firebird_server("1M") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def large_cache_server():
+    """One with Debian's 64M: a server of its own too, since the bytes read are the server
+    process's, and the shared server's serve other tests' databases meanwhile."""
+    with firebird_server("64M") as server:
+        yield server
+
+
+@contextlib.contextmanager
+def firebird_server(temp_cache_limit: str) -> Iterator[tuple[int, Path]]:
+    """A Firebird 3 of the test's own with this TempCacheLimit: (its port, its data folder)."""
+    root = Path(tempfile.mkdtemp(prefix=f"bh-firebird-{temp_cache_limit}-", dir="/tmp"))
     root.chmod(0o755)  # the server's user walks into it
     for folder in ("tmp", "lock", "data"):
         (root / folder).mkdir()
@@ -51,7 +68,7 @@ def small_cache_server():
     config = Path("/etc/firebird/3.0/firebird.conf").read_text()
     temp = root / "tmp"
     (root / "firebird.conf").write_text(
-        f"{config}\nRemoteServicePort = {port}\nTempCacheLimit = 1M\n"
+        f"{config}\nRemoteServicePort = {port}\nTempCacheLimit = {temp_cache_limit}\n"
         f"TempDirectories = {temp}\nSecurityDatabase = {root}/security3.fdb\n"
     )
     shutil.chown(root, "firebird", "firebird")
@@ -73,8 +90,8 @@ def small_cache_server():
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                assert server.poll() is None, "the second Firebird server exited"
-                assert time.monotonic() < deadline, "the second Firebird server never answered"
+                assert server.poll() is None, "the test's Firebird server exited"
+                assert time.monotonic() < deadline, "the test's Firebird server never answered"
                 time.sleep(0.2)
         yield port, root / "data"
     finally:
@@ -105,12 +122,16 @@ def read(result: external_sort.BenchmarkResult) -> float:
     return figure(result, "temp_bytes_read")
 
 
-def test_the_sort_files_grow_when_the_servers_sort_memory_is_smaller(small_cache_server):
+def test_the_sort_files_grow_when_the_servers_sort_memory_is_smaller(
+    small_cache_server, large_cache_server
+):
     port, folder = small_cache_server
     small = Target.parse(f"firebird://SYSDBA@localhost:{port}/{folder}/sort.fdb")
+    large_port, large_folder = large_cache_server
+    large = Target.parse(f"firebird://SYSDBA@localhost:{large_port}/{large_folder}/sort.fdb")
 
     spilled = sort(small)
-    in_memory = sort(dbs.firebird("sort_in_memory"))
+    in_memory = sort(large)
 
     assert spilled.parameters == {"rows": ROWS, "sort_memory": "1M", "fetch": "all_rows"}
     assert in_memory.parameters["sort_memory"] == "64M"  # Debian's default
