@@ -34,9 +34,8 @@ def dead_pid() -> int:
 
 
 def journal_of(pid: int, steps: list[leftovers.Step], folder: Path) -> leftovers.Journal:
-    journal = leftovers.Journal("benchhub-agent study select-update …", folder)
-    journal.path = folder / f"{pid}.json"
-    journal.head = {**journal.head, "pid": pid}
+    head = leftovers.Journal("benchhub-agent study select-update …", folder).head
+    journal = leftovers.Journal.resumed(folder / f"{pid}.json", {**head, "pid": pid})
     journal.write(steps)
     return journal
 

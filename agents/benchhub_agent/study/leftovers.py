@@ -73,6 +73,13 @@ class Journal:
             "command": command,
         }
 
+    @classmethod
+    def resumed(cls, path: Path, head: dict[str, Any]) -> Journal:
+        """The journal at ``path`` as its study wrote it: rewritten by whoever undoes it."""
+        journal = cls(head.get("command", ""), path.parent)
+        journal.path, journal.head = path, head
+        return journal
+
     def write(self, steps: list[Step]) -> None:
         if not steps:
             self.path.unlink(missing_ok=True)
@@ -149,9 +156,7 @@ def undo_leftovers(where: Path | None = None) -> int:
     remaining = 0
     for leftover in found:
         say(f"study: {leftover.describe()}")
-        journal = Journal(leftover.head.get("command", ""))
-        journal.path, journal.head = leftover.path, leftover.head
-        failed = undo_steps(leftover.steps, journal)
+        failed = undo_steps(leftover.steps, Journal.resumed(leftover.path, leftover.head))
         for failure in failed:
             say(f"study: NOT undone: {failure}")
         remaining += len(failed)
