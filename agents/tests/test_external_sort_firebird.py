@@ -21,6 +21,7 @@ from pathlib import Path
 
 import _databases as dbs
 import pytest
+from benchhub_agent.benchmarks import _firebird as fb
 from benchhub_agent.benchmarks import external_sort
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.replay import CannotReplay, replay
@@ -172,3 +173,24 @@ def test_firebirds_server_wide_sort_memory_is_kept_only_between_firebirds():
     postgresql = published_run("external-sort", {"rows": 500, "sort_memory": "64kB"})
     with pytest.raises(CannotReplay, match="Firebird cannot set a session's sort memory"):
         replay(postgresql, "firebird", set())
+
+
+def test_the_server_process_is_the_one_listening_on_the_targets_port(small_cache_server):
+    """Two Firebird servers run here: the shared one and this module's. Each target's
+    server process (pinned, and watched for sort files) is the one on its own port."""
+    port, folder = small_cache_server
+    for target in (
+        Target.parse(f"firebird://SYSDBA@localhost:{port}/{folder}/whose.fdb"),
+        dbs.firebird("whose_server"),
+    ):
+        database = fb.FirebirdDatabase.from_target(target)
+        fb.recreate(database, "whose server")
+        try:
+            (attached_to,) = fb.query_values(
+                database,
+                "SELECT mon$server_pid FROM mon$attachments"
+                " WHERE mon$attachment_id = CURRENT_CONNECTION",
+            )
+            assert fb.server_pid(target.port) == int(attached_to)
+        finally:
+            fb.drop(database)

@@ -235,15 +235,43 @@ def server_mode(version: str | None = None) -> str | None:
     return {"super": "superserver", "classic": "classic", "superclassic": "superclassic"}.get(mode)
 
 
-def server_pid() -> int | None:
-    """The running Firebird server process on this machine (for --pin), if any."""
+_SERVER_NAMES = ("firebird", "fbserver", "fb_smp_server")
+
+
+def server_pid(port: int | None = None) -> int | None:
+    """The Firebird server process on this machine that listens on `port` (for --pin and
+    the sort-file watch), if any: with two servers running, the first one found would be
+    the wrong one half the time."""
+    sockets = _listening_sockets(port or DEFAULT_PORT)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            exe = os.readlink(entry / "exe")
+            if os.path.basename(os.readlink(entry / "exe")) not in _SERVER_NAMES:
+                continue
+            descriptors = os.listdir(entry / "fd")
         except OSError:
             continue
-        if os.path.basename(exe) in ("firebird", "fbserver", "fb_smp_server"):
-            return int(entry.name)
+        for descriptor in descriptors:
+            try:
+                if os.readlink(entry / "fd" / descriptor) in sockets:
+                    return int(entry.name)
+            except OSError:
+                continue
     return None
+
+
+def _listening_sockets(port: int) -> set[str]:
+    """The `socket:[inode]` links of the TCP sockets listening on `port`."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            if fields[3] == "0A" and local_port == port:  # 0A: LISTEN
+                found.add(f"socket:[{fields[9]}]")
+    return found

@@ -538,7 +538,7 @@ def _firebird_environment(target: Target) -> dict[str, Any]:
         db, "SELECT mon$page_size, mon$page_buffers FROM mon$database"
     )
     database: dict[str, Any] = {"version_string": fb.server_version(db), "engine": "firebird"}
-    mode = fb.server_mode() if db.is_local_file else None
+    mode = fb.server_mode(database["version_string"]) if db.is_local_file else None
     if mode:
         database["architecture"] = mode
     settings = {"page_size": page_size, "page_buffers": page_buffers}
@@ -552,5 +552,5 @@ def _firebird_environment(target: Target) -> dict[str, Any]:
         "database": database,
         "storage_path": str(Path(db.path).parent) if db.is_local_file else None,
         "local_server": db.is_local_file,
-        "server_pid": fb.server_pid() if db.is_local_file else None,
+        "server_pid": fb.server_pid(db.port) if db.is_local_file else None,
     }
