@@ -40,9 +40,7 @@ run: $(VENV)/.installed
 # a live server each); --dist loadgroup keeps each xdist_group on one worker, one test
 # at a time: the Docker Compose and fault tests, which start, kill and restart servers,
 # and the tests that change the shared servers' settings (the conftests).
-# Serial by default until two flaky-under-workers tests are fixed (see docs/testing.md):
-# a Firebird server of a test of its own found by server_pid(), and the proxy test timing.
-TEST_WORKERS ?= 0
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-dev
 	bash .ci/ensure-services.sh
 	bash .ci/ensure-firebird.sh
