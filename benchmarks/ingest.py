@@ -40,53 +40,47 @@ errors); the speed targets are reported, not enforced.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import http.client
-import json
 import math
 import os
 import random
-import re
-import resource
-import runpy
-import signal
-import socket
-import sqlite3
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import psycopg
-import redis
-from psycopg import sql
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "docs" / "examples" / "select-update-submission.json"
-UPLOAD_PATH = "/api/v1/submissions/"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-# Markers put into the template's environment strings; each upload replaces them, which
-# decides whether its dimension rows already exist.
-UUID_MARK = "00000000-0000-4000-8000-00000000feed"
-DIMENSION_MARKS = {
-    "hardware": "@@HW@@",
-    "storage": "@@ST@@",
-    "os": "@@OS@@",
-    "database": "@@DB@@",
-    "client": "@@CL@@",
-}
-KNOWN_ENVIRONMENTS = 4  # the reused environments: placeholders "", " e1", " e2", " e3"
-
-MEASUREMENTS_PER_UPLOAD = sum(
-    len(r["measurements"]) for r in json.loads(EXAMPLE.read_text("utf-8"))["runs"]
+from ingest_load import MEASUREMENTS_PER_UPLOAD, Bodies, Load, client_loop, document_templates
+from ingest_stack import (
+    THROTTLE_VARIABLES,
+    backend_pids,
+    baseline_state,
+    children_of,
+    compose_worker_concurrency,
+    cpu_model,
+    cpu_seconds,
+    database_url,
+    deployed_throttles,
+    dimension_counts,
+    drain_marks,
+    drop_database,
+    drop_queue,
+    free_port,
+    gunicorn_settings,
+    machine_busy_seconds,
+    manage,
+    marked_runs,
+    own_cpu_seconds,
+    queue_length,
+    recreate_database,
+    rss_mb,
+    start_celery,
+    start_gunicorn,
+    start_runserver,
+    stop_process,
+    stored_counts,
+    wait_ready,
 )
-
-CELERY_QUEUE = "celery"  # the default queue's Redis list
 
 TASK_MODES = {
     "redis": "queued to Redis, no Celery worker (the web tier alone, as deployed)",
@@ -94,488 +88,11 @@ TASK_MODES = {
     "eager": "run inside the upload request (the embedded default, no REDIS_URL)",
 }
 
-COMPOSE_FILE = ROOT / "docker-compose.yml"
-THROTTLE_VARIABLES = ("BENCHHUB_THROTTLE_TOKEN", "BENCHHUB_THROTTLE_USER")
 UNREACHED_RATE = "10000000/minute"
 
 TARGET_RATE = 150.0
 TARGET_P99_MS = 300.0
 TARGET_RSS_MB = 250.0
-
-
-# --- documents ------------------------------------------------------------------------
-
-
-def document_templates(count: int, rng: random.Random) -> list[str]:
-    """``count`` JSON texts of the example sweep with jittered values (±3 %), the uuid
-    and the environment markers still in them."""
-    base = json.loads(EXAMPLE.read_text("utf-8"))
-    base["uuid"] = UUID_MARK
-    env = base["environment"]
-    env["hardware"]["cpu"] += DIMENSION_MARKS["hardware"]
-    env["storage"]["device_model"] += DIMENSION_MARKS["storage"]
-    env["os"]["kernel"] += DIMENSION_MARKS["os"]
-    env["database"]["version_string"] += DIMENSION_MARKS["database"]
-    env["client"]["driver_version"] += DIMENSION_MARKS["client"]
-    texts = []
-    for _ in range(count):
-        doc = json.loads(json.dumps(base))
-        for run in doc["runs"]:
-            for m in run["measurements"]:
-                factor = rng.uniform(0.97, 1.03)
-                m["value"] = round(m["value"] * factor, 3)
-                if "samples" in m:
-                    m["samples"] = [round(s * factor, 3) for s in m["samples"]]
-        texts.append(json.dumps(doc))
-    return texts
-
-
-class Bodies:
-    """Makes upload bodies cheaply: a pre-built template, a fresh uuid, and markers
-    replaced by a known environment or (with probability ``new_rate``) one new value in
-    one dimension. Thread-safe."""
-
-    def __init__(self, templates: list[str], new_rate: float, seed: int) -> None:
-        self.templates = templates
-        self.new_rate = new_rate
-        self.run_tag = uuid.uuid4().hex[:8]
-        self._counter = 0
-        self._lock = threading.Lock()
-        self._local = threading.local()
-        self._seed = seed
-
-    def _rng(self) -> random.Random:
-        rng = getattr(self._local, "rng", None)
-        if rng is None:
-            rng = self._local.rng = random.Random(f"{self._seed}-{threading.get_ident()}")
-        return rng
-
-    def next(self) -> bytes:
-        rng = self._rng()
-        text = rng.choice(self.templates).replace(UUID_MARK, str(uuid.uuid4()))
-        known = rng.randrange(KNOWN_ENVIRONMENTS)
-        new_dimension = None
-        if rng.random() < self.new_rate:
-            new_dimension = rng.choice(list(DIMENSION_MARKS))
-        for dimension, mark in DIMENSION_MARKS.items():
-            if dimension == new_dimension:
-                with self._lock:
-                    self._counter += 1
-                    n = self._counter
-                value = f" n{self.run_tag}.{n}"
-            else:
-                value = f" e{known}" if known else ""
-            text = text.replace(mark, value)
-        return text.encode()
-
-
-# --- load -----------------------------------------------------------------------------
-
-
-@dataclass
-class Sample:
-    started: float
-    ended: float
-    status: str  # "201", "400", ..., or "conn:<exception name>"
-
-
-@dataclass
-class Load:
-    samples: list[Sample] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class Uploader:
-    """One keep-alive HTTP/1.1 connection that posts upload bodies: the bytes
-    http.client.HTTPConnection.request() sends (request line, Host,
-    Accept-Encoding: identity, Content-Length, then the given headers; head and
-    body in one send), with the answer read by plain byte operations instead
-    of http.client's email-parser headers, which took most of the client's
-    CPU in profiles: the load
-    generator shares the two cores it measures."""
-
-    def __init__(self, port: int, headers: dict[str, str], timeout: float) -> None:
-        self.address = ("127.0.0.1", port)
-        self.timeout = timeout
-        lines = [
-            f"POST {UPLOAD_PATH} HTTP/1.1",
-            f"Host: 127.0.0.1:{port}",
-            "Accept-Encoding: identity",
-            "Content-Length: {length}",
-            *(f"{name}: {value}" for name, value in headers.items()),
-        ]
-        self.head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.sock: socket.socket | None = None
-        self.buffer = b""
-
-    def post(self, body: bytes) -> str:
-        """The answer's status code, its body read; OSError or
-        http.client.HTTPException when the connection fails."""
-        if self.sock is None:
-            self.sock = socket.create_connection(self.address, timeout=self.timeout)
-            self.buffer = b""
-        head = self.head.replace(b"{length}", str(len(body)).encode(), 1)
-        self.sock.sendall(head + body)
-        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
-            self._receive()
-        header, self.buffer = self.buffer[:end], self.buffer[end + 4 :]
-        status_line, *fields = header.split(b"\r\n")
-        parts = status_line.split(None, 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-            raise http.client.BadStatusLine(status_line.decode("latin-1"))
-        values = {}
-        for line in fields:
-            name, _, value = line.partition(b":")
-            values[name.strip().lower()] = value.strip().lower()
-        if b"content-length" in values:
-            self._skip(int(values[b"content-length"]))
-        elif values.get(b"transfer-encoding") == b"chunked":
-            self._skip_chunks()
-        else:  # the body ends with the connection
-            with contextlib.suppress(http.client.IncompleteRead):
-                while True:
-                    self._receive()
-            self.close()
-        if values.get(b"connection") == b"close" or parts[0] == b"HTTP/1.0":
-            self.close()
-        return parts[1].decode()
-
-    def _receive(self) -> None:
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise http.client.IncompleteRead(self.buffer)
-        self.buffer += chunk
-
-    def _skip(self, length: int) -> None:
-        while len(self.buffer) < length:
-            self._receive()
-        self.buffer = self.buffer[length:]
-
-    def _skip_chunks(self) -> None:
-        while True:
-            while (end := self.buffer.find(b"\r\n")) < 0:
-                self._receive()
-            size = int(self.buffer[:end].split(b";")[0], 16)
-            self.buffer = self.buffer[end + 2 :]
-            self._skip(size + 2)  # the chunk and its CRLF
-            if size == 0:
-                return
-
-    def close(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-
-
-def client_loop(
-    port: int, token: str, bodies: Bodies, stop_at: float, load: Load, timeout: float
-) -> None:
-    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    uploader = Uploader(port, headers, timeout)
-    mine = []
-    while time.perf_counter() < stop_at:
-        body = bodies.next()
-        started = time.perf_counter()
-        try:
-            status = uploader.post(body)
-        except (OSError, ValueError, http.client.HTTPException) as exc:
-            status = f"conn:{type(exc).__name__}"
-            uploader.close()  # reconnects on the next request
-        mine.append(Sample(started, time.perf_counter(), status))
-    uploader.close()
-    with load.lock:
-        load.samples.extend(mine)
-
-
-# --- processes and /proc ---------------------------------------------------------------
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            stat = (entry / "stat").read_text()
-            # pid (comm) state ppid ...; comm may hold spaces, so split after ")".
-            if int(stat.rpartition(")")[2].split()[1]) == pid:
-                found.append(int(entry.name))
-    return sorted(found)
-
-
-def cpu_seconds(pid: int) -> float:
-    with contextlib.suppress(OSError):
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
-    return 0.0
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return math.nan
-
-
-def machine_busy_seconds() -> tuple[float, float]:
-    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    total = sum(values[:8])
-    return (total - idle) / TICKS, total / TICKS
-
-
-def own_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "?"
-
-
-# --- database ---------------------------------------------------------------------------
-
-
-def database_url(admin_url: str, name: str) -> str:
-    return admin_url.rsplit("/", 1)[0] + "/" + name
-
-
-def recreate_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def drop_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-
-
-def backend_pids(admin_url: str, name: str) -> list[int]:
-    """The PostgreSQL server processes serving connections to the benchmark database."""
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-            [name],
-        ).fetchall()
-    return [row[0] for row in rows]
-
-
-def connect(url: str):
-    if url.startswith("sqlite:///"):
-        return contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///")))
-    return psycopg.connect(url)
-
-
-def count_rows(url: str, tables: tuple[str, ...]) -> dict[str, int]:
-    with connect(url) as conn:
-        return {
-            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
-            for table in tables
-        }
-
-
-def stored_counts(url: str) -> dict[str, int]:
-    counts = count_rows(url, ("results_submission", "results_run", "results_measurement"))
-    return {table.removeprefix("results_"): n for table, n in counts.items()}
-
-
-def dimension_counts(url: str) -> dict[str, int]:
-    tables = ("hardware", "storage", "operatingsystem", "databaseserver", "client")
-    counts = count_rows(url, tuple(f"results_{t}" for t in tables))
-    return {table.removeprefix("results_"): n for table, n in counts.items()}
-
-
-def marked_runs(url: str) -> int:
-    with connect(url) as conn:
-        return int(conn.execute("SELECT count(*) FROM baselines_dirtyrun").fetchone()[0])
-
-
-def drain_marks(url: str, limit: float) -> str:
-    """Wait until no run is marked for a baseline refresh, or ``limit`` seconds."""
-    started = time.perf_counter()
-    while (left := marked_runs(url)) and time.perf_counter() - started < limit:
-        time.sleep(0.5)
-    waited = time.perf_counter() - started
-    if left:
-        return f"{left} runs still marked after waiting {waited:.0f} s"
-    return f"every mark cleared {waited:.1f} s after the window"
-
-
-def compose_worker_concurrency() -> int:
-    """The worker's --concurrency in docker-compose.yml, so the benchmark runs it as deployed."""
-    match = re.search(r"--concurrency[= ](\d+)", COMPOSE_FILE.read_text("utf-8"))
-    if match is None:
-        raise SystemExit(f"no --concurrency for the worker in {COMPOSE_FILE}: pass --concurrency")
-    return int(match.group(1))
-
-
-def deployed_throttles() -> dict[str, str]:
-    """The throttle rates settings.py gives when the environment names none."""
-    source = (ROOT / "benchhub" / "settings.py").read_text("utf-8")
-    rates = {}
-    for variable in THROTTLE_VARIABLES:
-        match = re.search(rf'envrate\("{variable}", "([^"]+)"\)', source)
-        if match is None:
-            raise SystemExit(f"settings.py no longer reads {variable} with a default")
-        rates[variable] = match.group(1)
-    return rates
-
-
-def baseline_state(url: str) -> str:
-    """How far the baselines got: keys, runs counted, runs still marked, and
-    the baselines' n summed (every approved measured value, once caught up)."""
-    with connect(url) as conn:
-        keys, runs = conn.execute(
-            "SELECT count(DISTINCT fingerprint), count(*) FROM results_run"
-        ).fetchone()
-        counted = conn.execute("SELECT count(*) FROM baselines_countedrun").fetchone()[0]
-        dirty = conn.execute("SELECT count(*) FROM baselines_dirtyrun").fetchone()[0]
-        n = conn.execute("SELECT coalesce(sum(n), 0) FROM baselines_baseline").fetchone()[0]
-    return (
-        f"{keys} key(s) over {runs} runs; {counted} runs counted in the baselines, "
-        f"{dirty} still marked; baselines hold {n} values"
-    )
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != 0:
-        sys.exit(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
-    return done.stdout
-
-
-# --- gunicorn -------------------------------------------------------------------------
-
-
-def gunicorn_settings(args: argparse.Namespace) -> dict[str, object]:
-    """workers, worker_class and threads as gunicorn.conf.py gives them (production's,
-    docker-compose.yml; its GUNICORN_* variables are this process's, passed on to
-    gunicorn), each overridden by the option given."""
-    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    return {
-        "workers": args.workers if args.workers is not None else config["workers"],
-        "worker_class": args.worker_class or config["worker_class"],
-        "threads": args.threads if args.threads is not None else config["threads"],
-    }
-
-
-def start_gunicorn(
-    args: argparse.Namespace, env: dict[str, str], port: int, settings: dict[str, object]
-) -> subprocess.Popen:
-    """gunicorn as docker-compose.yml runs it (``--config gunicorn.conf.py``), bound to
-    the loopback port; the command line overrides the configuration file."""
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config",
-        str(ROOT / "gunicorn.conf.py"),
-        "benchhub.wsgi:application",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        str(settings["workers"]),
-        "--worker-class",
-        str(settings["worker_class"]),
-        "--log-level",
-        "warning",
-    ]
-    if settings["worker_class"] == "gthread":
-        command += ["--threads", str(settings["threads"])]
-    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-
-
-def start_runserver(env: dict[str, str], port: int) -> subprocess.Popen:
-    """`manage.py runserver` as `make run` starts it (threaded, one process)."""
-    command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
-    )
-
-
-def wait_ready(server: subprocess.Popen, port: int, workers: int, limit: float = 60) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"gunicorn exited with status {server.returncode}")
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", "/api/v1/benchmarks/")
-            if conn.getresponse().status == 200 and (
-                not workers or len(children_of(server.pid)) >= workers
-            ):
-                return
-        time.sleep(0.2)
-    sys.exit("gunicorn did not answer in time")
-
-
-def stop_process(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)  # graceful: workers finish their request
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def start_celery(env: dict[str, str], concurrency: int) -> subprocess.Popen:
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "benchhub",
-        "worker",
-        "--concurrency",
-        str(concurrency),
-        "--pool",
-        "prefork",
-        "--loglevel",
-        "warning",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
-    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-
-
-def queue_length(redis_url: str) -> int:
-    return int(redis.Redis.from_url(redis_url).llen(CELERY_QUEUE))
-
-
-def drop_queue(redis_url: str) -> None:
-    """Remove the messages this run left in its Redis database (the default queue and the
-    bindings kombu records for it)."""
-    redis.Redis.from_url(redis_url).delete(
-        CELERY_QUEUE,
-        f"_kombu.binding.{CELERY_QUEUE}",
-        f"_kombu.binding_permanent.{CELERY_QUEUE}",
-        "_kombu.binding_deadlines",
-    )
 
 
 # --- report ---------------------------------------------------------------------------
