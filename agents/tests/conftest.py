@@ -4,12 +4,18 @@ The databases are expected (CI starts them); a test that cannot reach one
 fails rather than skips, so a green run means the engines were really driven.
 Every pytest-xdist worker of every run works in databases of its own (see
 ``_databases.database_name``) and drops them when its session ends, failed or not.
+Also each test's outbox, and the scripted HTTP server of the upload tests
+(``_upload_servers``).
 """
 
 from __future__ import annotations
 
+import threading
+from http.server import ThreadingHTTPServer
+
 import pytest
 from _databases import MYSQL_SERVER, PG_SERVER, database_name, drop_own_databases
+from _upload_servers import Scripted
 
 # Tests that change what every client of the shared PostgreSQL and MariaDB sees (server
 # settings a study applies and restores, the servers' CPU affinity a pinned run sets and
@@ -68,3 +74,15 @@ def outbox_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHHUB_SERVER", raising=False)
     monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
     return path
+
+
+@pytest.fixture
+def scripted():
+    """A started Scripted server: (its base URL, the answers to give)."""
+    Scripted.answers.clear()
+    Scripted.seen.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", Scripted.answers
+    server.shutdown()
+    server.server_close()

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from _upload_servers import HangingServer, dead_server
 from benchhub_agent import commands, document, upload
 from benchhub_agent.benchmarks import base, discover_benchmarks
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
-from test_upload import HangingServer, dead_server
 
 AGENT = [sys.executable, "-m", "benchhub_agent.cli"]
 FIXTURES = Path(__file__).parent / "importers" / "fixtures"

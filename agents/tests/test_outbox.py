@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
+from _upload_servers import NO_WAIT, dead_server, example
 from benchhub_agent import upload
 from benchhub_agent.outbox import Outbox
 from contract_server import TOKEN, ContractServer
-from test_upload import NO_WAIT, dead_server, example
 
 # Names whose alphabetical order is neither the order they were kept in nor its reverse.
 KEPT_IN_THIS_ORDER = [

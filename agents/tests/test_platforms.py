@@ -7,9 +7,9 @@ import platform
 from pathlib import Path
 
 import pytest
+from _upload_servers import example
 from benchhub_agent import document, sysinfo
 from benchhub_agent.platforms import macos, windows
-from test_upload import example
 
 FIXTURES = Path(__file__).parent / "platform_fixtures"
 

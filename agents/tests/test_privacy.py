@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import pytest
+from _upload_servers import example
 from benchhub_agent import document
 from benchhub_agent.privacy import Identity, redact
-from test_upload import example
 
 ALICE = Identity(host_names=("alice-laptop.corp.example", "alice-laptop"), user_names=("alice",))
 

@@ -23,12 +23,12 @@ from _loops import (
     needs_loop_devices,
     reachable_folder,
 )
+from _upload_servers import dead_server
 from benchhub_agent import db
 from benchhub_agent.benchmarks import _select_update_clients as su
 from benchhub_agent.benchmarks._connections import in_own_schema
 from benchhub_agent.study import machine, placement
 from contract_server import TOKEN, ContractServer
-from test_upload import dead_server
 
 AGENT = [sys.executable, "-m", "benchhub_agent.cli"]
 SMALL = ["--clients", "1,3", "--transactions", "120"]
