@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.baselines.test_embedded_sqlite import run_embedded
+from tests.baselines.embedded import run_embedded
 
 # A token of a user in a group, used once (last_used_at set), read by the
 # authentication's statement and by the ORM: the same values, of the same

@@ -1,6 +1,6 @@
 """The write queue of the embedded default's SQLite backend (lib/sqlite):
 first come, first served, and a waiter whose time runs out leaves it.
-With SQLite itself: tests/baselines/test_embedded_sqlite.py."""
+With SQLite itself: tests/baselines/test_embedded_write_lock.py."""
 
 from __future__ import annotations
 

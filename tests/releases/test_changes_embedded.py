@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.baselines.test_embedded_sqlite import run_embedded
+from tests.baselines.embedded import run_embedded
 
 CHANGES = """
 import json

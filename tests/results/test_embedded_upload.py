@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.baselines.test_embedded_sqlite import run_embedded
+from tests.baselines.embedded import run_embedded
 
 QUIET_UPLOAD = """
 import django

@@ -368,7 +368,7 @@ print(json.dumps(none_answers(get_user_model().objects.create_user(username="emb
 def test_none_filters_give_the_same_answers_on_the_embedded_default(bob, tmp_path):
     """PostgreSQL aggregates a comparison in the database, SQLite in Python,
     and each reads JSON its own way: "(none)" finds the same runs on both."""
-    from tests.baselines.test_embedded_sqlite import run_embedded
+    from tests.baselines.embedded import run_embedded
 
     on_postgresql = json.loads(json.dumps(none_answers(bob)))
 
