@@ -5,7 +5,8 @@ The test environment itself hides missing runtime dependencies: pytest
 brings `packaging` along, which Celery's Redis transport imports without
 declaring it, so every upload with REDIS_URL set answered 500 in production
 (after storing the data) while `make test` passed. Here nothing but
-requirements.txt is installed (pip may take the wheels from its cache), and
+requirements.txt is installed (pip may take the wheels from its cache; not even pip
+itself), and
 gunicorn and the worker run from that virtualenv on loopback.
 """
 
@@ -40,11 +41,15 @@ def system_python() -> str:
 @pytest.fixture(scope="module")
 def fresh_venv(tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("clean-install") / "venv"
-    subprocess.run([system_python(), "-m", "venv", str(venv)], check=True, timeout=120)
+    # No pip of its own: the suite's pip installs into it (--python), without compiling
+    # bytecode ahead, which took more time than the install itself (65 s against 24 s).
+    subprocess.run(
+        [system_python(), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     python = venv / "bin" / "python"
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--no-input", "-r", "requirements.txt"],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+         "--disable-pip-version-check", "--no-input", "--no-compile", "-r", "requirements.txt"],
         cwd=ROOT,
         capture_output=True,
         text=True,
