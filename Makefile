@@ -15,14 +15,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Stamp files: reinstall only when the requirements change.
+# Stamp files: reinstall only when the requirements change. --no-compile: Python
+# writes the bytecode of what it imports when it first imports it; compiling every
+# installed module ahead took a third of a fresh setup.
 $(VENV)/.installed: requirements.txt agents/pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-compile -r requirements.txt
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	bash .ci/ensure-build-deps.sh
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-compile -r requirements-dev.txt
 	touch $@
 
 run: $(VENV)/.installed
