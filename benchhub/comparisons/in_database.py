@@ -15,7 +15,11 @@ there and its measurement's id if it has only one there
 rows in sample order (a top-N sort) when no run is among them twice, as in a
 comparison whose axes fix the point, where each run has one measurement per
 cell; only a cell where one is (pooled points) groups its rows by run and takes
-medians, about twice the time per cell (docs/performance.md).
+medians, about twice the time per cell (docs/performance.md). A large cell
+looks for those rows only among the rows it kept, as it was grouped, of the
+runs first in sample order (``SAMPLED_LEVELS``), not among all of its own.
+Who may see a run is read from the run's copy of its submission's status
+(``Run.submission_status``): no measurement's run is joined to its submission.
 Groups with a missing key are the "left out" notes. For the page, each cell also says
 whether its measurements' (or their runs') parameter keys differ, by
 comparing the least and greatest hash of them: where no cell's do, the page
@@ -73,6 +77,12 @@ SETTINGS = {
     # each process built its own hash table of each; now the workers build
     # one together (Parallel Hash). A small comparison still plans serially.
     "min_parallel_table_scan_size": "0",
+    # PostgreSQL's default: on, for a statement the planner costs over
+    # 100,000 (and optimized and inlined over 500,000), as this one is at
+    # 10 M measurements. Compiling its many expressions cost more CPU than
+    # it ever saved: at 1 M, forced, 320-1,060 ms of it against 170-270 ms
+    # for the whole statement without (docs/performance.md).
+    "jit": "off",
 }
 
 
@@ -124,6 +134,47 @@ _MIXED = """min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
                    OR min(jsonb_hash(_run_keys)) <> max(jsonb_hash(_run_keys))"""
 
 
+# Sampled levels, sparsest first: as it is grouped, each cell also keeps the
+# eligible rows whose run's sample key is below SAMPLE_MODULUS / level (about
+# a 16th of its runs). A cell with more rows than a verdict reads at a level
+# finds its first runs among those (514 a cell in case 1 of
+# benchmarks/compare.py at 1 M) instead of unnesting all of its own (8,230).
+SAMPLED_LEVELS = (16,)
+
+
+def _levels_aggregated(sample: str, value: str) -> str:
+    """Each sampled level's runs, values and ids (NULL where it has no row)."""
+    return ",\n".join(
+        f"array_agg({column}) FILTER (WHERE _eligible AND {sample} < "
+        f"{SAMPLE_MODULUS // level}) AS {name}_{level}"
+        for level in SAMPLED_LEVELS
+        for column, name in (("run_id", "runs"), (value, "vals"), ("id", "ids"))
+    )
+
+
+def _level_picked() -> str:
+    """The arrays (runs, vals, ids) and cutoff the first rows are read from."""
+    enough = [
+        f"cardinality(cell.runs_{level}) > {aggregation.VERDICT_RUNS}" for level in SAMPLED_LEVELS
+    ]
+    return ",\n".join(
+        "CASE "
+        + " ".join(
+            f"WHEN {condition} THEN {picked}"
+            for condition, picked in zip(
+                enough,
+                [
+                    f"cell.{name}_{level}" if name else str(SAMPLE_MODULUS)
+                    for level in SAMPLED_LEVELS
+                ],
+                strict=True,
+            )
+        )
+        + f" ELSE cell.{name or 'cutoff'} END AS {name or 'cutoff'}"
+        for name in ("runs", "vals", "ids", "")
+    )
+
+
 def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
     """The cells of ``inner`` (rows _s, _x, ``value`` (the value or a derived
     one), approximate, run_id, id, _eligible, _keys, _run_keys): one row per
@@ -146,10 +197,18 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
                    THEN {SAMPLE_MODULUS}::bigint * %s::bigint / count(*)
                    ELSE {SAMPLE_MODULUS}::bigint END AS cutoff,
                    array_agg(CASE WHEN _eligible THEN run_id END) AS runs,
-                   array_agg(id) AS ids
+                   array_agg(id) AS ids,
+                   {_levels_aggregated(sample, value)}
             FROM ({inner}) AS measured
             GROUP BY _s, _x
         ) AS cell
+        CROSS JOIN LATERAL (
+            -- Where the first rows are looked for: the sparsest level with
+            -- more rows than a verdict reads (each of its rows comes before
+            -- every other row of the cell in sample order), else the cell's
+            -- own arrays below its cutoff.
+            SELECT {_level_picked()}
+        ) AS pick
         CROSS JOIN LATERAL (
             SELECT percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY v) AS q
             FROM (SELECT unnest(cell.vals) AS v) AS cell_values
@@ -160,14 +219,14 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
             -- the first runs are these rows, each its run's only one there.
             SELECT count(*) = count(DISTINCT run_id) AS single,
                    (array_agg(run_id))[1:%s] AS run_ids,
-                   (array_agg(cell.vals[i]))[1:%s] AS run_values,
-                   (array_agg(cell.ids[i]))[1:%s] AS only_ids
+                   (array_agg(pick.vals[i]))[1:%s] AS run_values,
+                   (array_agg(pick.ids[i]))[1:%s] AS only_ids
             FROM (
                 SELECT run_id, i
                 FROM (
-                    SELECT unnest(cell.runs) AS run_id, generate_subscripts(cell.runs, 1) AS i
+                    SELECT unnest(pick.runs) AS run_id, generate_subscripts(pick.runs, 1) AS i
                 ) AS cell_runs
-                WHERE {sample} < cell.cutoff AND cell._s IS NOT NULL AND cell._x IS NOT NULL
+                WHERE {sample} < pick.cutoff AND cell._s IS NOT NULL AND cell._x IS NOT NULL
                 ORDER BY {sample}, run_id
                 LIMIT %s
             ) AS first_rows

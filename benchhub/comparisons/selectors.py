@@ -199,7 +199,9 @@ def comparison_measurements(*, user: User, query: ComparisonQuery) -> QuerySet:
 def _measurements(user: User, query: ComparisonQuery):
     """The visible measurements of the metric, with the fixed filters applied
     exactly as /api/v1/measurements/ applies them."""
-    queryset = results_selectors.measurement_list(user=user).filter(metric=query.metric)
+    queryset = results_selectors.measurement_list(user=user, by_run_copy=True).filter(
+        metric=query.metric
+    )
     # get() gives a filter's last value, getlist() all of them (param.* may repeat)
     data = MultiValueDict({key: values for key, values in query.filters.items() if values})
     filterset = MeasurementFilter(data=data, queryset=queryset)

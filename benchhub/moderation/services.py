@@ -153,6 +153,8 @@ def submission_moderate(
         if action not in (Action.HIDE, Action.UNHIDE):
             locked.status_reason = reason
         locked.save(update_fields=["status", "status_reason", "status_before_hidden"])
+        # Its runs' copy (Run.submission_status), read by the comparisons.
+        Run.objects.filter(submission=locked).update(submission_status=after)
         AuditEntry.objects.create(
             actor=actor,
             action=action,

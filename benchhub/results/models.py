@@ -267,6 +267,19 @@ class Run(models.Model):
     repetition_cv = models.FloatField(null=True, blank=True)
     load_engine_cpu = models.FloatField(null=True, blank=True)
 
+    # A copy of its submission's status, so that a comparison filters runs
+    # by who may see them without joining every measurement's run to its
+    # submission (a tenth of a computed comparison's statement at 1 M).
+    # Written with the run (storage.py, both paths) and with every change of
+    # the status (benchhub.moderation.services.submission_moderate, in the
+    # same transaction); migration 0013 copied it for the runs before.
+    submission_status = models.CharField(
+        max_length=10,
+        choices=Submission.Status.choices,
+        default=Submission.Status.PENDING,
+        editable=False,
+    )
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "position"], name="run_position_unique")

@@ -211,14 +211,20 @@ def submission_metric_ids(submission: Submission) -> set[int]:
     )
 
 
-def measurement_list(*, user: User) -> QuerySet[Measurement]:
+def measurement_list(*, user: User, by_run_copy: bool = False) -> QuerySet[Measurement]:
+    """``by_run_copy``: by Run.submission_status (comparisons: no join to submissions)."""
     unprinted = [
         f"run__submission__{field.name}"
         for field in Submission._meta.concrete_fields
         if field.name not in MEASUREMENT_SUBMISSION_FIELDS
     ]
+    visible = _visible(user, "run__submission__")
+    if by_run_copy:  # public_submissions_q of run__submission_status, its owner's
+        visible = public_submissions_q("run__submission_")
+        if user.is_authenticated:
+            visible |= Q(run__submission__submitter=user) & ~Q(run__submission_status="deleted")
     return (
-        Measurement.objects.filter(_visible(user, "run__submission__"))
+        Measurement.objects.filter(visible)
         .select_related("metric", *(f"run__{name}" for name in RUN_RELATED))
         .defer(*unprinted)
         .order_by("-id")

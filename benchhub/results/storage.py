@@ -65,6 +65,7 @@ def _insert_orm(prepared: PreparedDocument) -> None:
     submission.save(force_insert=True)
     for run in runs:
         run.submission = submission
+        run.submission_status = submission.status
     Run.objects.bulk_create(runs)
     measurements = Measurement.objects.bulk_create(
         Measurement(
@@ -226,10 +227,10 @@ WITH document AS MATERIALIZED (
 ), submission AS (
     INSERT INTO {submission} ({submission_columns})
     VALUES ({submission_values})
-    RETURNING id
+    RETURNING id, status
 ), run AS (
-    INSERT INTO {run} (submission_id, {run_columns})
-    SELECT submission.id, {run_columns}
+    INSERT INTO {run} (submission_id, submission_status, {run_columns})
+    SELECT submission.id, submission.status, {run_columns}
     FROM submission, json_to_recordset(%(runs)s::json) AS r({run_types})
     ORDER BY position
     RETURNING id, position, fingerprint
@@ -333,6 +334,7 @@ def _insert_postgresql(prepared: PreparedDocument) -> None:
     submission.pk = submission_id
     for run, run_id in zip(runs, run_ids, strict=True):
         run.submission = submission
+        run.submission_status = submission.status
         run.pk = run_id
     # Pending results are scored against the approved baseline too, so that
     # a moderator sees an outlier before approving it.

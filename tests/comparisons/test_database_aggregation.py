@@ -113,12 +113,20 @@ def assert_same_cells(sql, python) -> None:
             assert sql.runs[key][run_id].value == pytest.approx(run.value, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    "levels", [in_database.SAMPLED_LEVELS, (2,), (4, 2)], ids=lambda levels: f"levels {levels}"
+)
 @pytest.mark.parametrize("sampled_rows", [1, 4, 10**6], ids=lambda n: f"cut at {n}")
 @pytest.mark.parametrize("given", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
-def test_postgresql_and_python_compute_the_same_cells(varied, given, sampled_rows, monkeypatch):
+def test_postgresql_and_python_compute_the_same_cells(
+    varied, given, sampled_rows, levels, monkeypatch
+):
     """Whether the database groups all of a cell's runs or only those below
-    a cutoff (and again, uncut, when that kept too few), the same runs."""
+    a cutoff (and again, uncut, when that kept too few), and whether it
+    finds the first ones among a sampled level's rows (SAMPLED_LEVELS: at
+    level 2 about half of them, more than a verdict reads here), the same runs."""
     monkeypatch.setattr(in_database, "SAMPLED_ROWS", sampled_rows)
+    monkeypatch.setattr(in_database, "SAMPLED_LEVELS", levels)
     params = {"benchmark": "select-update", "metric": "throughput", **given}
     query = comparison_query_parse({key: [value] for key, value in params.items()})
     user = AnonymousUser()
@@ -249,10 +257,10 @@ def _close(a, b) -> bool:
     return a == b
 
 
-def _current_settings(cursor) -> tuple[str, str, str]:
+def _current_settings(cursor) -> tuple[str, str, str, str]:
     cursor.execute(
         "SELECT current_setting('work_mem'), current_setting('parallel_setup_cost'), "
-        "current_setting('parallel_tuple_cost')"
+        "current_setting('parallel_tuple_cost'), current_setting('jit')"
     )
     return cursor.fetchone()
 
@@ -277,8 +285,9 @@ def test_the_cells_statement_runs_under_its_settings_and_they_end_with_it(varied
     with connection.cursor() as cursor:
         after = _current_settings(cursor)
 
-    assert seen == [("64MB", "100", "0.01")]
-    assert before == after == ("4MB", "1000", "0.1")  # PostgreSQL's defaults, as configured
+    assert seen == [("64MB", "100", "0.01", "off")]
+    # PostgreSQL's defaults, as configured
+    assert before == after == ("4MB", "1000", "0.1", "on")
 
 
 @pytest.mark.parametrize("given", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
