@@ -30,7 +30,9 @@ class Result:
 
 class Connection:
     """Answers each statement at once: from ``script`` (statement name → the results it
-    gives, in turn) where given, else as a healthy server would."""
+    gives, in turn) where given, else as a healthy server would. The answer is taken only
+    after it was read (``consume_input``): ``get_result`` alone would poll the socket
+    first, a system call more per round trip."""
 
     socket = 99
     status = pq.ConnStatus.OK
@@ -39,18 +41,24 @@ class Connection:
         self.script = script or {}
         self.sent: list[tuple[bytes, object]] = []
         self.answers: list[Result | None] = []
+        self.read = False
 
     def send_query_prepared(self, name: bytes, parameters: object) -> None:
         self.sent.append((name, parameters))
         planned = self.script.get(name)
         answer = planned.pop(0) if planned else self.healthy(name)
         self.answers = [answer, None]
+        self.read = False
 
     @staticmethod
     def healthy(name: bytes) -> Result:
         return Result(ROWS, rows=1) if name == b"bh_select" else Result(OK)
 
+    def consume_input(self) -> None:
+        self.read = True
+
     def get_result(self) -> Result | None:
+        assert self.read, "get_result before consume_input: libpq polls the socket first"
         return self.answers.pop(0)
 
 
@@ -113,6 +121,6 @@ def test_an_answer_missing_is_a_lost_connection():
     connection = Connection()
     steps = flow_on(connection, quota=1).steps()
     next(steps)
-    connection.answers = [None]
+    connection.answers, connection.read = [None], True
     with pytest.raises(ConnectionError, match="not one answer"):
         next(steps)

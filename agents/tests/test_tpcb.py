@@ -172,7 +172,8 @@ class FakeResult:
 
 def flow_on_a_fake_connection(draws: list[float], fail_at: bytes | None = None):
     """A TpcbFlow without a server: each statement sent is recorded and answered at once,
-    with its expected status, or an error for the statement named ``fail_at``."""
+    with its expected status, or an error for the statement named ``fail_at``; the answer
+    is taken only after it was read (consume_input, not a poll in get_result)."""
     flow = object.__new__(event_loop.TpcbFlow)
     drawn = iter(draws)
     flow.draw = lambda: next(drawn)
@@ -186,9 +187,15 @@ def flow_on_a_fake_connection(draws: list[float], fail_at: bytes | None = None):
         flow.sent.append((name, parameters))
         step = event_loop.NAMES.index(name) if name in event_loop.NAMES else 0
         answers[:] = [FakeResult(7 if name == fail_at else flow.expected[step]), None]
+        read.clear()
 
-    flow.send, flow.get_result = send, lambda: answers.pop(0)
-    flow.pgconn = type("Conn", (), {"status": 0})()
+    def get_result():
+        assert read, "get_result before consume_input: libpq polls the socket first"
+        return answers.pop(0)
+
+    read: list[bool] = []
+    flow.send, flow.get_result = send, get_result
+    flow.pgconn = type("Conn", (), {"status": 0, "consume_input": lambda _: read.append(True)})()
     flow.bad_connection = 1
     return flow
 

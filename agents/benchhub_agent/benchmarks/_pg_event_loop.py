@@ -53,15 +53,18 @@ class Flow:
     """A client of the loop: a libpq connection (``pgconn``) and its transactions.
 
     ``steps`` returns a generator that sends a statement with
-    ``send_query_prepared`` and yields; resumed once the socket has data, it takes
-    the statement's answer with two ``get_result`` calls (its result, then None),
-    acts on it and sends the next statement, until the client has no more to run
-    (the generator returns). The server sends a statement's whole answer (its
-    result, then ReadyForQuery) in one write, so once the socket is readable
-    ``get_result`` reads it without waiting; an answer split in transit is waited
-    for by ``get_result`` itself (the loop pauses for it; nothing is lost). A lost
-    connection answers with an error result; none at all, or a second one to a
-    single statement, raises ConnectionError(NOT_ONE_ANSWER).
+    ``send_query_prepared`` and yields; resumed once the socket has data, it reads
+    it (``consume_input``: one recv) and takes the statement's answer with two
+    ``get_result`` calls (its result, then None), acts on it and sends the next
+    statement, until the client has no more to run (the generator returns). So a
+    round trip is three system calls, send, epoll_wait and recv, as few as
+    pgbench's; ``get_result`` alone would poll the socket before reading it, a
+    fourth (3-6 µs more CPU per transaction at 4 clients, docs/performance.md).
+    The server sends a statement's whole answer (its result, then ReadyForQuery)
+    in one write; one split in transit is waited for by ``get_result`` itself (the
+    loop pauses for it; nothing is lost). A lost connection answers with an error
+    result; none at all, or a second one to a single statement, raises
+    ConnectionError(NOT_ONE_ANSWER).
     """
 
     pgconn: Any
@@ -131,7 +134,8 @@ class PostgresFlow(Flow):
 
     def steps(self) -> Iterator[None]:
         client, tally, progress, slot = self.client, self.tally, self.progress, self.slot
-        send, get_result = self.pgconn.send_query_prepared, self.pgconn.get_result
+        pgconn = self.pgconn
+        send, read, get_result = pgconn.send_query_prepared, pgconn.consume_input, pgconn.get_result
         ok, tuples = client.ok_status, client.tuples_status
         keys, rows = client.keys, len(client.keys)
         selects = [(key,) for key in keys]  # the SELECT's parameters, made once per key
@@ -154,22 +158,26 @@ class PostgresFlow(Flow):
             while True:
                 send(b"bh_begin", None)
                 yield
+                read()
                 if (result := get_result()) is None or get_result() is not None:
                     raise ConnectionError(NOT_ONE_ANSWER)
                 if result.status == ok:
                     send(b"bh_select", selects[index])
                     yield
+                    read()
                     if (result := get_result()) is None or get_result() is not None:
                         raise ConnectionError(NOT_ONE_ANSWER)
                     if result.status == tuples and result.ntuples == 1:
                         # The UPDATE adds the 1 (PostgresClient): the value goes back as sent.
                         send(b"bh_update", (result.get_value(0, 0), param))
                         yield
+                        read()
                         if (result := get_result()) is None or get_result() is not None:
                             raise ConnectionError(NOT_ONE_ANSWER)
                         if result.status == ok:
                             send(b"bh_commit", None)
                             yield
+                            read()
                             if (result := get_result()) is None or get_result() is not None:
                                 raise ConnectionError(NOT_ONE_ANSWER)
                             if result.status == ok:
@@ -183,6 +191,7 @@ class PostgresFlow(Flow):
                 failure = self._failure(result, index + 1)
                 send(b"bh_rollback", None)
                 yield
+                read()
                 if get_result() is None or get_result() is not None:
                     raise ConnectionError(NOT_ONE_ANSWER)
                 if failure is None:  # retryable: the same key again, up to MAX_ATTEMPTS runs

@@ -97,7 +97,7 @@ class TpcbFlow(Flow):
         """This client's transactions until the deadline, one yield per round trip
         (:class:`._pg_event_loop.Flow`). A failed statement rolls the transaction back
         and counts it, as the lone client's path (run_alone) does."""
-        send, get_result = self.send, self.get_result
+        send, read, get_result = self.send, self.pgconn.consume_input, self.get_result
         expected, steps = self.expected, range(len(SCRIPT))
         clock, measure_from = time.perf_counter, self.measure_from
         latencies = self.latencies
@@ -106,6 +106,7 @@ class TpcbFlow(Flow):
             for step in steps:
                 send(NAMES[step], parameters[step])
                 yield
+                read()
                 if (result := get_result()) is None or get_result() is not None:
                     raise ConnectionError(NOT_ONE_ANSWER)
                 if result.status != expected[step]:
@@ -121,6 +122,7 @@ class TpcbFlow(Flow):
                 self.failed += 1
             send(b"tb_rollback", None)
             yield
+            read()
             if get_result() is None or get_result() is not None:
                 raise ConnectionError(NOT_ONE_ANSWER)
         self._fold()
