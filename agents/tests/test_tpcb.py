@@ -162,20 +162,71 @@ def test_pgbench_engine_refuses_mariadb():
         run_tpcb(Target.parse(f"{dbs.MYSQL_SERVER}/test"), load_engine="pgbench")
 
 
-def test_the_event_loops_parameters_follow_its_script():
-    flow = object.__new__(event_loop.TpcbFlow)  # no connection: only start()'s bookkeeping
-    flow.deadline, flow.began, flow.sent = float("inf"), 0.0, []
-    # aid, bid, tid, delta, in the order start() draws them: each a uniform fraction
-    # scaled to its range (aid 1..10, bid 1..2, tid 1..20, delta -5000..5000).
-    drawn = iter([0.65, 0.99, 0.6, 0.496])
+class FakeResult:
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    def get_error_message(self) -> str:
+        return "ERROR: failed on purpose"
+
+
+def flow_on_a_fake_connection(draws: list[float], fail_at: bytes | None = None):
+    """A TpcbFlow without a server: each statement sent is recorded and answered at once,
+    with its expected status, or an error for the statement named ``fail_at``; the answer
+    is taken only after it was read (consume_input, not a poll in get_result)."""
+    flow = object.__new__(event_loop.TpcbFlow)
+    drawn = iter(draws)
     flow.draw = lambda: next(drawn)
     flow.accounts, flow.tellers, flow.scale = 10, 20, 2
-    flow.send = lambda name, parameters: flow.sent.append((name, parameters))
-    assert flow.start()
+    flow.deadline, flow.measure_from, flow.began, flow.failed = float("inf"), 0.0, 0.0, 0
+    flow.latencies = {}
+    flow.expected = tuple(2 if name == b"tb_select" else 1 for name in event_loop.NAMES)
+    flow.sent, answers = [], []
+
+    def send(name, parameters):
+        flow.sent.append((name, parameters))
+        step = event_loop.NAMES.index(name) if name in event_loop.NAMES else 0
+        answers[:] = [FakeResult(7 if name == fail_at else flow.expected[step]), None]
+        read.clear()
+
+    def get_result():
+        assert read, "get_result before consume_input: libpq polls the socket first"
+        return answers.pop(0)
+
+    read: list[bool] = []
+    flow.send, flow.get_result = send, get_result
+    flow.pgconn = type("Conn", (), {"status": 0, "consume_input": lambda _: read.append(True)})()
+    flow.bad_connection = 1
+    return flow
+
+
+def test_the_event_loop_runs_the_script_in_order_with_its_parameters():
+    # aid, bid, tid, delta, in the order they are drawn: each a uniform fraction scaled to
+    # its range (aid 1..10, bid 1..2, tid 1..20, delta -5000..5000), then the next BEGIN's.
+    flow = flow_on_a_fake_connection([0.65, 0.99, 0.6, 0.496, 0.0, 0.0, 0.0, 0.0])
+    steps = flow.steps()
+    for _ in event_loop.SCRIPT:
+        next(steps)  # each statement sent, then its answer taken on the next resumption
     named = {"aid": b"7", "bid": b"2", "tid": b"13", "delta": b"-40"}
-    for step, (name, _, takes) in enumerate(event_loop.SCRIPT):
-        assert flow.parameters[step] == (tuple(named[k] for k in takes) or None), name
-    assert flow.sent == [(b"tb_begin", None)]
+    expected = [
+        (name, tuple(named[k] for k in takes) or None) for name, _, takes in event_loop.SCRIPT
+    ]
+    assert flow.sent == expected
+    next(steps)  # END's answer: the transaction is counted, the next one begins
+    assert flow.sent[-1] == (b"tb_begin", None)
+    assert sum(flow.latencies.values()) == 1 and flow.failed == 0
+
+
+def test_the_event_loop_rolls_a_failed_statement_back_and_counts_it():
+    flow = flow_on_a_fake_connection([0.5] * 8, fail_at=b"tb_tellers")
+    steps = flow.steps()
+    for _ in range(4):  # BEGIN, the accounts' UPDATE, the SELECT, the tellers' UPDATE
+        next(steps)
+    next(steps)  # the error: ROLLBACK, nothing after the failed statement
+    assert [name for name, _ in flow.sent[-2:]] == [b"tb_tellers", b"tb_rollback"]
+    next(steps)  # the rollback done: the next transaction begins
+    assert flow.sent[-1] == (b"tb_begin", None)
+    assert flow.failed == 1 and not flow.latencies
 
 
 @pytest.mark.parametrize("clients", [1, 3])  # the lone client's blocking path, the loop

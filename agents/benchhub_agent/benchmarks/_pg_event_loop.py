@@ -7,6 +7,13 @@ each query is sent with ``send_query_prepared`` and the loop waits (epoll) for
 whichever socket answers first. Still four round trips per transaction, like
 pgbench, and the latency of a transaction is measured the same way.
 
+Each connection's transactions are one generator (:meth:`Flow.steps`): it sends a
+statement and yields; the loop resumes it when its socket is readable. Where the
+transaction stands is the generator's own place in its code, its values are its
+local variables: a round trip costs one resumption, not a method call that looks
+its state up in attributes and dispatches on it (a third fewer instructions per
+transaction than that state machine, docs/performance.md).
+
 MariaDB/MySQL keep one thread per client (select_update._client_loop): PyMySQL
 has no non-blocking API.
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 import random
 import select
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,45 +46,50 @@ class ClientTally:
     ended_at: float = 0.0
 
 
-BEGIN, SELECT, UPDATE, COMMIT, ROLLBACK = range(5)
-
-
 NOT_ONE_ANSWER = "connection lost: not one answer to the statement"
 
 
 class Flow:
-    """A client of the loop: a libpq connection (``pgconn``) with one statement in flight.
+    """A client of the loop: a libpq connection (``pgconn``) and its transactions.
 
-    Subclasses send the first statement in ``start`` (False: nothing more to run), and
-    ``readable``, called once the socket has data, takes the statement's answer with
-    two ``get_result`` calls (its result, then None) and acts on it (False: finished).
-    The server sends a statement's whole answer (its result, then ReadyForQuery) in one
-    write, so once the socket is readable ``get_result`` reads it without waiting: two
-    libpq calls per round trip where consume_input, is_busy and get_result twice took
-    five, each giving up and taking back the GIL. An answer split in transit is waited
-    for by ``get_result`` itself (the loop pauses for it; nothing is lost). The answer
-    is taken in ``readable`` itself, not in a shared method: one Python call less per
-    round trip. A lost connection answers with an error result; none at all, or a
-    second one to a single statement, raises ConnectionError(NOT_ONE_ANSWER).
+    ``steps`` returns a generator that sends a statement with
+    ``send_query_prepared`` and yields; resumed once the socket has data, it reads
+    it (``consume_input``: one recv) and takes the statement's answer with two
+    ``get_result`` calls (its result, then None), acts on it and sends the next
+    statement, until the client has no more to run (the generator returns). So a
+    round trip is three system calls, send, epoll_wait and recv, as few as
+    pgbench's; ``get_result`` alone would poll the socket before reading it, a
+    fourth (3-6 µs more CPU per transaction at 4 clients, docs/performance.md).
+    The server sends a statement's whole answer (its result, then ReadyForQuery)
+    in one write; one split in transit is waited for by ``get_result`` itself (the
+    loop pauses for it; nothing is lost). A lost connection answers with an error
+    result; none at all, or a second one to a single statement, raises
+    ConnectionError(NOT_ONE_ANSWER).
     """
 
     pgconn: Any
 
-    def start(self) -> bool:
-        raise NotImplementedError
-
-    def readable(self) -> bool:
+    def steps(self) -> Iterator[None]:
         raise NotImplementedError
 
 
 def drive(flows: list[Any]) -> None:
     """Run every flow until each has finished: epoll on Linux, select() elsewhere."""
-    running = {flow.pgconn.socket: flow.readable for flow in flows if flow.start()}
+    running: dict[int, Callable[[], None]] = {}
+    for flow in flows:
+        resume = flow.steps().__next__
+        try:
+            resume()  # sends its first statement
+        except StopIteration:
+            continue
+        running[flow.pgconn.socket] = resume
     if not hasattr(select, "epoll"):
         while running:
             ready, _, _ = select.select(list(running), [], [], 1.0)
             for fd in ready:
-                if not running[fd]():
+                try:
+                    running[fd]()
+                except StopIteration:
                     del running[fd]
         return
     with select.epoll() as poller:
@@ -85,19 +98,20 @@ def drive(flows: list[Any]) -> None:
         poll = poller.poll
         while running:
             for fd, _events in poll(1.0):
-                if not running[fd]():
+                try:
+                    running[fd]()
+                except StopIteration:
                     poller.unregister(fd)
                     del running[fd]
 
 
 class PostgresFlow(Flow):
-    """One client of the event loop: its connection and where its transaction stands.
+    """One client of the event loop: BEGIN, SELECT … FOR UPDATE, UPDATE, COMMIT, again.
 
-    idle → BEGIN → SELECT → UPDATE → COMMIT → idle. An error result on the way
-    sends ROLLBACK; once that completes the transaction is run again with the
-    same key (serialization failure, deadlock, lock timeout; up to MAX_ATTEMPTS)
-    or counted as failed. A lost connection raises ConnectionError, which stops
-    the run with its reason.
+    An error result on the way sends ROLLBACK; once that completes the
+    transaction is run again with the same key (serialization failure, deadlock,
+    lock timeout; up to MAX_ATTEMPTS) or counted as failed. A lost connection
+    raises ConnectionError, which stops the run with its reason.
     """
 
     def __init__(
@@ -111,119 +125,109 @@ class PostgresFlow(Flow):
     ) -> None:
         self.client = client
         self.pgconn = client.pgconn
-        self.send = client.pgconn.send_query_prepared
-        self.get_result = client.pgconn.get_result
-        self.keys = client.keys
-        self.selects = [(key,) for key in client.keys]  # the SELECT's parameters, made once
-        self.ok_status = client.ok_status
-        self.tuples_status = client.tuples_status
         self.quota = quota
-        self.window_start, self.deadline = window
+        self.window = window
         self.progress = progress
         self.slot = slot
-        self.draw = rng.random  # uniform over the keys in one C call
+        self.rng = rng
         self.tally = ClientTally()
+
+    def steps(self) -> Iterator[None]:
+        client, tally, progress, slot = self.client, self.tally, self.progress, self.slot
+        pgconn = self.pgconn
+        send, read, get_result = pgconn.send_query_prepared, pgconn.consume_input, pgconn.get_result
+        ok, tuples = client.ok_status, client.tuples_status
+        keys, rows = client.keys, len(client.keys)
+        selects = [(key,) for key in keys]  # the SELECT's parameters, made once per key
+        window_start, deadline = self.window
+        quota = self.quota
+        draw = self.rng.random  # uniform over the keys in one C call
+        clock, whole = time.perf_counter, int
         # Latencies counted exactly, one dict update each, folded into the histogram at
         # the end (Histogram.record_counts).
-        self.latencies: dict[int, int] = {}
-        self.done = 0
-        self.consecutive_errors = 0
-        self.state = BEGIN
-        self.key = 0
-        self.param = b""
-        self.began = 0.0
-        self.attempts = 0
-        self.failure: str | None = None  # why the transaction being rolled back failed
+        latencies: dict[int, int] = {}
+        seen = latencies.get
+        done = committed = failed_in_a_row = 0
+        while quota is None or done < quota:
+            began = clock()
+            if deadline is not None and began >= deadline:
+                break
+            index = whole(draw() * rows)
+            param = keys[index]
+            attempts = 0
+            while True:
+                send(b"bh_begin", None)
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status == ok:
+                    send(b"bh_select", selects[index])
+                    yield
+                    read()
+                    if (result := get_result()) is None or get_result() is not None:
+                        raise ConnectionError(NOT_ONE_ANSWER)
+                    if result.status == tuples and result.ntuples == 1:
+                        # The UPDATE adds the 1 (PostgresClient): the value goes back as sent.
+                        send(b"bh_update", (result.get_value(0, 0), param))
+                        yield
+                        read()
+                        if (result := get_result()) is None or get_result() is not None:
+                            raise ConnectionError(NOT_ONE_ANSWER)
+                        if result.status == ok:
+                            send(b"bh_commit", None)
+                            yield
+                            read()
+                            if (result := get_result()) is None or get_result() is not None:
+                                raise ConnectionError(NOT_ONE_ANSWER)
+                            if result.status == ok:
+                                ended = clock()
+                                committed += 1
+                                failed_in_a_row = 0
+                                if deadline is None or window_start <= ended <= deadline:
+                                    micros = whole((ended - began) * 1_000_000)
+                                    latencies[micros] = seen(micros, 0) + 1
+                                break
+                failure = self._failure(result, index + 1)
+                send(b"bh_rollback", None)
+                yield
+                read()
+                if get_result() is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if failure is None:  # retryable: the same key again, up to MAX_ATTEMPTS runs
+                    tally.retries += 1
+                    attempts += 1
+                    if attempts < MAX_ATTEMPTS:
+                        continue
+                else:
+                    failed_in_a_row += 1
+                    if failed_in_a_row >= MAX_CONSECUTIVE_ERRORS:
+                        raise RuntimeError(
+                            f"{failed_in_a_row} transactions failed in a row: {failure}"
+                        )
+                tally.errors += 1
+                break
+            done += 1
+            if done & 15 == 0:
+                progress[slot] = done
+        progress[slot] = done
+        tally.committed = committed
+        tally.histogram.record_counts(latencies)
+        tally.ended_at = clock()
 
-    def start(self) -> bool:
-        """Begin the next transaction; False when this client has no more to run."""
-        began = time.perf_counter()
-        if (self.quota is not None and self.done >= self.quota) or (
-            self.deadline is not None and began >= self.deadline
-        ):
-            self.progress[self.slot] = self.done
-            self.tally.ended_at = began
-            self.tally.histogram.record_counts(self.latencies)
-            return False
-        self.began = began
-        index = int(self.draw() * len(self.keys))
-        self.key = index + 1
-        self.param = self.keys[index]
-        self.attempts = 0
-        self.state = BEGIN
-        self.send(b"bh_begin", None)
-        return True
-
-    def readable(self) -> bool:
-        get_result = self.get_result
-        result = get_result()
-        if result is None or get_result() is not None:
-            raise ConnectionError(NOT_ONE_ANSWER)
-        state = self.state
-        if state == ROLLBACK:
-            return self._rolled_back()
-        if result.status != (self.tuples_status if state == SELECT else self.ok_status):
-            return self._error(result)
-        if state == BEGIN:
-            self.state = SELECT
-            self.send(b"bh_select", self.selects[self.key - 1])
-        elif state == SELECT:
-            if result.ntuples != 1:
-                self.failure = MISSING_ROW % self.key
-                self.state = ROLLBACK
-                self.send(b"bh_rollback", None)
-            else:
-                self.state = UPDATE  # the UPDATE adds the 1 (PostgresClient)
-                self.send(b"bh_update", (result.get_value(0, 0), self.param))
-        elif state == UPDATE:
-            self.state = COMMIT
-            self.send(b"bh_commit", None)
-        else:  # COMMIT
-            ended = time.perf_counter()
-            self.tally.committed += 1
-            self.consecutive_errors = 0
-            if self.deadline is None or self.window_start <= ended <= self.deadline:
-                micros = int((ended - self.began) * 1_000_000)
-                self.latencies[micros] = self.latencies.get(micros, 0) + 1
-            return self._next()
-        return True
-
-    def _error(self, result: Any) -> bool:
+    def _failure(self, result: Any, key: int) -> str | None:
+        """Why the transaction whose statement gave ``result`` failed: None when it may be
+        run again (serialization failure, deadlock, lock timeout). A lost connection
+        raises ConnectionError."""
         from psycopg import pq
 
+        if result.status == self.client.tuples_status:  # the SELECT found no row
+            return MISSING_ROW % key
         message = result.get_error_message()
         sqlstate = result.error_field(pq.DiagnosticField.SQLSTATE) or b""
         if self.pgconn.status != pq.ConnStatus.OK or sqlstate[:2] in (b"08", b"57"):
             raise ConnectionError(message.strip() or "connection lost")
-        self.failure = None if sqlstate in RETRYABLE_SQLSTATES else message
-        self.state = ROLLBACK
-        self.send(b"bh_rollback", None)
-        return True
-
-    def _rolled_back(self) -> bool:
-        tally = self.tally
-        if self.failure is None:  # retryable
-            tally.retries += 1
-            self.attempts += 1
-            if self.attempts < MAX_ATTEMPTS:
-                self.state = BEGIN
-                self.send(b"bh_begin", None)
-                return True
-            tally.errors += 1
-        else:
-            tally.errors += 1
-            self.consecutive_errors += 1
-            if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                raise RuntimeError(
-                    f"{self.consecutive_errors} transactions failed in a row: {self.failure}"
-                )
-        return self._next()
-
-    def _next(self) -> bool:
-        self.done += 1
-        if self.done & 15 == 0:
-            self.progress[self.slot] = self.done
-        return self.start()
+        return None if sqlstate in RETRYABLE_SQLSTATES else message
 
 
 def event_loop(clients: list[Any], plan: Any, start: Any, progress: Any) -> list[ClientTally]:

@@ -18,6 +18,7 @@ import os
 import queue
 import random
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from .. import db
@@ -58,12 +59,11 @@ SCRIPT: tuple[tuple[bytes, bytes, tuple[str, ...]], ...] = (
     ),
     (b"tb_end", b"END", ()),
 )
-ROLLBACK = len(SCRIPT)  # the step that means "rolling back a failed transaction"
 NAMES = tuple(name for name, _, _ in SCRIPT)
 
 
 class TpcbFlow(Flow):
-    """One client connection and where its transaction stands in the script."""
+    """One client connection and its transactions: pgbench's tpcb-like script, repeated."""
 
     def __init__(
         self, target: Target, scale: int, rng: random.Random, window: tuple[float, float]
@@ -91,17 +91,41 @@ class TpcbFlow(Flow):
         # when the run ends (Histogram.record_counts).
         self.latencies: dict[int, int] = {}
         self.failed = 0
-        self.step = 0
         self.began = 0.0
-        self.parameters: tuple[tuple[bytes, ...] | None, ...] = ()
 
-    def start(self) -> bool:
-        """Send the next transaction's BEGIN; False once the deadline has passed."""
-        if not self._choose():
-            self._fold()
-            return False
-        self.send(b"tb_begin", None)
-        return True
+    def steps(self) -> Iterator[None]:
+        """This client's transactions until the deadline, one yield per round trip
+        (:class:`._pg_event_loop.Flow`). A failed statement rolls the transaction back
+        and counts it, as the lone client's path (run_alone) does."""
+        send, read, get_result = self.send, self.pgconn.consume_input, self.get_result
+        expected, steps = self.expected, range(len(SCRIPT))
+        clock, measure_from = time.perf_counter, self.measure_from
+        latencies = self.latencies
+        seen = latencies.get
+        while (parameters := self._choose()) is not None:
+            for step in steps:
+                send(NAMES[step], parameters[step])
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != expected[step]:
+                    break
+            else:
+                if self.began >= measure_from:
+                    micros = int((clock() - self.began) * 1_000_000)
+                    latencies[micros] = seen(micros, 0) + 1
+                continue
+            if self.pgconn.status == self.bad_connection:
+                raise ConnectionError(result.get_error_message().strip() or "connection lost")
+            if self.began >= measure_from:
+                self.failed += 1
+            send(b"tb_rollback", None)
+            yield
+            read()
+            if get_result() is None or get_result() is not None:
+                raise ConnectionError(NOT_ONE_ANSWER)
+        self._fold()
 
     def _fold(self) -> None:
         self.histogram.record_counts(self.latencies)
@@ -119,8 +143,8 @@ class TpcbFlow(Flow):
         clock = time.perf_counter
         latencies = self.latencies
         seen = latencies.get
-        while self._choose():
-            _, accounts, select, tellers, branches, history, _ = self.parameters
+        while (parameters := self._choose()) is not None:
+            _, accounts, select, tellers, branches, history, _ = parameters
             if (
                 (result := execute(b"tb_begin", None)).status == ok
                 and (result := execute(b"tb_accounts", accounts)).status == ok
@@ -141,11 +165,11 @@ class TpcbFlow(Flow):
             execute(b"tb_rollback", None)
         self._fold()
 
-    def _choose(self) -> bool:
-        """The next transaction's random choices; False once the deadline has passed."""
+    def _choose(self) -> tuple[tuple[bytes, ...] | None, ...] | None:
+        """The next transaction's parameters, step by step; None once the deadline has passed."""
         began = time.perf_counter()
         if began >= self.deadline:
-            return False
+            return None
         self.began = began
         draw = self.draw
         # The same choices as pgbench's built-in tpcb-like script, uniform over the same
@@ -157,36 +181,8 @@ class TpcbFlow(Flow):
         tid = b"%d" % (int(draw() * self.tellers) + 1)
         delta = b"%d" % (int(draw() * 10_001) - 5000)
         # In SCRIPT's order, each with the parameters it takes (test_tpcb checks the two agree).
-        self.parameters = (None, (delta, aid), (aid,), (delta, tid), (delta, bid),
-                           (tid, bid, aid, delta), None)  # fmt: skip
-        self.step = 0
-        return True
-
-    def readable(self) -> bool:
-        get_result = self.get_result
-        result = get_result()
-        if result is None or get_result() is not None:
-            raise ConnectionError(NOT_ONE_ANSWER)
-        step = self.step
-        if step == ROLLBACK:
-            return self.start()
-        if result.status != self.expected[step]:
-            if self.pgconn.status == self.bad_connection:
-                raise ConnectionError(result.get_error_message().strip() or "connection lost")
-            if self.began >= self.measure_from:
-                self.failed += 1
-            self.step = ROLLBACK
-            self.send(b"tb_rollback", None)
-            return True
-        step += 1
-        if step == len(SCRIPT):
-            if self.began >= self.measure_from:
-                micros = int((time.perf_counter() - self.began) * 1_000_000)
-                self.latencies[micros] = self.latencies.get(micros, 0) + 1
-            return self.start()
-        self.step = step
-        self.send(NAMES[step], self.parameters[step])
-        return True
+        return (None, (delta, aid), (aid,), (delta, tid), (delta, bid),
+                (tid, bid, aid, delta), None)  # fmt: skip
 
     def close(self) -> None:
         self.conn.close()

@@ -1,0 +1,126 @@
+"""select-update's PostgreSQL event loop on a scripted connection: what it sends, retries and
+counts, statement by statement, without a server (the tests with one are in
+test_select_update.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from benchhub_agent.benchmarks import _pg_event_loop as loop
+from psycopg import pq
+
+OK, ROWS = int(pq.ExecStatus.COMMAND_OK), int(pq.ExecStatus.TUPLES_OK)
+ERROR = int(pq.ExecStatus.FATAL_ERROR)
+
+
+class Result:
+    def __init__(self, status: int, rows: int = 0, sqlstate: bytes = b"") -> None:
+        self.status, self.ntuples, self.sqlstate = status, rows, sqlstate
+
+    def get_value(self, row: int, column: int) -> bytes:
+        return b"41"
+
+    def get_error_message(self) -> str:
+        return f"ERROR: {self.sqlstate.decode()}"
+
+    def error_field(self, field: object) -> bytes:
+        return self.sqlstate
+
+
+class Connection:
+    """Answers each statement at once: from ``script`` (statement name → the results it
+    gives, in turn) where given, else as a healthy server would. The answer is taken only
+    after it was read (``consume_input``): ``get_result`` alone would poll the socket
+    first, a system call more per round trip."""
+
+    socket = 99
+    status = pq.ConnStatus.OK
+
+    def __init__(self, script: dict[bytes, list[Result]] | None = None) -> None:
+        self.script = script or {}
+        self.sent: list[tuple[bytes, object]] = []
+        self.answers: list[Result | None] = []
+        self.read = False
+
+    def send_query_prepared(self, name: bytes, parameters: object) -> None:
+        self.sent.append((name, parameters))
+        planned = self.script.get(name)
+        answer = planned.pop(0) if planned else self.healthy(name)
+        self.answers = [answer, None]
+        self.read = False
+
+    @staticmethod
+    def healthy(name: bytes) -> Result:
+        return Result(ROWS, rows=1) if name == b"bh_select" else Result(OK)
+
+    def consume_input(self) -> None:
+        self.read = True
+
+    def get_result(self) -> Result | None:
+        assert self.read, "get_result before consume_input: libpq polls the socket first"
+        return self.answers.pop(0)
+
+
+def flow_on(connection: Connection, quota: int) -> loop.PostgresFlow:
+    client = type("Client", (), {})()
+    client.pgconn, client.keys = connection, [b"%d" % key for key in range(1, 101)]
+    client.ok_status, client.tuples_status = OK, ROWS
+    return loop.PostgresFlow(client, quota, (0.0, None), [0], 0, random.Random(3))
+
+
+def run(flow: loop.PostgresFlow) -> loop.PostgresFlow:
+    """Resume the flow until it ends, as the loop does once its socket is readable (here
+    every answer is there at once)."""
+    for _ in flow.steps():
+        pass
+    return flow
+
+
+def names(connection: Connection) -> list[bytes]:
+    return [name for name, _ in connection.sent]
+
+
+def test_a_transaction_is_pgbenchs_four_statements_with_the_value_read_sent_back():
+    connection = Connection()
+    flow = run(flow_on(connection, quota=2))
+    assert names(connection) == [b"bh_begin", b"bh_select", b"bh_update", b"bh_commit"] * 2
+    (_, (key,)), (_, update) = connection.sent[1], connection.sent[2]
+    assert update == (b"41", key)  # the UPDATE adds the 1 itself, as pgbench's script
+    assert flow.tally.committed == 2 and flow.tally.histogram.count == 2
+
+
+def test_a_lock_timeout_is_run_again_on_the_same_key_then_counted_as_an_error():
+    timeout = Result(ERROR, sqlstate=b"55P03")
+    connection = Connection({b"bh_select": [timeout] * loop.MAX_ATTEMPTS})
+    flow = run(flow_on(connection, quota=2))
+    attempt = [b"bh_begin", b"bh_select", b"bh_rollback"]
+    done = [b"bh_begin", b"bh_select", b"bh_update", b"bh_commit"]
+    assert names(connection) == attempt * loop.MAX_ATTEMPTS + done
+    keys = {parameters for name, parameters in connection.sent[: 3 * loop.MAX_ATTEMPTS]
+            if name == b"bh_select"}  # fmt: skip
+    assert len(keys) == 1
+    assert (flow.tally.retries, flow.tally.errors, flow.tally.committed) == (10, 1, 1)
+
+
+def test_a_missing_row_is_rolled_back_and_counted_not_retried():
+    connection = Connection({b"bh_select": [Result(ROWS, rows=0)]})
+    flow = run(flow_on(connection, quota=1))
+    assert names(connection) == [b"bh_begin", b"bh_select", b"bh_rollback"]
+    assert (flow.tally.retries, flow.tally.errors, flow.tally.committed) == (0, 1, 0)
+
+
+def test_a_lost_connection_stops_the_run_with_the_servers_reason():
+    connection = Connection({b"bh_update": [Result(ERROR, sqlstate=b"57P01")]})
+    with pytest.raises(ConnectionError, match="57P01"):
+        run(flow_on(connection, quota=1))
+    assert names(connection)[-1] == b"bh_update"  # nothing sent on a connection gone
+
+
+def test_an_answer_missing_is_a_lost_connection():
+    connection = Connection()
+    steps = flow_on(connection, quota=1).steps()
+    next(steps)
+    connection.answers, connection.read = [None], True
+    with pytest.raises(ConnectionError, match="not one answer"):
+        next(steps)
