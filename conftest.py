@@ -1,4 +1,5 @@
-"""What both test folders (tests/, agents/tests/) need from pytest-xdist.
+"""What both test folders (tests/, agents/tests/) need from how the suite is started
+and from pytest-xdist.
 
 ``--dist loadgroup`` keeps the tests of one ``xdist_group`` on one worker by adding
 ``@group`` to their node ids on the workers. pytest 9.2 builds a node id from a
@@ -11,7 +12,18 @@ took effect, it finds the suffix there and does nothing.
 
 from __future__ import annotations
 
+import signal
+
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started in the background by a non-interactive shell (``make test &``)
+    inherits SIGINT ignored, and so would every agent the tests stop with Ctrl-C: those
+    tests would fail for how the suite was started. The default is restored, as a
+    terminal gives it; a Python handler, unlike an ignored signal, is not inherited."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def group_suffix(item: pytest.Item) -> str:
