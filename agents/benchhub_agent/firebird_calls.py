@@ -70,7 +70,10 @@ class Session:
         self.transaction = transaction
 
     def commit(self) -> None:
-        """Commit the open transaction (the library releases it on success)."""
+        """Commit the open transaction, if there is one (the library releases it on
+        success; given no transaction, it would crash the process)."""
+        if self.transaction is None:
+            return
         self._commit(self.transaction, self._status)
         if self._state(self._status) & _ERRORS:
             self.check()  # raises; the transaction stays open, to be rolled back

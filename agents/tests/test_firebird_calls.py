@@ -73,6 +73,16 @@ def test_a_rollback_undoes_the_transaction_and_the_next_one_starts_anew(session)
     assert rows(target, "SELECT balance FROM account WHERE id = 3") == [(Decimal("12.50"),)]
 
 
+def test_a_commit_with_no_transaction_open_does_nothing(session):
+    calls, target = session
+    calls.commit()  # nothing begun: the library, given no transaction, crashed the process
+    update = calls.statement("UPDATE account SET visits = visits + 1 WHERE id = ?")
+    update.execute((3,))
+    calls.commit()
+    calls.commit()  # committed already
+    assert rows(target, "SELECT visits FROM account WHERE id = 3") == [(2,)]
+
+
 def test_the_servers_errors_arrive_with_their_sqlstate_and_leave_the_session_usable(session):
     calls, target = session
     insert = calls.statement("INSERT INTO account (id, owner) VALUES (?, ?)")
