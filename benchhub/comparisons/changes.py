@@ -15,7 +15,7 @@ Two sources, both connected in ComparisonsConfig.ready():
   synced by it; a restored dump is followed by it).
 
 A write that bypasses both (``QuerySet.update()``, raw SQL) must send
-``public_data_changed`` itself; tests/comparisons/test_kept_answers.py
+``public_data_changed`` itself; tests/comparisons/test_kept_answers_served.py
 checks that every table a comparison reads is watched here.
 
 Bumps are gathered per thread and made by the first on_commit callback
