@@ -271,6 +271,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
                         "\\N",
                         "\\N",
                         "{}",
+                        "approved",  # its submission's status, which every run here has
                     ],
                 )
             )
@@ -332,7 +333,7 @@ def fill(url: str, measurements: int, seed: int) -> None:
                 "id, submission_id, position, benchmark_id, benchmark_version, parameters, "
                 "repetitions, started_at, ended_at, note, hardware_id, storage_id, os_id, "
                 "server_id, client_id, fingerprint, fingerprint_version, noise, "
-                "repetition_cv, load_engine_cpu, parameter_keys",
+                "repetition_cv, load_engine_cpu, parameter_keys, submission_status",
                 runs,
             ),
             (
@@ -353,7 +354,6 @@ def fill(url: str, measurements: int, seed: int) -> None:
         connection.autocommit = True
     _list_parameter_names()
     _summarize_runs()
-    _copy_statuses()
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute("VACUUM ANALYZE")
 
@@ -382,19 +382,6 @@ def _summarize_runs() -> None:
     migration = importlib.import_module("benchhub.results.migrations.0012_run_metric_summaries")
     with django_connection.schema_editor() as editor:
         migration.summarize_stored(apps, editor)
-
-
-def _copy_statuses() -> None:
-    """Each run's copy of its submission's status (Run.submission_status),
-    which an upload writes and COPY does not: written as migration 0013 writes it."""
-    import importlib
-
-    from django.apps import apps
-    from django.db import connection as django_connection
-
-    migration = importlib.import_module("benchhub.results.migrations.0013_run_submission_status")
-    with django_connection.schema_editor() as editor:
-        migration.copy_statuses(apps, editor)
 
 
 def _su_value(metric: str, clients: int, speed: float) -> float:
