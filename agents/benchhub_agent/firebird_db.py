@@ -94,14 +94,21 @@ def transaction_parameters() -> bytes:
     return driver.tpb(driver.Isolation.READ_COMMITTED_RECORD_VERSION, lock_timeout=-1)
 
 
+# firebird-driver loads the client library's interfaces on a process's first connect,
+# unguarded: threads connecting at once found them half loaded ("'NoneType' object has
+# no attribute 'get_xpb_builder'"), and the clients of a multi-threaded load never ran.
+_CONNECTING = threading.Lock()
+
+
 def connect_raw(target: Target) -> Any:
     """A firebird-driver connection whose transactions are READ COMMITTED and wait."""
     driver = module()
     database = fb.FirebirdDatabase.from_target(target)
     try:
-        conn = driver.connect(
-            database.tcp(), user=database.user, password=database.password, charset="UTF8"
-        )
+        with _CONNECTING:
+            conn = driver.connect(
+                database.tcp(), user=database.user, password=database.password, charset="UTF8"
+            )
     except driver.DatabaseError:
         raise
     except Exception as exc:  # ctypes: libfbclient.so not found

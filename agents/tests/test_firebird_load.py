@@ -12,6 +12,8 @@ import datetime as dt
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from decimal import Decimal
 
@@ -87,6 +89,44 @@ def test_literals_keep_their_values_through_the_server():
     finally:
         conn.close()
         dbc.remove_own_objects(dbs.firebird("literals"), "literals")
+
+
+FIRST_CONNECTS_AT_ONCE = """
+import sys, threading
+from benchhub_agent import firebird_db
+from benchhub_agent.target import Target
+
+target = Target.parse(sys.argv[1])
+start = threading.Barrier(8)
+failed = []
+
+def connect():
+    start.wait()
+    try:
+        firebird_db.connect_raw(target).close()
+    except Exception as exc:
+        failed.append(repr(exc))
+
+threads = [threading.Thread(target=connect) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(failed)
+"""
+
+
+def test_threads_of_a_new_process_connecting_at_once_all_connect():
+    """The first connects of a process load the client library's interfaces: the
+    clients of a multi-threaded load start that way."""
+    target = dbs.firebird("first_connects")
+    users_database(target)
+    for _ in range(3):  # a race: each try is a new process
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_CONNECTS_AT_ONCE, target.dsn],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr[-2000:]
 
 
 def test_the_server_is_described_with_its_mode_pages_and_temp_directories():
