@@ -124,3 +124,14 @@ def test_an_answer_missing_is_a_lost_connection():
     connection.answers, connection.read = [None], True
     with pytest.raises(ConnectionError, match="not one answer"):
         next(steps)
+
+
+def test_a_client_failing_too_often_in_a_row_stops_the_run_and_retries_do_not_count():
+    tally = loop.ClientTally()
+    in_a_row = 0
+    for _ in range(loop.MAX_CONSECUTIVE_ERRORS - 1):
+        in_a_row = loop.given_up(tally, "check violated", in_a_row)
+    assert loop.given_up(tally, None, in_a_row) == in_a_row  # out of retries
+    assert tally.errors == loop.MAX_CONSECUTIVE_ERRORS
+    with pytest.raises(RuntimeError, match="1000 transactions failed in a row: check violated"):
+        loop.given_up(tally, "check violated", in_a_row)

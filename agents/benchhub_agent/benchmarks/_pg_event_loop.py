@@ -37,6 +37,19 @@ RETRYABLE_SQLSTATES = (b"40001", b"40P01", b"55P03")
 MISSING_ROW = "row c1=%d is missing: is another run using the table at the same time?"
 
 
+def given_up(tally: Any, failure: str | None, failed_in_a_row: int) -> int:
+    """Counts a transaction given up (``failure`` None: out of attempts at a retryable
+    error, which does not count in a row) and returns the failures in a row; too many
+    in a row stop the run."""
+    tally.errors += 1
+    if failure is None:
+        return failed_in_a_row
+    failed_in_a_row += 1
+    if failed_in_a_row >= MAX_CONSECUTIVE_ERRORS:
+        raise RuntimeError(f"{failed_in_a_row} transactions failed in a row: {failure}")
+    return failed_in_a_row
+
+
 @dataclass
 class ClientTally:
     histogram: Histogram = field(default_factory=Histogram)
@@ -199,13 +212,7 @@ class PostgresFlow(Flow):
                     attempts += 1
                     if attempts < MAX_ATTEMPTS:
                         continue
-                else:
-                    failed_in_a_row += 1
-                    if failed_in_a_row >= MAX_CONSECUTIVE_ERRORS:
-                        raise RuntimeError(
-                            f"{failed_in_a_row} transactions failed in a row: {failure}"
-                        )
-                tally.errors += 1
+                failed_in_a_row = given_up(tally, failure, failed_in_a_row)
                 break
             done += 1
             if done & 15 == 0:

@@ -14,10 +14,10 @@ from typing import Any, NoReturn
 from .. import db
 from ._pg_event_loop import (
     MAX_ATTEMPTS,
-    MAX_CONSECUTIVE_ERRORS,
     MISSING_ROW,
     RETRYABLE_SQLSTATES,
     ClientTally,
+    given_up,
 )
 from .base import Target
 
@@ -149,13 +149,7 @@ class PostgresClient:
                     attempts += 1
                     if attempts < MAX_ATTEMPTS:
                         continue
-                else:
-                    failed_in_a_row += 1
-                    if failed_in_a_row >= MAX_CONSECUTIVE_ERRORS:
-                        raise RuntimeError(
-                            f"{failed_in_a_row} transactions failed in a row: {failure}"
-                        )
-                tally.errors += 1
+                failed_in_a_row = given_up(tally, failure, failed_in_a_row)
                 break
             done += 1
             if done & 15 == 0:
