@@ -350,7 +350,10 @@ def test_the_statement_that_stores_a_document_names_every_column_of_its_rows():
         return {field.column for field in model._meta.concrete_fields} - {"id"}
 
     assert set(storage._SUBMISSION_COLUMNS) == columns(Submission)
-    assert {name for name, _ in storage._RUN_COLUMNS} | {"submission_id"} == columns(Run)
+    # The submission's id and status are written beside the run's own columns.
+    from_submission = {"submission_id", "submission_status"}
+    assert {name for name, _ in storage._RUN_COLUMNS} | from_submission == columns(Run)
+    assert "(submission_id, submission_status, {run_columns})" in storage._DOCUMENT_INSERT
     # The outlier score is the baselines' to set.
     assert set(storage._MEASUREMENT_COLUMNS) == columns(Measurement) - {"outlier_score"}
 
