@@ -37,7 +37,7 @@ RETRYABLE_SQLSTATES = (b"40001", b"40P01", b"55P03")
 MISSING_ROW = "row c1=%d is missing: is another run using the table at the same time?"
 
 
-def given_up(tally: Any, failure: str | None, failed_in_a_row: int) -> int:
+def given_up(tally: ClientTally, failure: str | None, failed_in_a_row: int) -> int:
     """Counts a transaction given up (``failure`` None: out of attempts at a retryable
     error, which does not count in a row) and returns the failures in a row; too many
     in a row stop the run."""
