@@ -26,6 +26,32 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# Tests that change what every client of the shared PostgreSQL and MariaDB sees (server
+# settings a study applies and restores, the servers' CPU affinity a pinned run sets and
+# restores) or that count the server's study databases and tablespaces: under
+# pytest-xdist (--dist loadgroup, see the Makefile) they run on one worker, one after
+# the other, so that no worker's "before" is another's change in progress.
+SHARED_SERVER_SETTINGS = "shared-server-settings"
+CHANGE_THE_SHARED_SERVERS = (
+    "agents/tests/test_study.py::",
+    "agents/tests/test_study_servers.py::",
+    "agents/tests/test_study_leftovers.py::",
+    "agents/tests/test_backup.py::test_same_core_pins_the_server_and_restores_it",
+    "tests/agent/test_study_e2e.py::",
+    "tests/agent/test_study_servers_e2e.py::",
+    "tests/agent/test_backup_preset_e2e.py::",
+)
+
+
+# Before pytest-xdist turns the groups into node ids (and before the suffix below).
+# pytest registers only names that begin with "pytest_"; specname says which hook.
+@pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_groups(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(CHANGE_THE_SHARED_SERVERS):
+            item.add_marker(pytest.mark.xdist_group(SHARED_SERVER_SETTINGS))
+
+
 def group_suffix(item: pytest.Item) -> str:
     """``@name`` as pytest-xdist names an item's groups (joined, sorted), or ""."""
     names = {

@@ -79,23 +79,6 @@ def pytest_configure(config) -> None:
             del caches[alias]
 
 
-# The server's end-to-end tests whose agent runs change what every client of the shared
-# PostgreSQL sees (a study's server settings, a pinned run's CPU affinity): in the same
-# pytest-xdist group as the agent's tests that do (agents/tests/conftest.py).
-_CHANGE_THE_SHARED_SERVERS = (
-    "tests/agent/test_study_e2e.py::",
-    "tests/agent/test_study_servers_e2e.py::",
-    "tests/agent/test_backup_preset_e2e.py::",
-)
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the group into node ids
-def pytest_collection_modifyitems(items) -> None:
-    for item in items:
-        if item.nodeid.startswith(_CHANGE_THE_SHARED_SERVERS):
-            item.add_marker(pytest.mark.xdist_group("shared-server-settings"))
-
-
 def _mutant_child() -> bool:
     """A run of ``make mutation`` testing one mutant (mutmut sets the
     variable to the mutant's name; "stats" and "fail" are its set-up runs)."""

@@ -17,27 +17,6 @@ import pytest
 from _databases import MYSQL_SERVER, PG_SERVER, database_name, drop_own_databases
 from _upload_servers import Scripted
 
-# Tests that change what every client of the shared PostgreSQL and MariaDB sees (server
-# settings a study applies and restores, the servers' CPU affinity a pinned run sets and
-# restores) or that count the server's study databases and tablespaces: under
-# pytest-xdist (--dist loadgroup, see the Makefile) they run on one worker, one after
-# the other, with tests/conftest.py's ones, so that no worker's "before" is another's
-# change in progress.
-SHARED_SERVER_SETTINGS = "shared-server-settings"
-_CHANGE_THE_SHARED_SERVERS = (
-    "agents/tests/test_study.py::",
-    "agents/tests/test_study_servers.py::",
-    "agents/tests/test_study_leftovers.py::",
-    "agents/tests/test_backup.py::test_same_core_pins_the_server_and_restores_it",
-)
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the group into node ids
-def pytest_collection_modifyitems(items) -> None:
-    for item in items:
-        if item.nodeid.startswith(_CHANGE_THE_SHARED_SERVERS):
-            item.add_marker(pytest.mark.xdist_group(SHARED_SERVER_SETTINGS))
-
 
 def pytest_sessionfinish(session) -> None:
     """Runs after the last test whatever its outcome (and after an interrupt): the

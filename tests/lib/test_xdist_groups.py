@@ -63,3 +63,37 @@ def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
     assert len({workers[f"grouped{i}"] for i in range(6)}) == 1, workers
     # the others still go to both workers: the run is parallel
     assert set(workers.values()) == {"gw0", "gw1"}
+
+
+def test_every_test_named_for_the_shared_server_settings_group_exists():
+    """A renamed file or test would leave the group silently, and run beside the tests
+    whose "before" it changes."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from conftest import CHANGE_THE_SHARED_SERVERS
+    finally:
+        sys.path.remove(str(ROOT))
+
+    for prefix in CHANGE_THE_SHARED_SERVERS:
+        path, _, test = prefix.partition("::")
+        source = (ROOT / path).read_text()
+        assert f"def {test}" in source if test else "def test_" in source, prefix
+
+
+def test_the_tests_that_change_the_shared_servers_are_in_one_group(pytestconfig):
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+         "-m", "xdist_group", "agents/tests/test_study_leftovers.py", "tests/agent/test_study_e2e.py",
+         "agents/tests/test_backup.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    collected = [line for line in done.stdout.splitlines() if "::" in line]
+    files = {line.split("::")[0] for line in collected}
+    assert files == {
+        "agents/tests/test_study_leftovers.py",
+        "tests/agent/test_study_e2e.py",
+        "agents/tests/test_backup.py",
+    }
+    backup = [line for line in collected if line.startswith("agents/tests/test_backup.py")]
+    assert backup == ["agents/tests/test_backup.py::test_same_core_pins_the_server_and_restores_it"]
