@@ -83,8 +83,8 @@ def test_every_test_named_for_the_shared_server_settings_group_exists():
 def test_the_tests_that_change_the_shared_servers_are_in_one_group(pytestconfig):
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
-         "-m", "xdist_group", "agents/tests/test_study_leftovers.py", "tests/agent/test_study_e2e.py",
-         "agents/tests/test_backup.py"],
+         "-m", "xdist_group", "agents/tests/test_study_leftovers.py",
+         "tests/agent/test_study_e2e.py", "agents/tests/test_backup.py"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
