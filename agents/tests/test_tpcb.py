@@ -178,6 +178,7 @@ def flow_on_a_fake_connection(draws: list[float], fail_at: bytes | None = None):
     drawn = iter(draws)
     flow.draw = lambda: next(drawn)
     flow.accounts, flow.tellers, flow.scale = 10, 20, 2
+    flow.teller_ids, flow.branch_ids = event_loop.numbered(20), event_loop.numbered(2)
     flow.deadline, flow.measure_from, flow.began, flow.failed = float("inf"), 0.0, 0.0, 0
     flow.latencies = {}
     flow.expected = tuple(2 if name == b"tb_select" else 1 for name in event_loop.NAMES)
@@ -215,6 +216,19 @@ def test_the_event_loop_runs_the_script_in_order_with_its_parameters():
     next(steps)  # END's answer: the transaction is counted, the next one begins
     assert flow.sent[-1] == (b"tb_begin", None)
     assert sum(flow.latencies.values()) == 1 and flow.failed == 0
+
+
+def test_the_lone_client_chooses_what_the_loop_sends_from_the_same_draws():
+    # The loop draws inline (no method call per transaction), the lone client through
+    # _choose: both are pgbench's choices only if they agree draw for draw.
+    draws = [0.0, 0.0, 0.0, 0.0, 0.999, 0.999, 0.999, 0.999, 0.123, 0.5, 0.77, 0.31]
+    for first in range(0, len(draws), 4):
+        looping = flow_on_a_fake_connection([*draws[first : first + 4], 0.0, 0.0, 0.0, 0.0])
+        steps = looping.steps()
+        for _ in event_loop.SCRIPT:
+            next(steps)
+        lone = flow_on_a_fake_connection(draws[first : first + 4])
+        assert [parameters for _, parameters in looping.sent] == list(lone._choose())
 
 
 def test_the_event_loop_rolls_a_failed_statement_back_and_counts_it():

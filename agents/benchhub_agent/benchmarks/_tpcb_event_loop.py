@@ -12,7 +12,9 @@ counts it as failed, as pgbench counts its failures.
 
 from __future__ import annotations
 
+import functools
 import gc
+import math
 import multiprocessing
 import os
 import queue
@@ -60,6 +62,17 @@ SCRIPT: tuple[tuple[bytes, bytes, tuple[str, ...]], ...] = (
     (b"tb_end", b"END", ()),
 )
 NAMES = tuple(name for name, _, _ in SCRIPT)
+# pgbench's delta, uniform over -5000..5000, and the ids as parameters: made once, taken
+# by index (a formatting each per transaction is what they save).
+DELTA_COUNT = 10_001
+DELTAS = tuple(b"%d" % (index - 5000) for index in range(DELTA_COUNT))
+ONE_PASS = (None,)
+
+
+@functools.cache
+def numbered(count: int) -> tuple[bytes, ...]:
+    """b"1" … b"count": the tellers' or branches' ids, the index drawn 0 … count - 1."""
+    return tuple(b"%d" % (index + 1) for index in range(count))
 
 
 class TpcbFlow(Flow):
@@ -85,6 +98,7 @@ class TpcbFlow(Flow):
         self.draw = rng.random  # uniform draws in one C call each (see _choose)
         self.accounts, self.tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
         self.scale = scale
+        self.teller_ids, self.branch_ids = numbered(self.tellers), numbered(scale)
         self.measure_from, self.deadline = window
         self.histogram = Histogram()
         # Latencies counted exactly, one dict update each; folded into the histogram
@@ -96,29 +110,87 @@ class TpcbFlow(Flow):
     def steps(self) -> Iterator[None]:
         """This client's transactions until the deadline, one yield per round trip
         (:class:`._pg_event_loop.Flow`). A failed statement rolls the transaction back
-        and counts it, as the lone client's path (run_alone) does."""
-        send, read, get_result = self.send, self.pgconn.consume_input, self.get_result
-        expected, steps = self.expected, range(len(SCRIPT))
-        clock, measure_from = time.perf_counter, self.measure_from
+        and counts it, as the lone client's path (run_alone) does.
+
+        The seven statements are written out, each answer checked where it is read: a
+        loop over SCRIPT indexed three tables and called the parameter-choosing method
+        per transaction, a fifth of the loop's instructions (docs/performance.md)."""
+        pgconn = self.pgconn
+        send, read, get_result = self.send, pgconn.consume_input, self.get_result
+        ok, rows = self.expected[0], self.expected[2]
+        draw, clock, whole = self.draw, time.perf_counter, math.floor
+        # Floats: a float times a float is one specialised instruction, times an int a
+        # generic call (the same product: these ints are exact as floats).
+        accounts, tellers, scale = float(self.accounts), float(self.tellers), float(self.scale)
+        deltas = float(DELTA_COUNT)
+        teller_ids, branch_ids = self.teller_ids, self.branch_ids
+        measure_from, deadline = self.measure_from, self.deadline
         latencies = self.latencies
         seen = latencies.get
-        while (parameters := self._choose()) is not None:
-            for step in steps:
-                send(NAMES[step], parameters[step])
+        while (began := clock()) < deadline:
+            # pgbench's choices, drawn as the lone client's (_choose; test_tpcb compares).
+            aid = b"%d" % (whole(draw() * accounts) + 1)
+            bid = branch_ids[whole(draw() * scale)]
+            tid = teller_ids[whole(draw() * tellers)]
+            delta = DELTAS[whole(draw() * deltas)]
+            for _ in ONE_PASS:  # left at the first statement that fails
+                send(b"tb_begin", None)
                 yield
                 read()
                 if (result := get_result()) is None or get_result() is not None:
                     raise ConnectionError(NOT_ONE_ANSWER)
-                if result.status != expected[step]:
+                if result.status != ok:
+                    break
+                send(b"tb_accounts", (delta, aid))
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != ok:
+                    break
+                send(b"tb_select", (aid,))
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != rows:
+                    break
+                send(b"tb_tellers", (delta, tid))
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != ok:
+                    break
+                send(b"tb_branches", (delta, bid))
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != ok:
+                    break
+                send(b"tb_history", (tid, bid, aid, delta))
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != ok:
+                    break
+                send(b"tb_end", None)
+                yield
+                read()
+                if (result := get_result()) is None or get_result() is not None:
+                    raise ConnectionError(NOT_ONE_ANSWER)
+                if result.status != ok:
                     break
             else:
-                if self.began >= measure_from:
-                    micros = int((clock() - self.began) * 1_000_000)
+                if began >= measure_from:
+                    micros = whole((clock() - began) * 1e6)
                     latencies[micros] = seen(micros, 0) + 1
                 continue
-            if self.pgconn.status == self.bad_connection:
+            if pgconn.status == self.bad_connection:
                 raise ConnectionError(result.get_error_message().strip() or "connection lost")
-            if self.began >= measure_from:
+            if began >= measure_from:
                 self.failed += 1
             send(b"tb_rollback", None)
             yield
@@ -176,10 +248,11 @@ class TpcbFlow(Flow):
         # ranges (random() * n, floored: one C call where randint makes three Python
         # ones), and each step's parameters made once per transaction (this loop's CPU
         # is the engine's overhead).
-        aid = b"%d" % (int(draw() * self.accounts) + 1)
-        bid = b"%d" % (int(draw() * self.scale) + 1)
-        tid = b"%d" % (int(draw() * self.tellers) + 1)
-        delta = b"%d" % (int(draw() * 10_001) - 5000)
+        floor = math.floor  # an int as int() makes it, from a plain call, not a type's
+        aid = b"%d" % (floor(draw() * self.accounts) + 1)
+        bid = self.branch_ids[floor(draw() * self.scale)]
+        tid = self.teller_ids[floor(draw() * self.tellers)]
+        delta = DELTAS[floor(draw() * DELTA_COUNT)]
         # In SCRIPT's order, each with the parameters it takes (test_tpcb checks the two agree).
         return (None, (delta, aid), (aid,), (delta, tid), (delta, bid),
                 (tid, bid, aid, delta), None)  # fmt: skip

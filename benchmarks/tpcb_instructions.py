@@ -1,0 +1,113 @@
+"""tpcb's PostgreSQL engine under callgrind: user-space instructions per transaction.
+
+Wall-clock ratios against pgbench swing with whatever else the machine runs, and
+CPU time with its caches; the instructions the engine executes per transaction do
+not. For each --clients count this script runs the engine's loop in one process
+under ``valgrind --tool=callgrind`` (the event loop of ``_tpcb_event_loop``, or the
+lone client's blocking path at one client), counting from the statement before the
+loop to the one after it (``gc.disable()`` and ``gc.enable()`` bracket it; callgrind
+zeroes its counters at the first and dumps them at the second), and prints the
+instructions per transaction, committed or failed. Connecting, preparing and
+importing are left out; libpq's, psycopg's and the interpreter's instructions are
+in, the kernel's are not. The server runs at full speed while the client runs
+under valgrind, so every answer is waiting when the client reads it: this is the
+client's cost alone, at any load.
+
+    PYTHONPATH=agents .venv/bin/python benchmarks/tpcb_instructions.py \\
+        --dsn 'postgresql://postgres@/bh_cg?host=/var/run/postgresql' --clients 1,2,32
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchhub_agent.benchmarks import _connections as dbc
+from benchhub_agent.benchmarks import _tpcb_event_loop, tpcb
+from benchhub_agent.benchmarks._pg_event_loop import drive
+from benchhub_agent.benchmarks.base import Target
+
+SCALE = 1
+
+
+def run_loop(dsn: str, clients: int, duration: float) -> int:
+    """The engine's loop for ``duration`` seconds in this process: its transactions."""
+    target = dbc.in_own_schema(Target.parse(dsn), tpcb.NAME)
+    flows = [
+        _tpcb_event_loop.TpcbFlow(target, SCALE, random.Random(i), (0.0, 0.0))
+        for i in range(clients)
+    ]
+    now = time.perf_counter()
+    for flow in flows:
+        flow.measure_from, flow.deadline = now, now + duration
+    gc.disable()  # callgrind starts counting here (as the worker process does: no collector)
+    if clients == 1:
+        flows[0].run_alone()
+    else:
+        drive(flows)
+    gc.enable()  # ... and stops here
+    for flow in flows:
+        flow.close()
+    return sum(flow.histogram.count + flow.failed for flow in flows)
+
+
+def instructions(dsn: str, clients: int, duration: float) -> tuple[int, int]:
+    """(instructions of the loop, its transactions), the loop run under callgrind."""
+    with tempfile.TemporaryDirectory() as work:
+        out = Path(work) / "callgrind.out"
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             "--zero-before=gc_disable*", "--dump-before=gc_enable*",
+             sys.executable, __file__, "--loop", "--dsn", dsn,
+             "--clients", str(clients), "--duration", str(duration)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"the loop under callgrind failed: {done.stderr[-2000:]}")
+        dumps = sorted(Path(work).glob("callgrind.out.*"))
+        if not dumps:
+            raise RuntimeError("callgrind dumped nothing: is gc.enable() still after the loop?")
+        summary = re.search(r"^summary: (\d+)", dumps[0].read_text(), re.MULTILINE)
+        transactions = int(done.stdout.split()[-1])
+    if summary is None or transactions == 0:
+        raise RuntimeError("no instructions or no transactions counted")
+    return int(summary.group(1)), transactions
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", required=True)
+    parser.add_argument("--clients", default="1,2,32")
+    parser.add_argument("--duration", type=float, default=6.0)
+    parser.add_argument("--loop", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.loop:  # the child run under callgrind
+        print(run_loop(args.dsn, int(args.clients), args.duration))
+        return 0
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
+        return 1
+    target = Target.parse(args.dsn)
+    workspace = dbc.in_own_schema(target, tpcb.NAME)
+    tpcb.initialize(workspace, SCALE)
+    print(f"tpcb at scale {SCALE} via {target.socket or target.host}, {args.duration:g} s each")
+    print(f"{'clients':>7} {'transactions':>12} {'instructions/tx':>16}")
+    try:
+        for clients in (int(c) for c in args.clients.split(",")):
+            total, transactions = instructions(args.dsn, clients, args.duration)
+            print(f"{clients:>7} {transactions:>12} {total / transactions:>16,.0f}", flush=True)
+    finally:
+        dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
