@@ -548,10 +548,10 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     ordered_y = sorted(y)
     beaten = sum(map(partial(bisect_left, ordered_y), x))
     u1 = (beaten + sum(map(partial(bisect_right, ordered_y), x))) / 2
-    # the groups of tied values: equal values share one rank
-    return _normal_approximation(
-        u1, n1, n2, sum(t**3 - t for t in Counter(combined).values()) / (n * (n - 1))
-    )
+    # the groups of tied values: equal values share one rank (a value
+    # alone adds 0, and most are alone: only the others are summed)
+    tied = filter((1).__lt__, Counter(combined).values())
+    return _normal_approximation(u1, n1, n2, sum(t**3 - t for t in tied) / (n * (n - 1)))
 
 
 def _normal_approximation(u1: float, n1: int, n2: int, tie_term: float) -> UTest:
