@@ -297,19 +297,28 @@ def cells_statement(
     ]
 
 
+class _BinaryResults(psycopg.Cursor):
+    """A cursor whose rows come back in PostgreSQL's binary format, and which
+    never prepares: a comparison's statement is written out whole, each once
+    (``_binary_cursor``), as Django's client-side cursor never prepares."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        return super().execute(query, params, prepare=False, binary=True)
+
+
 def _binary_cursor() -> CursorWrapper:
     """A cursor of the connection whose rows come back in PostgreSQL's binary
     format. The cells' arrays hold tens of thousands of numbers (a run id,
     a value and an id per run per cell): parsed from text they were most of
     the Python time of reading them (15 ms against 4 for the sql-bench
-    comparison of benchmarks/compare.py). Binary results need a cursor that
-    binds on the server, which Django's client-side one does not: the
-    statement is given to it with its parameters already written in as
-    Django writes them (``compose_sql``), so PostgreSQL reads the same text.
-    Wrapped as Django wraps its own, so that the queries are counted."""
+    comparison of benchmarks/compare.py), and PostgreSQL spent 6 ms more of
+    its own writing them as text. Binary results need a cursor that binds
+    on the server, which Django's client-side one does not: the statement
+    is given to it with its parameters already written in as Django writes
+    them (``compose_sql``), so PostgreSQL reads the same text. Wrapped as
+    Django wraps its own, so that the queries are counted."""
     connection.ensure_connection()
-    raw = psycopg.Cursor(connection.connection)
-    raw.format = psycopg.pq.Format.BINARY
+    raw = _BinaryResults(connection.connection)
     if connection.queries_logged:
         return connection.make_debug_cursor(raw)
     return connection.make_cursor(raw)

@@ -1,7 +1,8 @@
 """The cells statement's rows come back in PostgreSQL's binary format (its
 arrays of run ids, values and ids parse several times faster than as text),
-with the statement's parameters written in as Django writes them, and the
-query counted like any other."""
+with the statement's parameters written in as Django writes them, the
+query counted like any other, and never prepared (as Django's client-side
+cursor never prepares: each comparison's text is its own)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,24 @@ def test_the_cells_come_back_in_binary_counted_and_as_the_python_path_has_them(b
         assert list(in_sql.runs[key]) == list(expected)
         assert in_sql.runs[key].run_values == expected.run_values
         assert in_sql.runs[key].measurement_ids == expected.measurement_ids
+
+
+def test_the_cells_statement_is_never_prepared_however_often_it_runs(bob, settings):
+    document = sweep_document({1: 100.0, 8: 410.5, 32: 397.25})
+    submission_create(submitter=bob, document=document, status=Submission.Status.APPROVED)
+    query = comparison_query_parse(
+        {"benchmark": ["select-update"], "metric": ["throughput"], "x": ["param.clients"]}
+    )
+    measurements = selectors._measurements(AnonymousUser(), query)
+    threshold = connection.settings_dict["OPTIONS"].get("prepare_threshold")
+    assert threshold  # what the statement would be prepared after
+
+    for _ in range(threshold + 2):
+        cells_in_postgresql(measurements, query)
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["%percentile_cont%"],
+        )
+        assert cursor.fetchone()[0] == 0
