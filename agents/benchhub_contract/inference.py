@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
-from itertools import repeat, starmap
+from itertools import islice, repeat, starmap
 
 ALPHA = 0.05
 BOOTSTRAP_ROUNDS = 2000
@@ -535,23 +535,21 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     # tie counting one half (mean ranks). The same number as the ranks give,
     # exactly (whole numbers and halves).
     combined = sorted([*x, *y])  # two sorted runs from a verdict: merged
-    position = dict(zip(combined, range(n), strict=True))  # the last of equal values
-    if len(position) == n:
-        # No ties, the usual case: an x's position in the combined order
-        # less the x's before it is how many y's it beats; no tie term.
-        beaten = sum(map(position.__getitem__, x)) - n1 * (n1 - 1) // 2
+    ordered_y = sorted(y)
+    # the y's each x beats, counted by bisection in sorted y
+    beaten = sum(map(partial(bisect_left, ordered_y), x))
+    if all(map(operator.lt, combined, islice(combined, 1, None))):
+        # No ties (each value below the next), the usual case: no tie term.
         u1 = float(beaten)
         if min(n1, n2) <= 8:
             return UTest(u1, _exact_p(beaten, n1, n2), exact=True)
         return _normal_approximation(u1, n1, n2, 0.0)
-    # Ties: the y's each x beats and ties, counted by bisection in sorted y.
-    ordered_y = sorted(y)
-    beaten = sum(map(partial(bisect_left, ordered_y), x))
+    # Ties: each x's ties count one half.
     u1 = (beaten + sum(map(partial(bisect_right, ordered_y), x))) / 2
-    # the groups of tied values: equal values share one rank
-    return _normal_approximation(
-        u1, n1, n2, sum(t**3 - t for t in Counter(combined).values()) / (n * (n - 1))
-    )
+    # the groups of tied values: equal values share one rank (a value
+    # alone adds 0, and most are alone: only the others are summed)
+    tied = filter((1).__lt__, Counter(combined).values())
+    return _normal_approximation(u1, n1, n2, sum(t**3 - t for t in tied) / (n * (n - 1)))
 
 
 def _normal_approximation(u1: float, n1: int, n2: int, tie_term: float) -> UTest:

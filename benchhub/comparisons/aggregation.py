@@ -458,8 +458,11 @@ def _judged_sides(
     def side(label: str, x: Any) -> Sequence[float] | list[RunValues]:
         # cached: the reference's side at x serves every other series
         runs = comparison.cell_runs.get((label, x), NO_RUNS)
-        if not samples:  # the usual case, large cells: the runs' values, as sent
-            return runs.run_values
+        if not samples:
+            # The usual case, large cells: the runs' values, which
+            # values_verdict reads in any order; sorted once here, as it
+            # sorts them, for every series the reference's side serves.
+            return sorted(runs.run_values)
         return [
             RunValues(value, tuple(samples.get(measurement_id, ())))
             for value, measurement_id in zip(runs.run_values, runs.measurement_ids, strict=True)

@@ -48,7 +48,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTextTransform
 
@@ -295,6 +297,33 @@ def cells_statement(
     ]
 
 
+class _BinaryResults(psycopg.Cursor):
+    """A cursor whose rows come back in PostgreSQL's binary format, and which
+    never prepares: a comparison's statement is written out whole, each once
+    (``_binary_cursor``), as Django's client-side cursor never prepares."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        return super().execute(query, params, prepare=False, binary=True)
+
+
+def _binary_cursor() -> CursorWrapper:
+    """A cursor of the connection whose rows come back in PostgreSQL's binary
+    format. The cells' arrays hold tens of thousands of numbers (a run id,
+    a value and an id per run per cell): parsed from text they were most of
+    the Python time of reading them (15 ms against 4 for the sql-bench
+    comparison of benchmarks/compare.py), and PostgreSQL spent 6 ms more of
+    its own writing them as text. Binary results need a cursor that binds
+    on the server, which Django's client-side one does not: the statement
+    is given to it with its parameters already written in as Django writes
+    them (``compose_sql``), so PostgreSQL reads the same text. Wrapped as
+    Django wraps its own, so that the queries are counted."""
+    connection.ensure_connection()
+    raw = _BinaryResults(connection.connection)
+    if connection.queries_logged:
+        return connection.make_debug_cursor(raw)
+    return connection.make_cursor(raw)
+
+
 def cells_in_postgresql(
     queryset: QuerySet, query: ComparisonQuery, *, check_parameters: bool = False
 ) -> Cells:
@@ -305,14 +334,15 @@ def cells_in_postgresql(
     statement = cells_statement(queryset, query, mixed=check_parameters)
     # No savepoint inside a caller's transaction: the setting then lasts
     # until that transaction ends, which is harmless, and costs no round trip.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), _binary_cursor() as cursor:
         cursor.execute(settings_statement())
-        cursor.execute(*statement)
+        cursor.execute(connection.ops.compose_sql(*statement))
         rows = cursor.fetchall()
         if any(row[-1] and len(row[7] or ()) < aggregation.VERDICT_RUNS for row in rows):
             # A cut cell kept fewer runs than a verdict reads (its runs have
             # many measurements each): maybe not its first ones. Again, uncut.
-            cursor.execute(*cells_statement(queryset, query, cut=False, mixed=check_parameters))
+            uncut = cells_statement(queryset, query, cut=False, mixed=check_parameters)
+            cursor.execute(connection.ops.compose_sql(*uncut))
             rows = cursor.fetchall()
 
     cells = Cells(parameters_may_differ=False)
