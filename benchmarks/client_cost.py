@@ -22,7 +22,8 @@ CPU to the server's, and marks the target: at the client count where
 throughput peaks, the agent uses no more than a quarter of a core per server
 core busy (ratio <= 0.25). The server's CPU is every process of its user, so
 other work on the same server counts as the server's: run it on a quiet
-machine (the load average is printed with each line).
+machine (the load average is printed with each line), or give --server-pid
+for a server of the benchmark's own (a Firebird SuperServer: one process).
 
     PYTHONPATH=agents .venv/bin/python benchmarks/client_cost.py \\
         --dsn postgresql://postgres@127.0.0.1:5432/bh_client_cost \\
@@ -104,6 +105,19 @@ def user_cpu_seconds(user: str) -> float:
     return total / ticks
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system time of one process (and of the children it waited for)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_seconds(engine: str, server_pid: int | None) -> float:
+    if server_pid:
+        return process_cpu_seconds(server_pid)
+    return user_cpu_seconds(SERVER_USERS[engine])
+
+
 def agent(args: list[str]) -> tuple[str, float]:
     """The agent CLI's stdout and its CPU seconds: the child's and that of every
     worker process it waited for (the resource usage of waited-for children)."""
@@ -138,14 +152,14 @@ def one_run(
     dsn: str, benchmark: str, clients: int, duration: float, options: argparse.Namespace
 ) -> tuple[float, float, float]:
     """(transactions, agent CPU s, server CPU s) of one run of ``duration`` seconds."""
-    user = SERVER_USERS[engine_of(dsn)]
+    engine = engine_of(dsn)
     kept = [] if benchmark == "select-update" else ["--no-init", "--keep"]
-    server_before = user_cpu_seconds(user)
+    server_before = server_cpu_seconds(engine, options.server_pid)
     out, agent_cpu = agent(
         ["run", benchmark, "--dsn", dsn, "--duration", str(duration), "--warmup",
          str(options.warmup), "--clients", str(clients), "--repeat", "1", *kept, "--dry-run"]
     )  # fmt: skip
-    server_cpu = user_cpu_seconds(user) - server_before
+    server_cpu = server_cpu_seconds(engine, options.server_pid) - server_before
     return committed(json.loads(out), benchmark, clients, duration), agent_cpu, server_cpu
 
 
@@ -206,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--warehouses", type=int, default=2)
+    parser.add_argument(
+        "--server-pid", type=int, help="count this process's CPU as the server's, not its user's"
+    )
     options = parser.parse_args(argv)
     clients = [int(c) for c in options.clients.split(",")]
     all_met = True
