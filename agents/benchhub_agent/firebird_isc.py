@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import re
 import struct
+import threading
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -39,8 +40,12 @@ _DIALECT = 3
 _DROP = 2  # DSQL_drop
 _STREAM_EOF = 335544374  # isc_stream_eof: a singleton query found no row
 # ibase.h's parameter blocks: the attachment's user, password and character set; a
-# transaction READ COMMITTED (record version) that waits for locks (firebird_db's).
+# transaction READ COMMITTED (record version) that waits for locks, as firebird_db's.
+# Written out: firebird-driver's builder loads the library's interfaces on first use,
+# unguarded, and the threads of a load starting at once found them half loaded.
 _DPB_VERSION, _DPB_USER, _DPB_PASSWORD, _DPB_CHARSET = 1, 28, 29, 48
+# isc_tpb_version3, isc_tpb_write, isc_tpb_read_committed, isc_tpb_rec_version, isc_tpb_wait
+TPB = bytes([3, 9, 15, 17, 6])
 # Status vector arguments: the words each takes after its tag.
 _ARG_END, _ARG_GDS, _ARG_CSTRING = 0, 1, 3
 
@@ -92,12 +97,15 @@ class _TEB(ctypes.Structure):
 
 DRIVER = "libfbclient (ISC API)"  # what the document names the load's driver
 _library: Any = None
+_LOADING = threading.Lock()
 
 
 def library() -> Any:
     """libfbclient, its functions returning the status (ISC_STATUS, a word)."""
     global _library
-    if _library is None:
+    with _LOADING:
+        if _library is not None:
+            return _library
         name = ctypes.util.find_library("fbclient") or "libfbclient.so.2"
         try:
             found = ctypes.CDLL(name)
@@ -155,7 +163,7 @@ class Session:
                 self.status, len(address), address, ctypes.byref(self.database), len(dpb), dpb
             )
         )
-        self.tpb = firebird_db.transaction_parameters()
+        self.tpb = TPB
         self._teb = _TEB(ctypes.addressof(self.database), len(self.tpb), self.tpb)
         # Each call's arguments, made once.
         self._transaction_ref = ctypes.byref(self.transaction)

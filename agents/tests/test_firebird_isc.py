@@ -4,6 +4,8 @@ errors come back as firebird-driver's, with their SQLSTATE."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from decimal import Decimal
 
 import _databases as dbs
@@ -123,3 +125,46 @@ def test_the_session_is_an_attachment_of_its_own_and_its_close_ends_it(session):
 
 def test_the_client_library_names_its_firebird_version():
     assert firebird_isc.client_version().startswith(("3.", "4.", "5."))
+
+
+SESSIONS_AT_ONCE = """
+import sys, threading
+from benchhub_agent import firebird_isc
+from benchhub_agent.target import Target
+
+target = Target.parse(sys.argv[1])
+start = threading.Barrier(8)
+failed = []
+
+def attach():
+    start.wait()
+    try:
+        session = firebird_isc.Session(target)
+        session.prepare("SELECT id FROM account WHERE id = ?").execute((3,))
+        session.close()
+    except Exception as exc:
+        failed.append(repr(exc))
+
+threads = [threading.Thread(target=attach) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(failed)
+"""
+
+
+def test_threads_of_a_new_process_attaching_at_once_all_attach(session):
+    """A multi-threaded load's clients start that way: nothing a session needs may be
+    loaded lazily and unguarded (firebird-driver's TPB builder was, and broke them)."""
+    _calls, target = session
+    for _ in range(3):  # a race: each try is a new process
+        done = subprocess.run(
+            [sys.executable, "-c", SESSIONS_AT_ONCE, target.dsn],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr[-2000:]
+
+
+def test_its_transactions_are_those_of_the_agents_other_firebird_connections():
+    assert firebird_db.transaction_parameters() == firebird_isc.TPB
