@@ -69,6 +69,7 @@ class Point:
     agent_cpu: float  # seconds
     server_cpu: float  # seconds
     load: float
+    agent_kernel: float = 0.0  # seconds of agent_cpu spent in the kernel
 
     @property
     def per_thousand_ms(self) -> float:
@@ -118,9 +119,10 @@ def server_cpu_seconds(engine: str, server_pid: int | None) -> float:
     return user_cpu_seconds(SERVER_USERS[engine])
 
 
-def agent(args: list[str]) -> tuple[str, float]:
-    """The agent CLI's stdout and its CPU seconds: the child's and that of every
-    worker process it waited for (the resource usage of waited-for children)."""
+def agent(args: list[str]) -> tuple[str, float, float]:
+    """The agent CLI's stdout, its CPU seconds and those in the kernel: the child's and
+    those of every worker process it waited for (the resource usage of waited-for
+    children)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "agents")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
@@ -132,8 +134,8 @@ def agent(args: list[str]) -> tuple[str, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"agent {' '.join(args[:2])} failed ({done.returncode}): {done.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return done.stdout, cpu
+    kernel = after.ru_stime - before.ru_stime
+    return done.stdout, (after.ru_utime - before.ru_utime) + kernel, kernel
 
 
 def committed(document: dict, benchmark: str, clients: int, duration: float) -> float:
@@ -150,17 +152,19 @@ def committed(document: dict, benchmark: str, clients: int, duration: float) -> 
 
 def one_run(
     dsn: str, benchmark: str, clients: int, duration: float, options: argparse.Namespace
-) -> tuple[float, float, float]:
-    """(transactions, agent CPU s, server CPU s) of one run of ``duration`` seconds."""
+) -> tuple[float, float, float, float]:
+    """(transactions, agent CPU s, server CPU s, agent kernel s) of one run of
+    ``duration`` seconds."""
     engine = engine_of(dsn)
     kept = [] if benchmark == "select-update" else ["--no-init", "--keep"]
     server_before = server_cpu_seconds(engine, options.server_pid)
-    out, agent_cpu = agent(
+    out, agent_cpu, agent_kernel = agent(
         ["run", benchmark, "--dsn", dsn, "--duration", str(duration), "--warmup",
          str(options.warmup), "--clients", str(clients), "--repeat", "1", *kept, "--dry-run"]
     )  # fmt: skip
     server_cpu = server_cpu_seconds(engine, options.server_pid) - server_before
-    return committed(json.loads(out), benchmark, clients, duration), agent_cpu, server_cpu
+    transactions = committed(json.loads(out), benchmark, clients, duration)
+    return transactions, agent_cpu, server_cpu, agent_kernel
 
 
 def measure(dsn: str, benchmark: str, clients: int, options: argparse.Namespace) -> Point:
@@ -169,8 +173,10 @@ def measure(dsn: str, benchmark: str, clients: int, options: argparse.Namespace)
     the machine, connecting, checking the data, building the document) cancels."""
     short = one_run(dsn, benchmark, clients, options.duration, options)
     long = one_run(dsn, benchmark, clients, 3 * options.duration, options)
-    transactions, agent_cpu, server_cpu = (b - a for a, b in zip(short, long, strict=True))
-    return Point(benchmark, clients, transactions, agent_cpu, server_cpu, os.getloadavg()[0])
+    transactions, agent_cpu, server_cpu, kernel = (b - a for a, b in zip(short, long, strict=True))
+    return Point(
+        benchmark, clients, transactions, agent_cpu, server_cpu, os.getloadavg()[0], kernel
+    )
 
 
 def build(dsn: str, benchmark: str, options: argparse.Namespace) -> None:
@@ -198,7 +204,7 @@ def table(engine: str, points: list[Point]) -> bool:
     """Print one benchmark's points; True when the peak's ratio meets the target."""
     peak = max(points, key=lambda p: p.transactions)
     print(f"{points[0].benchmark} on {engine}")
-    print("clients  transactions  agent CPU/1000 tx  agent s  server s  agent/server")
+    print("clients  transactions  agent CPU/1000 tx  agent s  (kernel)  server s  agent/server")
     for point in points:
         mark = ""
         if point is peak:
@@ -206,7 +212,8 @@ def table(engine: str, points: list[Point]) -> bool:
             mark = f"  peak: target <= {TARGET_RATIO:.2f} {'ok' if met else 'MISSED'}"
         print(
             f"{point.clients:7d}  {point.transactions:12.0f}  {point.per_thousand_ms:13.1f} ms"
-            f"  {point.agent_cpu:7.2f}  {point.server_cpu:8.2f}  {point.ratio:12.2f}"
+            f"  {point.agent_cpu:7.2f}  {point.agent_kernel:8.2f}  {point.server_cpu:8.2f}"
+            f"  {point.ratio:12.2f}"
             f"{mark}   load {point.load:.2f}"
         )
     return peak.ratio <= TARGET_RATIO
