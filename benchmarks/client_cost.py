@@ -22,7 +22,8 @@ CPU to the server's, and marks the target: at the client count where
 throughput peaks, the agent uses no more than a quarter of a core per server
 core busy (ratio <= 0.25). The server's CPU is every process of its user, so
 other work on the same server counts as the server's: run it on a quiet
-machine (the load average is printed with each line).
+machine (the load average is printed with each line), or give --server-pid
+for a server of the benchmark's own (a Firebird SuperServer: one process).
 
     PYTHONPATH=agents .venv/bin/python benchmarks/client_cost.py \\
         --dsn postgresql://postgres@127.0.0.1:5432/bh_client_cost \\
@@ -68,6 +69,7 @@ class Point:
     agent_cpu: float  # seconds
     server_cpu: float  # seconds
     load: float
+    agent_kernel: float = 0.0  # seconds of agent_cpu spent in the kernel
 
     @property
     def per_thousand_ms(self) -> float:
@@ -104,9 +106,23 @@ def user_cpu_seconds(user: str) -> float:
     return total / ticks
 
 
-def agent(args: list[str]) -> tuple[str, float]:
-    """The agent CLI's stdout and its CPU seconds: the child's and that of every
-    worker process it waited for (the resource usage of waited-for children)."""
+def process_cpu_seconds(pid: int) -> float:
+    """User + system time of one process (and of the children it waited for)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_seconds(engine: str, server_pid: int | None) -> float:
+    if server_pid:
+        return process_cpu_seconds(server_pid)
+    return user_cpu_seconds(SERVER_USERS[engine])
+
+
+def agent(args: list[str]) -> tuple[str, float, float]:
+    """The agent CLI's stdout, its CPU seconds and those in the kernel: the child's and
+    those of every worker process it waited for (the resource usage of waited-for
+    children)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "agents")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
@@ -118,8 +134,8 @@ def agent(args: list[str]) -> tuple[str, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"agent {' '.join(args[:2])} failed ({done.returncode}): {done.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return done.stdout, cpu
+    kernel = after.ru_stime - before.ru_stime
+    return done.stdout, (after.ru_utime - before.ru_utime) + kernel, kernel
 
 
 def committed(document: dict, benchmark: str, clients: int, duration: float) -> float:
@@ -136,17 +152,19 @@ def committed(document: dict, benchmark: str, clients: int, duration: float) -> 
 
 def one_run(
     dsn: str, benchmark: str, clients: int, duration: float, options: argparse.Namespace
-) -> tuple[float, float, float]:
-    """(transactions, agent CPU s, server CPU s) of one run of ``duration`` seconds."""
-    user = SERVER_USERS[engine_of(dsn)]
+) -> tuple[float, float, float, float]:
+    """(transactions, agent CPU s, server CPU s, agent kernel s) of one run of
+    ``duration`` seconds."""
+    engine = engine_of(dsn)
     kept = [] if benchmark == "select-update" else ["--no-init", "--keep"]
-    server_before = user_cpu_seconds(user)
-    out, agent_cpu = agent(
+    server_before = server_cpu_seconds(engine, options.server_pid)
+    out, agent_cpu, agent_kernel = agent(
         ["run", benchmark, "--dsn", dsn, "--duration", str(duration), "--warmup",
          str(options.warmup), "--clients", str(clients), "--repeat", "1", *kept, "--dry-run"]
     )  # fmt: skip
-    server_cpu = user_cpu_seconds(user) - server_before
-    return committed(json.loads(out), benchmark, clients, duration), agent_cpu, server_cpu
+    server_cpu = server_cpu_seconds(engine, options.server_pid) - server_before
+    transactions = committed(json.loads(out), benchmark, clients, duration)
+    return transactions, agent_cpu, server_cpu, agent_kernel
 
 
 def measure(dsn: str, benchmark: str, clients: int, options: argparse.Namespace) -> Point:
@@ -155,8 +173,10 @@ def measure(dsn: str, benchmark: str, clients: int, options: argparse.Namespace)
     the machine, connecting, checking the data, building the document) cancels."""
     short = one_run(dsn, benchmark, clients, options.duration, options)
     long = one_run(dsn, benchmark, clients, 3 * options.duration, options)
-    transactions, agent_cpu, server_cpu = (b - a for a, b in zip(short, long, strict=True))
-    return Point(benchmark, clients, transactions, agent_cpu, server_cpu, os.getloadavg()[0])
+    transactions, agent_cpu, server_cpu, kernel = (b - a for a, b in zip(short, long, strict=True))
+    return Point(
+        benchmark, clients, transactions, agent_cpu, server_cpu, os.getloadavg()[0], kernel
+    )
 
 
 def build(dsn: str, benchmark: str, options: argparse.Namespace) -> None:
@@ -184,7 +204,7 @@ def table(engine: str, points: list[Point]) -> bool:
     """Print one benchmark's points; True when the peak's ratio meets the target."""
     peak = max(points, key=lambda p: p.transactions)
     print(f"{points[0].benchmark} on {engine}")
-    print("clients  transactions  agent CPU/1000 tx  agent s  server s  agent/server")
+    print("clients  transactions  agent CPU/1000 tx  agent s  (kernel)  server s  agent/server")
     for point in points:
         mark = ""
         if point is peak:
@@ -192,7 +212,8 @@ def table(engine: str, points: list[Point]) -> bool:
             mark = f"  peak: target <= {TARGET_RATIO:.2f} {'ok' if met else 'MISSED'}"
         print(
             f"{point.clients:7d}  {point.transactions:12.0f}  {point.per_thousand_ms:13.1f} ms"
-            f"  {point.agent_cpu:7.2f}  {point.server_cpu:8.2f}  {point.ratio:12.2f}"
+            f"  {point.agent_cpu:7.2f}  {point.agent_kernel:8.2f}  {point.server_cpu:8.2f}"
+            f"  {point.ratio:12.2f}"
             f"{mark}   load {point.load:.2f}"
         )
     return peak.ratio <= TARGET_RATIO
@@ -206,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--warehouses", type=int, default=2)
+    parser.add_argument(
+        "--server-pid", type=int, help="count this process's CPU as the server's, not its user's"
+    )
     options = parser.parse_args(argv)
     clients = [int(c) for c in options.clients.split(",")]
     all_met = True

@@ -19,7 +19,7 @@ from decimal import Decimal
 
 import _databases as dbs
 import pytest
-from benchhub_agent import db, firebird_db
+from benchhub_agent import db, firebird_db, firebird_isc
 from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import _firebird as fb
 from benchhub_agent.benchmarks import _tpcb_processes, select_update, tpcb
@@ -174,7 +174,7 @@ def test_select_update_keeps_every_increment_in_its_own_file_and_the_users_datab
     assert values[("errors", 1)] == values[("errors", 3)] == 0
     assert values[("throughput", 3)] > 0
     assert "invariant held: sum(c2) = committed transactions" in " ".join(result.notes)
-    assert result.client["driver"] == "firebird-driver"
+    assert result.client["driver"] == firebird_isc.DRIVER
     assert result.database["engine"] == "firebird"
     assert {"ServerMode", "page_size", "page_buffers", "TempDirectories"} <= set(
         result.database["settings"]
@@ -226,7 +226,7 @@ def test_tpcb_keeps_the_balances_and_retries_what_firebird_calls_a_conflict():
     for n in (1, 2):
         assert points[("tps", (("clients", n),))].value > 0
     assert result.parameters["query_mode"] == "prepared"
-    assert result.client["driver"] == "firebird-driver"
+    assert result.client["driver"] == firebird_isc.DRIVER
     notes = " ".join(result.notes)
     assert "invariant held: sum(abalance) = sum(tbalance) = sum(bbalance)" in notes
     assert "update conflicts retried" in notes and "clients=2:" in notes

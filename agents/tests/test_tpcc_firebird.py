@@ -13,6 +13,7 @@ import os
 
 import _databases as dbs
 import pytest
+from benchhub_agent import firebird_isc
 from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import tpcc
 from contract_server import ContractServer
@@ -40,7 +41,7 @@ def test_a_firebird_run_passes_the_consistency_check_in_its_own_file(loaded):
     assert {"ServerMode", "page_size", "page_buffers", "TempDirectories"} <= set(
         result.database["settings"]
     )
-    assert result.client["driver"] == "firebird-driver"
+    assert result.client["driver"] == firebird_isc.DRIVER
     assert os.path.exists(own_file(target, tpcc.NAME))  # kept
     assert users_rows(users) == ["7", "24.50"]
 

@@ -48,6 +48,17 @@ def driver_description(driver: str) -> dict[str, str]:
     return {"driver": name, "driver_version": metadata.version(name)}
 
 
+def load_driver_description(engine: str, driver: str | None) -> dict[str, str]:
+    """The document's client.driver and driver_version for what the load's clients talk
+    through, where it is not what described the server: Firebird's load calls
+    libfbclient's ISC API itself (firebird-driver sets the tables up)."""
+    if engine == "firebird":
+        from .. import firebird_isc
+
+        return {"driver": firebird_isc.DRIVER, "driver_version": firebird_isc.client_version()}
+    return driver_description(driver) if driver is not None else {}
+
+
 def connect(target: Target, *, autocommit: bool = True, database: str | None = None) -> Any:
     if database is not None:
         target = dataclasses.replace(target, database=database)

@@ -265,24 +265,23 @@ class MySQLClient:
 
 
 class FirebirdClient:
-    """One connection through firebird-driver, its two statements prepared once: the
-    SELECT … WITH LOCK (Firebird's row lock; FOR UPDATE alone only names a cursor), the
-    UPDATE, COMMIT. READ COMMITTED and waiting for locks, as PostgreSQL; a row another
-    client changed while this one waited is an update conflict (SQLSTATE 40001), retried."""
+    """One attachment through the client library's ISC API (:mod:`..firebird_isc`), its
+    two statements prepared once: the SELECT … WITH LOCK (Firebird's row lock; FOR
+    UPDATE alone only names a cursor), the UPDATE, COMMIT. READ COMMITTED and waiting for
+    locks, as PostgreSQL; a row another client changed while this one waited is an
+    update conflict (SQLSTATE 40001), retried."""
 
     def __init__(self, target: Target, locking: str) -> None:
-        from .. import firebird_calls, firebird_db
+        from .. import firebird_db, firebird_isc
 
         self.errors = firebird_db.module()
         self.retryable = firebird_db.RETRYABLE_SQLSTATES
-        self.conn = firebird_db.connect_raw(target)
-        self.cursor = self.conn.cursor()
-        self.session = firebird_calls.Session(self.conn)  # the library's calls, direct
+        self.session = firebird_isc.Session(target)
         lock = " WITH LOCK" if locking == "for_update" else ""
         # TABLE is a constant of this module: nothing user-supplied reaches the SQL text.
         prepare = self.session.prepare
-        self.select = prepare(self.cursor, f"SELECT c2 FROM {TABLE} WHERE c1 = ?{lock}")  # noqa: S608
-        self.update = prepare(self.cursor, f"UPDATE {TABLE} SET c2 = ? WHERE c1 = ?")  # noqa: S608
+        self.select = prepare(f"SELECT c2 FROM {TABLE} WHERE c1 = ?{lock}")  # noqa: S608
+        self.update = prepare(f"UPDATE {TABLE} SET c2 = ? WHERE c1 = ?")  # noqa: S608
 
     def backend_pid(self) -> int | None:
         return None  # SuperServer: one process for all connections, pinned as a whole
@@ -297,7 +296,7 @@ class FirebirdClient:
             self.update.execute((row[0] + 1, key))
             session.commit()
         except self.errors.DatabaseError as exc:
-            if self.conn.is_closed() or str(exc.sqlstate or "").startswith("08"):
+            if str(exc.sqlstate or "").startswith("08"):
                 raise ConnectionError(str(exc)) from exc
             session.rollback()
             if exc.sqlstate in self.retryable:
@@ -305,7 +304,7 @@ class FirebirdClient:
             raise Failed(str(exc)) from exc
 
     def close(self) -> None:
-        self.session.close(self.cursor, self.select, self.update)
+        self.session.close()
 
 
 def open_client(

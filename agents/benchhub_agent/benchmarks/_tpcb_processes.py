@@ -10,8 +10,8 @@ The driver decides how much of a core each round trip costs the engine:
 whole round trip) when it is installed, as sysbench's C client; PyMySQL, pure Python,
 otherwise (0.74 x sysbench at 32 clients on 2 vCPUs: its protocol code, under the GIL,
 cost more than the database). ``mysql_driver`` names the one used; ``--mysql-driver``
-chooses. Firebird's clients go through firebird-driver (libfbclient through ctypes, which
-releases the GIL for each call), with the statements prepared once.
+chooses. Firebird's clients call libfbclient's ISC API through ctypes (:mod:`..firebird_isc`,
+the GIL released for each call), with the statements prepared once.
 """
 
 from __future__ import annotations
@@ -94,17 +94,13 @@ class FirebirdClient:
     MAX_TRIES = 10
 
     def __init__(self, target: Target) -> None:
-        from .. import firebird_calls, firebird_db
+        from .. import firebird_db, firebird_isc
 
         self.errors = firebird_db.module()
         self.retryable = firebird_db.RETRYABLE_SQLSTATES
-        self.conn = firebird_db.connect_raw(target)
-        self.cursor = self.conn.cursor()
-        self.session = firebird_calls.Session(self.conn)  # the library's calls, direct
+        self.session = firebird_isc.Session(target)  # the library's ISC calls, direct
         self.statements = [
-            self.session.prepare(
-                self.cursor, firebird_db.firebird_sql(sql.decode().replace("%d", "%s"))
-            )
+            self.session.prepare(firebird_db.firebird_sql(sql.decode().replace("%d", "%s")))
             for sql in (ACCOUNTS, SELECT, TELLERS, BRANCHES, HISTORY)
         ]
         self.retries = 0
@@ -130,7 +126,7 @@ class FirebirdClient:
         self.session.rollback()
 
     def close(self) -> None:
-        self.session.close(self.cursor, *self.statements)
+        self.session.close()
 
 
 def _open(target: Target, driver: str) -> Client | FirebirdClient:

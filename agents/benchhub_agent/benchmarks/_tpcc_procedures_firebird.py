@@ -6,8 +6,8 @@ MySQL procedures of :mod:`._tpcc_procedures` (and the terminal's own,
 per terminal, with the inputs the terminal drew and the tests' sabotages as arguments.
 
 A Firebird procedure cannot commit: each call runs in a transaction the terminal starts
-before it and commits after it, through the client library's own calls
-(:mod:`..firebird_calls`). PSQL has no arrays, so a New-Order's lines travel as one
+before it and commits after it, through the client library's ISC API
+(:mod:`..firebird_isc`). PSQL has no arrays, so a New-Order's lines travel as one
 string of fixed-width numbers (:func:`encode_lines`), cut apart by SUBSTRING.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .. import firebird_calls, firebird_db
+from .. import firebird_db, firebird_isc
 from ._tpcc_load import DISTRICTS
 from ._tpcc_run import ProcedureCalls, Terminal, UserRollback
 from .base import Target
@@ -260,18 +260,16 @@ class FirebirdProcedureTerminal(ProcedureCalls, Terminal):
 
     def __init__(self, target: Target, *args: Any, **kwargs: Any) -> None:
         super().__init__(target, *args, **kwargs)
-        self.connection = self.conn
-        self.cur = self.conn.raw.cursor()
-        # The calls through the client library's own functions (firebird_calls); the
-        # terminal's rollbacks go to the session's transaction.
-        self.session = self.conn = firebird_calls.Session(self.connection.raw)
         self.calls = {
-            name: self.session.prepare(
-                self.cur, f"EXECUTE PROCEDURE tpcc_{name} ({', '.join('?' * count)})"
-            )
+            name: self.conn.prepare(f"EXECUTE PROCEDURE tpcc_{name} ({', '.join('?' * count)})")
             for name, count in ARGUMENTS.items()
         }
         self.database_error = firebird_db.module().DatabaseError
+
+    def connect(self, target: Target) -> firebird_isc.Session:
+        # The calls through the client library's ISC API; the terminal's rollbacks go to
+        # the session's transaction.
+        return firebird_isc.Session(target)
 
     def _call(self, name: str, parameters: tuple) -> None:
         try:
@@ -280,7 +278,7 @@ class FirebirdProcedureTerminal(ProcedureCalls, Terminal):
             if UNUSED_ITEM in str(exc):
                 raise UserRollback from exc
             raise
-        self.session.commit()
+        self.conn.commit()
 
     def attempt(self, body: Any, inputs: tuple) -> None:
         body(None, *inputs)  # committed by _call
@@ -300,4 +298,4 @@ class FirebirdProcedureTerminal(ProcedureCalls, Terminal):
         self._call("payment", (self.home, d, c_w, c_d, fallback, last, amount, skip))
 
     def close(self) -> None:
-        self.session.close(self.cur, *self.calls.values())
+        self.conn.close()

@@ -534,8 +534,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     else:
         parameters["transactions"] = transactions
     client = info.client_section()
-    if driver is not None:  # the clients' driver, not the one that described the server
-        client.update(dbc.driver_description(driver))
+    # The clients' driver, not the one that described the server.
+    client.update(dbc.load_driver_description(target.engine, driver))
     client["cpu_placement"] = pin.mode
     engine_cpu = {n: max(r.engine_cpu for r in reps) for n, reps in points.items()}
     return BenchmarkResult(

@@ -34,7 +34,7 @@ from ..progress import working
 from . import _connections as dbc
 from . import _engine_cpu
 from . import _tpcb_event_loop as event_loop
-from ._connections import MYSQL_DRIVERS, driver_description, mysql_driver
+from ._connections import MYSQL_DRIVERS, load_driver_description, mysql_driver
 from ._tpcb_event_loop import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH
 from ._tpcb_processes import FirebirdClient, run_agent_load
 from .base import BenchmarkResult, Measurement, Progress, Target
@@ -524,8 +524,8 @@ def check_balances(target: Target) -> str:
 def _environment(target: Target, load_engine: str, driver: str | None = None) -> dict[str, Any]:
     if load_engine != "pgbench":
         found = dbc.environment(target)
-        if driver is not None:  # the load's driver, not the one that set the tables up
-            found["client"].update(driver_description(driver))
+        # The load's driver, not the one that set the tables up.
+        found["client"].update(load_driver_description(target.engine, driver))
         return found
     found = dbc.environment(target, load_engine="pgbench")
     # pgbench talks to the server through libpq, not through the agent's Python driver.

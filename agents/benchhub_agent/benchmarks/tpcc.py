@@ -210,8 +210,8 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
 
 def _environment(target: Target, driver: str | None) -> dict[str, Any]:
     found = dbc.environment(target)
-    if driver is not None:  # the terminals' driver, not the one that set the tables up
-        found["client"].update(dbc.driver_description(driver))
+    # The terminals' driver, not the one that set the tables up.
+    found["client"].update(dbc.load_driver_description(target.engine, driver))
     return found
 
 

@@ -1,14 +1,16 @@
-"""The load's direct calls of Firebird's client library, on the real Firebird 3: what they
-send arrives as sent, what they read is what firebird-driver reads, and the server's
+"""The load's calls of Firebird's client library (its ISC API), on the real Firebird 3: what
+they send arrives as sent, what they read is what firebird-driver reads, and the server's
 errors come back as firebird-driver's, with their SQLSTATE."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from decimal import Decimal
 
 import _databases as dbs
 import pytest
-from benchhub_agent import firebird_calls, firebird_db
+from benchhub_agent import firebird_db, firebird_isc
 from benchhub_agent.benchmarks import _firebird as fb
 
 
@@ -24,14 +26,10 @@ def session():
         "INSERT INTO account VALUES (3, 'ana', 10.25, 1);\n"
         "INSERT INTO account VALUES (8, NULL, NULL, NULL);\nCOMMIT;\n",
     )
-    conn = firebird_db.connect_raw(target)
-    cursor = conn.cursor()
-    found = firebird_calls.Session(conn)
-    found.cursor = cursor
-    statements = []
-    found.statement = lambda sql: statements.append(found.prepare(cursor, sql)) or statements[-1]
+    found = firebird_isc.Session(target)
+    found.statement = found.prepare
     yield found, target
-    found.close(cursor, *statements)
+    found.close()
     fb.drop(database)
 
 
@@ -101,3 +99,72 @@ def test_the_servers_errors_arrive_with_their_sqlstate_and_leave_the_session_usa
     insert.execute((5, "bo"))
     calls.commit()
     assert rows(target, "SELECT id, owner FROM account WHERE id = 5") == [(5, "bo")]
+
+
+def test_a_null_does_not_stay_in_the_next_execute(session):
+    calls, target = session
+    update = calls.statement("UPDATE account SET visits = ? WHERE id = ?")
+    select = calls.statement("SELECT visits, id FROM account WHERE id = ?")
+    update.execute((None, 3))
+    assert select.execute((3,)) == (None, 3)
+    update.execute((5, 3))  # integers only: packed in one call, the NULL flag reset first
+    assert select.execute((3,)) == (5, 3)
+    calls.commit()
+    assert rows(target, "SELECT visits FROM account WHERE id = 3") == [(5,)]
+
+
+def test_the_session_is_an_attachment_of_its_own_and_its_close_ends_it(session):
+    _calls, target = session
+    attachments = "SELECT COUNT(*) FROM mon$attachments WHERE mon$attachment_id <> CURRENT_CONNECTION AND mon$remote_protocol IS NOT NULL"  # noqa: E501
+    other = firebird_isc.Session(target)
+    before = rows(target, attachments)[0][0]
+    other.close()
+    other.close()  # closed already: nothing to do
+    assert rows(target, attachments) == [(before - 1,)]
+
+
+def test_the_client_library_names_its_firebird_version():
+    assert firebird_isc.client_version().startswith(("3.", "4.", "5."))
+
+
+SESSIONS_AT_ONCE = """
+import sys, threading
+from benchhub_agent import firebird_isc
+from benchhub_agent.target import Target
+
+target = Target.parse(sys.argv[1])
+start = threading.Barrier(8)
+failed = []
+
+def attach():
+    start.wait()
+    try:
+        session = firebird_isc.Session(target)
+        session.prepare("SELECT id FROM account WHERE id = ?").execute((3,))
+        session.close()
+    except Exception as exc:
+        failed.append(repr(exc))
+
+threads = [threading.Thread(target=attach) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(failed)
+"""
+
+
+def test_threads_of_a_new_process_attaching_at_once_all_attach(session):
+    """A multi-threaded load's clients start that way: nothing a session needs may be
+    loaded lazily and unguarded (firebird-driver's TPB builder was, and broke them)."""
+    _calls, target = session
+    for _ in range(3):  # a race: each try is a new process
+        done = subprocess.run(
+            [sys.executable, "-c", SESSIONS_AT_ONCE, target.dsn],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr[-2000:]
+
+
+def test_its_transactions_are_those_of_the_agents_other_firebird_connections():
+    assert firebird_db.transaction_parameters() == firebird_isc.TPB
