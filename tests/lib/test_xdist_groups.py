@@ -5,6 +5,7 @@ other. A pytest of its own, on two workers, with the repository's root conftest.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -68,13 +69,12 @@ def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
 def test_every_test_named_for_the_shared_server_settings_group_exists():
     """A renamed file or test would leave the group silently, and run beside the tests
     whose "before" it changes."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from conftest import CHANGE_THE_SHARED_SERVERS
-    finally:
-        sys.path.remove(str(ROOT))
+    # by its path: in the suite, "conftest" may name a folder's own conftest
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
 
-    for prefix in CHANGE_THE_SHARED_SERVERS:
+    for prefix in root_conftest.CHANGE_THE_SHARED_SERVERS:
         path, _, test = prefix.partition("::")
         source = (ROOT / path).read_text()
         assert f"def {test}" in source if test else "def test_" in source, prefix
