@@ -25,7 +25,7 @@ from .commands import (
     cmd_sysinfo,
     finish_document,
 )
-from .interrupts import catch_ctrl_c, quiet_after_interrupt
+from .interrupts import catch_ctrl_c, cut_by_ctrl_c, quiet_after_interrupt
 from .like import extract_like, run_like
 from .output import say
 from .placement import PLACEMENTS
@@ -213,13 +213,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return dispatch(argv)
     except KeyboardInterrupt:
-        quiet_after_interrupt()
-        say("interrupted")
-        return 130
+        return interrupted()
     except Exception as exc:  # every failure: one line, the traceback only with --debug
+        if cut_by_ctrl_c(exc):
+            return interrupted()
         if debug:
             traceback.print_exc()
         return report_failure(exc, argv)
+
+
+def interrupted() -> int:
+    """Ctrl-C's one line and exit status."""
+    quiet_after_interrupt()
+    say("interrupted")
+    return 130
 
 
 def dispatch(argv: list[str]) -> int:

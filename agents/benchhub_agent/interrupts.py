@@ -34,6 +34,21 @@ def _interrupt(number: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def cut_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a Ctrl-C unwound the run. A driver's clean-up on
+    the way out (pymysql's unbuffered cursor reading the rest of the result the interrupt
+    cut mid-packet: "Packet sequence number wrong") can fail on the connection the
+    interrupt left half-read, and its error then takes the KeyboardInterrupt's place."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__context__
+    return False
+
+
 def quiet_after_interrupt() -> None:
     """Ctrl-C ends the agent with one line. A database driver's object that the interrupt
     cut mid-call (pymysql's unbuffered result, firebird-driver's connection) may complain

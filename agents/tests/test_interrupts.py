@@ -337,3 +337,42 @@ def test_a_run_stopped_mid_way_leaves_the_users_data_as_it_was(name, engine, sto
     assert '"benchmark": ' in out
     assert users_data(target, case.old_names) == before
     assert not own_object_left(target, name)
+
+
+# --- an error raised while Ctrl-C unwinds ---------------------------------------------
+
+
+def _cut_mid_packet() -> int:
+    """What a MariaDB sort interrupted mid-fetch did: the unbuffered cursor's close, on the
+    way out, read the rest of the result from the connection the interrupt left half-read
+    (reproduced about once in 40 Ctrl-Cs of external-sort on MariaDB)."""
+    try:
+        raise KeyboardInterrupt
+    finally:
+        raise RuntimeError("Packet sequence number wrong - got 102 expected 244")
+
+
+def test_an_error_of_the_clean_up_after_ctrl_c_is_still_interrupted(monkeypatch, capsys):
+    from benchhub_agent import cli
+
+    monkeypatch.setattr(cli, "dispatch", lambda argv: _cut_mid_packet())
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # restored afterwards
+
+    assert cli.main(["run", "external-sort"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_an_error_without_ctrl_c_is_still_a_failure(monkeypatch, capsys):
+    from benchhub_agent import cli
+
+    def fails(argv):
+        try:
+            raise ValueError("a first problem")
+        finally:
+            raise RuntimeError("Packet sequence number wrong - got 102 expected 244")
+
+    monkeypatch.setattr(cli, "dispatch", fails)
+
+    assert cli.main(["run", "external-sort"]) == 1
+    said = capsys.readouterr().err
+    assert "Packet sequence number wrong" in said and "interrupted" not in said
