@@ -5,6 +5,7 @@ test_select_update.py)."""
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 from benchhub_agent.benchmarks import _pg_event_loop as loop
@@ -135,3 +136,38 @@ def test_a_client_failing_too_often_in_a_row_stops_the_run_and_retries_do_not_co
     assert tally.errors == loop.MAX_CONSECUTIVE_ERRORS
     with pytest.raises(RuntimeError, match="1000 transactions failed in a row: check violated"):
         loop.given_up(tally, "check violated", in_a_row)
+
+
+class Draws:
+    """A random.Random whose draws are given: the edges of [0, 1) and between."""
+
+    def __init__(self, draws: list[float]) -> None:
+        self.random = iter(draws).__next__
+
+
+class BlockingConnection(Connection):
+    """The lone client's libpq calls: each statement sent and answered in one."""
+
+    def exec_prepared(self, name: bytes, parameters: object) -> Result:
+        self.send_query_prepared(name, parameters)
+        return self.answers[0]
+
+
+def test_the_lone_client_draws_the_keys_the_loop_draws_from_the_same_draws():
+    # Each draws inline (no method call per transaction): they run pgbench's choice,
+    # uniform over the rows, only if they agree draw for draw.
+    from benchhub_agent.benchmarks._select_update_clients import PostgresClient
+
+    draws = [0.0, 0.999999, 0.5, 0.123, 0.77, 0.0101, 0.31]
+    looping = Connection()
+    flow = flow_on(looping, quota=len(draws))
+    flow.rng = Draws(draws)
+    run(flow)
+    lone, alone = BlockingConnection(), object.__new__(PostgresClient)
+    alone.pgconn, alone.keys = lone, [b"%d" % key for key in range(1, 101)]
+    alone.ok_status, alone.tuples_status = OK, ROWS
+    tally = alone.run_alone(len(draws), (0.0, None), Draws(draws), [0], 0, threading.Event())
+    assert tally.committed == flow.tally.committed == len(draws)
+    chosen = [parameters for name, parameters in looping.sent if name == b"bh_select"]
+    assert chosen == [parameters for name, parameters in lone.sent if name == b"bh_select"]
+    assert chosen[:2] == [(b"1",), (b"100",)]  # both ends of the rows, none past them
