@@ -115,7 +115,7 @@ class PostgresClient:
         seen = latencies.get
         window_start, deadline = window
         execute = self.pgconn.exec_prepared
-        ok, tuples = self.ok_status, self.tuples_status
+        ok = self.ok_status  # a row read is the SELECT's success (PostgresFlow.steps)
         selects = [(key,) for key in self.keys]  # the SELECT's parameters, made once per key
         # Floats and floor(), as the event loop draws (PostgresFlow.steps says why).
         keys, rows = self.keys, float(len(self.keys))
@@ -133,8 +133,7 @@ class PostgresClient:
             while True:
                 if (
                     (result := execute(b"bh_begin", None)).status == ok
-                    and (result := execute(b"bh_select", selects[index])).status == tuples
-                    and result.ntuples == 1
+                    and (result := execute(b"bh_select", selects[index])).ntuples == 1
                     and (result := execute(b"bh_update", (result.get_value(0, 0), param))).status
                     == ok
                     and (result := execute(b"bh_commit", None)).status == ok
