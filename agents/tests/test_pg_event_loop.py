@@ -153,20 +153,38 @@ class BlockingConnection(Connection):
         return self.answers[0]
 
 
+def lone_client_on(connection: BlockingConnection) -> object:
+    from benchhub_agent.benchmarks._select_update_clients import PostgresClient
+
+    alone = object.__new__(PostgresClient)
+    alone.pgconn, alone.keys, alone.pq = connection, [b"%d" % key for key in range(1, 101)], pq
+    alone.ok_status, alone.tuples_status = OK, ROWS
+    return alone
+
+
+def test_the_lone_client_runs_a_lock_timeout_again_then_counts_it_as_an_error():
+    timeout = Result(ERROR, sqlstate=b"55P03")
+    connection = BlockingConnection({b"bh_select": [timeout] * loop.MAX_ATTEMPTS})
+    alone = lone_client_on(connection)
+    tally = alone.run_alone(2, (0.0, None), random.Random(3), [0], 0, threading.Event())
+    attempt = [b"bh_begin", b"bh_select", b"bh_rollback"]
+    done = [b"bh_begin", b"bh_select", b"bh_update", b"bh_commit"]
+    assert names(connection) == attempt * loop.MAX_ATTEMPTS + done
+    assert (tally.retries, tally.errors, tally.committed) == (10, 1, 1)
+
+
 def test_the_lone_client_draws_the_keys_the_loop_draws_from_the_same_draws():
     # Each draws inline (no method call per transaction): they run pgbench's choice,
     # uniform over the rows, only if they agree draw for draw.
-    from benchhub_agent.benchmarks._select_update_clients import PostgresClient
-
     draws = [0.0, 0.999999, 0.5, 0.123, 0.77, 0.0101, 0.31]
     looping = Connection()
     flow = flow_on(looping, quota=len(draws))
     flow.rng = Draws(draws)
     run(flow)
-    lone, alone = BlockingConnection(), object.__new__(PostgresClient)
-    alone.pgconn, alone.keys = lone, [b"%d" % key for key in range(1, 101)]
-    alone.ok_status, alone.tuples_status = OK, ROWS
-    tally = alone.run_alone(len(draws), (0.0, None), Draws(draws), [0], 0, threading.Event())
+    lone = BlockingConnection()
+    tally = lone_client_on(lone).run_alone(
+        len(draws), (0.0, None), Draws(draws), [0], 0, threading.Event()
+    )
     assert tally.committed == flow.tally.committed == len(draws)
     chosen = [parameters for name, parameters in looping.sent if name == b"bh_select"]
     assert chosen == [parameters for name, parameters in lone.sent if name == b"bh_select"]
