@@ -9,6 +9,7 @@ import threading
 
 import pytest
 from benchhub_agent.benchmarks import _pg_event_loop as loop
+from benchhub_agent.benchmarks._select_update_clients import PostgresClient
 from psycopg import pq
 
 OK, ROWS = int(pq.ExecStatus.COMMAND_OK), int(pq.ExecStatus.TUPLES_OK)
@@ -153,9 +154,7 @@ class BlockingConnection(Connection):
         return self.answers[0]
 
 
-def lone_client_on(connection: BlockingConnection) -> object:
-    from benchhub_agent.benchmarks._select_update_clients import PostgresClient
-
+def lone_client_on(connection: BlockingConnection) -> PostgresClient:
     alone = object.__new__(PostgresClient)
     alone.pgconn, alone.keys, alone.pq = connection, [b"%d" % key for key in range(1, 101)], pq
     alone.ok_status, alone.tuples_status = OK, ROWS
