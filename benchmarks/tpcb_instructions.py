@@ -1,20 +1,23 @@
-"""tpcb's PostgreSQL engine under callgrind: user-space instructions per transaction.
+"""tpcb's PostgreSQL engine (or select-update's, --benchmark select-update) under
+callgrind: user-space instructions per transaction.
 
-Wall-clock ratios against pgbench swing with whatever else the machine runs, and
-CPU time with its caches; the instructions the engine executes per transaction do
-not. For each --clients count this script runs the engine's loop in one process
-under ``valgrind --tool=callgrind`` (the event loop of ``_tpcb_event_loop``, or the
-lone client's blocking path at one client), counting from the statement before the
-loop to the one after it (``gc.disable()`` and ``gc.enable()`` bracket it; callgrind
-zeroes its counters at the first and dumps them at the second), and prints the
-instructions per transaction, committed or failed. Connecting, preparing and
-importing are left out; libpq's, psycopg's and the interpreter's instructions are
-in, the kernel's are not. The server runs at full speed while the client runs
-under valgrind, so every answer is waiting when the client reads it: this is the
-client's cost alone, at any load.
+Wall-clock ratios against pgbench swing with whatever else the machine runs, and CPU
+time with its caches; the instructions the engine executes per transaction do not. For
+each --clients count this script runs the engine's loop in one process under ``valgrind
+--tool=callgrind`` (the event loop of ``_tpcb_event_loop`` or ``_pg_event_loop``, or the
+lone client's blocking path at one client), counting from the statement before the loop
+to the one after it (``gc.disable()`` and ``gc.enable()`` bracket it; callgrind zeroes
+its counters at the first and dumps them at the second), and prints the instructions per
+transaction, committed or failed. Connecting, preparing and importing are left out;
+libpq's, psycopg's and the interpreter's instructions are in, the kernel's are not. The
+server runs at full speed while the client runs under valgrind, so every answer is
+waiting when the client reads it: this is the client's cost alone, at any load.
 
     PYTHONPATH=agents .venv/bin/python benchmarks/tpcb_instructions.py \\
         --dsn 'postgresql://postgres@/bh_cg?host=/var/run/postgresql' --clients 1,2,32
+
+select-update runs with its default locking (FOR UPDATE) on a fresh table of its 100 rows,
+left in the database for the next run.
 """
 
 from __future__ import annotations
@@ -27,15 +30,36 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from benchhub_agent.benchmarks import _connections as dbc
-from benchhub_agent.benchmarks import _tpcb_event_loop, tpcb
-from benchhub_agent.benchmarks._pg_event_loop import drive
+from benchhub_agent.benchmarks import _select_update_clients, _tpcb_event_loop, tpcb
+from benchhub_agent.benchmarks._pg_event_loop import PostgresFlow, drive
 from benchhub_agent.benchmarks.base import Target
 
 SCALE = 1
+
+
+def run_select_update(dsn: str, clients: int, duration: float) -> int:
+    """select-update's loop (or lone client) for ``duration`` seconds: its transactions."""
+    target = Target.parse(dsn)
+    opened = [_select_update_clients.PostgresClient(target, "for_update") for _ in range(clients)]
+    now = time.perf_counter()
+    window, progress = (now, now + duration), [0] * clients
+    rngs = [random.Random(i) for i in range(clients)]
+    gc.disable()  # callgrind starts counting here
+    if clients == 1:
+        tallies = [opened[0].run_alone(None, window, rngs[0], progress, 0, threading.Event())]
+    else:
+        flows = [PostgresFlow(c, None, window, progress, i, rngs[i]) for i, c in enumerate(opened)]
+        drive(flows)
+        tallies = [flow.tally for flow in flows]
+    gc.enable()  # ... and stops here
+    for client in opened:
+        client.close()
+    return sum(tally.committed + tally.errors for tally in tallies)
 
 
 def run_loop(dsn: str, clients: int, duration: float) -> int:
@@ -59,14 +83,14 @@ def run_loop(dsn: str, clients: int, duration: float) -> int:
     return sum(flow.histogram.count + flow.failed for flow in flows)
 
 
-def instructions(dsn: str, clients: int, duration: float) -> tuple[int, int]:
+def instructions(benchmark: str, dsn: str, clients: int, duration: float) -> tuple[int, int]:
     """(instructions of the loop, its transactions), the loop run under callgrind."""
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "callgrind.out"
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
              "--zero-before=gc_disable*", "--dump-before=gc_enable*",
-             sys.executable, __file__, "--loop", "--dsn", dsn,
+             sys.executable, __file__, "--loop", "--benchmark", benchmark, "--dsn", dsn,
              "--clients", str(clients), "--duration", str(duration)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
@@ -87,25 +111,35 @@ def main() -> int:
     parser.add_argument("--dsn", required=True)
     parser.add_argument("--clients", default="1,2,32")
     parser.add_argument("--duration", type=float, default=6.0)
+    parser.add_argument("--benchmark", choices=("tpcb", "select-update"), default="tpcb")
     parser.add_argument("--loop", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.loop:  # the child run under callgrind
-        print(run_loop(args.dsn, int(args.clients), args.duration))
+        run = run_loop if args.benchmark == "tpcb" else run_select_update
+        print(run(args.dsn, int(args.clients), args.duration))
         return 0
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 1
     target = Target.parse(args.dsn)
+    if args.benchmark == "select-update":
+        _select_update_clients.reset_table(target)
+        print(f"select-update via {target.socket or target.host}, {args.duration:g} s each")
+        return print_counts(args)
     workspace = dbc.in_own_schema(target, tpcb.NAME)
     tpcb.initialize(workspace, SCALE)
     print(f"tpcb at scale {SCALE} via {target.socket or target.host}, {args.duration:g} s each")
-    print(f"{'clients':>7} {'transactions':>12} {'instructions/tx':>16}")
     try:
-        for clients in (int(c) for c in args.clients.split(",")):
-            total, transactions = instructions(args.dsn, clients, args.duration)
-            print(f"{clients:>7} {transactions:>12} {total / transactions:>16,.0f}", flush=True)
+        return print_counts(args)
     finally:
         dbc.remove_own_objects(target, tpcb.NAME, tpcb.OWN_TABLES)
+
+
+def print_counts(args: argparse.Namespace) -> int:
+    print(f"{'clients':>7} {'transactions':>12} {'instructions/tx':>16}")
+    for clients in (int(c) for c in args.clients.split(",")):
+        total, transactions = instructions(args.benchmark, args.dsn, clients, args.duration)
+        print(f"{clients:>7} {transactions:>12} {total / transactions:>16,.0f}", flush=True)
     return 0
 
 

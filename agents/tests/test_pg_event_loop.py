@@ -5,9 +5,11 @@ test_select_update.py)."""
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 from benchhub_agent.benchmarks import _pg_event_loop as loop
+from benchhub_agent.benchmarks._select_update_clients import PostgresClient
 from psycopg import pq
 
 OK, ROWS = int(pq.ExecStatus.COMMAND_OK), int(pq.ExecStatus.TUPLES_OK)
@@ -135,3 +137,54 @@ def test_a_client_failing_too_often_in_a_row_stops_the_run_and_retries_do_not_co
     assert tally.errors == loop.MAX_CONSECUTIVE_ERRORS
     with pytest.raises(RuntimeError, match="1000 transactions failed in a row: check violated"):
         loop.given_up(tally, "check violated", in_a_row)
+
+
+class Draws:
+    """A random.Random whose draws are given: the edges of [0, 1) and between."""
+
+    def __init__(self, draws: list[float]) -> None:
+        self.random = iter(draws).__next__
+
+
+class BlockingConnection(Connection):
+    """The lone client's libpq calls: each statement sent and answered in one."""
+
+    def exec_prepared(self, name: bytes, parameters: object) -> Result:
+        self.send_query_prepared(name, parameters)
+        return self.answers[0]
+
+
+def lone_client_on(connection: BlockingConnection) -> PostgresClient:
+    alone = object.__new__(PostgresClient)
+    alone.pgconn, alone.keys, alone.pq = connection, [b"%d" % key for key in range(1, 101)], pq
+    alone.ok_status, alone.tuples_status = OK, ROWS
+    return alone
+
+
+def test_the_lone_client_runs_a_lock_timeout_again_then_counts_it_as_an_error():
+    timeout = Result(ERROR, sqlstate=b"55P03")
+    connection = BlockingConnection({b"bh_select": [timeout] * loop.MAX_ATTEMPTS})
+    alone = lone_client_on(connection)
+    tally = alone.run_alone(2, (0.0, None), random.Random(3), [0], 0, threading.Event())
+    attempt = [b"bh_begin", b"bh_select", b"bh_rollback"]
+    done = [b"bh_begin", b"bh_select", b"bh_update", b"bh_commit"]
+    assert names(connection) == attempt * loop.MAX_ATTEMPTS + done
+    assert (tally.retries, tally.errors, tally.committed) == (10, 1, 1)
+
+
+def test_the_lone_client_draws_the_keys_the_loop_draws_from_the_same_draws():
+    # Each draws inline (no method call per transaction): they run pgbench's choice,
+    # uniform over the rows, only if they agree draw for draw.
+    draws = [0.0, 0.999999, 0.5, 0.123, 0.77, 0.0101, 0.31]
+    looping = Connection()
+    flow = flow_on(looping, quota=len(draws))
+    flow.rng = Draws(draws)
+    run(flow)
+    lone = BlockingConnection()
+    tally = lone_client_on(lone).run_alone(
+        len(draws), (0.0, None), Draws(draws), [0], 0, threading.Event()
+    )
+    assert tally.committed == flow.tally.committed == len(draws)
+    chosen = [parameters for name, parameters in looping.sent if name == b"bh_select"]
+    assert chosen == [parameters for name, parameters in lone.sent if name == b"bh_select"]
+    assert chosen[:2] == [(b"1",), (b"100",)]  # both ends of the rows, none past them

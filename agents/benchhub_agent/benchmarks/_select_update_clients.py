@@ -8,6 +8,7 @@ connection itself is gone.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, NoReturn
 
@@ -114,15 +115,17 @@ class PostgresClient:
         seen = latencies.get
         window_start, deadline = window
         execute = self.pgconn.exec_prepared
-        ok, tuples = self.ok_status, self.tuples_status
+        ok = self.ok_status  # a row read is the SELECT's success (PostgresFlow.steps)
         selects = [(key,) for key in self.keys]  # the SELECT's parameters, made once per key
-        keys, rows = self.keys, len(self.keys)
+        # Floats and floor(), as the event loop draws (PostgresFlow.steps says why).
+        keys, rows = self.keys, float(len(self.keys))
         draw = rng.random  # uniform over the rows, as randint(1, ROWS), in one C call
-        clock, whole = time.perf_counter, int
+        clock, whole = time.perf_counter, math.floor
+        if deadline is None:
+            deadline = math.inf
         done = committed = failed_in_a_row = 0
         while quota is None or done < quota:
-            began = clock()
-            if deadline is not None and began >= deadline:
+            if (began := clock()) >= deadline:
                 break
             index = whole(draw() * rows)
             param = keys[index]
@@ -130,8 +133,7 @@ class PostgresClient:
             while True:
                 if (
                     (result := execute(b"bh_begin", None)).status == ok
-                    and (result := execute(b"bh_select", selects[index])).status == tuples
-                    and result.ntuples == 1
+                    and (result := execute(b"bh_select", selects[index])).ntuples == 1
                     and (result := execute(b"bh_update", (result.get_value(0, 0), param))).status
                     == ok
                     and (result := execute(b"bh_commit", None)).status == ok
@@ -139,8 +141,8 @@ class PostgresClient:
                     ended = clock()
                     committed += 1
                     failed_in_a_row = 0
-                    if deadline is None or window_start <= ended <= deadline:
-                        micros = whole((ended - began) * 1_000_000)
+                    if window_start <= ended <= deadline:
+                        micros = whole((ended - began) * 1e6)
                         latencies[micros] = seen(micros, 0) + 1
                     break
                 failure = self._roll_back(result, index + 1)
