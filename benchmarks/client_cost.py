@@ -191,13 +191,15 @@ def build(dsn: str, benchmark: str, options: argparse.Namespace) -> None:
 
 
 def remove(dsn: str, benchmark: str) -> None:
-    """One last tiny run without --keep: the agent removes what it made."""
+    """What build() kept goes, through the agent's own clean-up: a --no-init run would
+    keep what it found (it was kept for it), and a plain run would load it all again."""
     if benchmark == "select-update":
         return
-    agent(
-        ["run", benchmark, "--dsn", dsn, "--clients", "1", "--duration", "1", "--warmup", "0",
-         "--repeat", "1", "--no-init", "--dry-run"]
-    )  # fmt: skip
+    from benchhub_agent.benchmarks import _connections, tpcb, tpcc
+    from benchhub_agent.benchmarks.base import Target
+
+    module = {"tpcb": tpcb, "tpcc": tpcc}[benchmark]
+    _connections.remove_own_objects(Target.parse(dsn), module.NAME, module.OWN_TABLES)
 
 
 def table(engine: str, points: list[Point]) -> bool:

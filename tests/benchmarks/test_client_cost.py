@@ -58,3 +58,34 @@ def test_the_table_judges_the_peak_and_only_the_peak(capsys, monkeypatch):
     missed = [Point("tpcc", 4, 1000.0, 1.0, 2.0, 0.5)]
     assert not client_cost.table("mariadb", missed)
     assert "MISSED" in capsys.readouterr().out
+
+
+def test_the_data_it_kept_is_removed_at_the_end_and_the_users_schema_stays(settings):
+    """build() keeps tpcb's data for the --no-init runs; remove() must drop it (a last
+    --no-init run kept it: Firebird's files and the databases' schemas were left)."""
+    import psycopg
+    from benchhub_agent.benchmarks import _connections, tpcb
+    from benchhub_agent.benchmarks.base import Target
+
+    database = f"{settings.DATABASES['default']['NAME']}_client_cost"
+    server = "postgresql://postgres@127.0.0.1:5432"
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{database}"')
+        admin.execute(f'CREATE DATABASE "{database}"')
+    dsn = f"{server}/{database}"
+    try:
+        workspace = _connections.in_own_schema(Target.parse(dsn), tpcb.NAME)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA users_own")
+        schemas = "SELECT nspname FROM pg_namespace WHERE nspname IN ('users_own', %s)"
+        own = _connections.schema_name(tpcb.NAME)
+        with psycopg.connect(dsn) as conn:
+            assert len(conn.execute(schemas, (own,)).fetchall()) == 2, workspace
+
+        client_cost.remove(dsn, "tpcb")
+
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute(schemas, (own,)).fetchall() == [("users_own",)]
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
