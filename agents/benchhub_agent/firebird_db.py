@@ -45,6 +45,15 @@ class DriverMissing(RuntimeError):
     """firebird-driver or the Firebird client library is not installed."""
 
 
+def client_library_missing(exc: Exception) -> DriverMissing:
+    """What the user is told when libfbclient cannot be loaded, through firebird-driver or
+    directly (firebird_isc)."""
+    return DriverMissing(
+        f"Firebird: the client library could not be loaded ({exc}); "
+        "Debian: apt-get install libfbclient2"
+    )
+
+
 def module() -> Any:
     try:
         from firebird import driver
@@ -112,10 +121,7 @@ def connect_raw(target: Target) -> Any:
     except driver.DatabaseError:
         raise
     except Exception as exc:  # ctypes: libfbclient.so not found
-        raise DriverMissing(
-            f"Firebird: the client library could not be loaded ({exc}); "
-            "Debian: apt-get install libfbclient2"
-        ) from exc
+        raise client_library_missing(exc) from exc
     conn.default_tpb = transaction_parameters()
     conn.main_transaction.default_tpb = conn.default_tpb
     return conn

@@ -110,10 +110,7 @@ def library() -> Any:
         try:
             found = ctypes.CDLL(name)
         except OSError as exc:
-            raise firebird_db.DriverMissing(
-                f"Firebird: the client library could not be loaded ({exc}); "
-                "Debian: apt-get install libfbclient2"
-            ) from exc
+            raise firebird_db.client_library_missing(exc) from exc
         for function in (
             "isc_attach_database", "isc_detach_database", "isc_start_multiple",
             "isc_commit_transaction", "isc_rollback_transaction", "isc_dsql_allocate_statement",

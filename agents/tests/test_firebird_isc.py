@@ -168,3 +168,15 @@ def test_threads_of_a_new_process_attaching_at_once_all_attach(session):
 
 def test_its_transactions_are_those_of_the_agents_other_firebird_connections():
     assert firebird_db.transaction_parameters() == firebird_isc.TPB
+
+
+def test_a_missing_client_library_is_one_line_saying_what_to_install(monkeypatch):
+    monkeypatch.setattr(firebird_isc, "_library", None)
+    monkeypatch.setattr(firebird_isc.ctypes.util, "find_library", lambda name: "libnone.so.9")
+
+    with pytest.raises(firebird_db.DriverMissing) as missing:
+        firebird_isc.library()
+
+    assert str(missing.value).startswith("Firebird: the client library could not be loaded (")
+    assert str(missing.value).endswith("; Debian: apt-get install libfbclient2")
+    assert "libnone.so.9" in str(missing.value)
