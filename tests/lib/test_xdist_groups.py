@@ -45,17 +45,27 @@ def test_spread_too(i):
 """
 
 
+def environment_of_a_pytest_apart() -> dict[str, str]:
+    """The environment of a pytest run inside this one, as if started apart: inheriting
+    this worker's PYTEST_XDIST_WORKER and BENCHHUB_TEST_RUN, its session's end dropped
+    the databases this worker's agent tests were still using (agents/tests/_databases.py
+    names them from those two)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("PYTEST_") and name != "BENCHHUB_TEST_RUN"
+    }
+
+
 @pytest.mark.slow
 def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
     shutil.copy(ROOT / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "test_groups.py").write_text(TESTS)
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:django",
          "-n", "2", "--dist", "loadgroup", "-q"],
-        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path, env=environment_of_a_pytest_apart(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
     assert done.returncode == 0, done.stdout + done.stderr
@@ -85,7 +95,7 @@ def test_the_tests_that_change_the_shared_servers_are_in_one_group(pytestconfig)
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
          "-m", "xdist_group", "agents/tests/test_study_leftovers.py",
          "tests/agent/test_study_e2e.py", "agents/tests/test_backup.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=environment_of_a_pytest_apart(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     collected = [line for line in done.stdout.splitlines() if "::" in line]
