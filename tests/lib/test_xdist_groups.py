@@ -65,7 +65,8 @@ def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:django",
          "-n", "2", "--dist", "loadgroup", "-q"],
-        cwd=tmp_path, env=environment_of_a_pytest_apart(), capture_output=True, text=True, timeout=300,
+        cwd=tmp_path, env=environment_of_a_pytest_apart(), capture_output=True, text=True,
+        timeout=300,
     )  # fmt: skip
 
     assert done.returncode == 0, done.stdout + done.stderr
@@ -95,7 +96,8 @@ def test_the_tests_that_change_the_shared_servers_are_in_one_group(pytestconfig)
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
          "-m", "xdist_group", "agents/tests/test_study_leftovers.py",
          "tests/agent/test_study_e2e.py", "agents/tests/test_backup.py"],
-        cwd=ROOT, env=environment_of_a_pytest_apart(), capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=environment_of_a_pytest_apart(), capture_output=True, text=True,
+        timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     collected = [line for line in done.stdout.splitlines() if "::" in line]
