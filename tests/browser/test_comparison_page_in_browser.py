@@ -14,10 +14,12 @@ MARIADB = {"version_string": "10.11.19-MariaDB-0+deb12u1"}
 CLIENTS = (1, 2, 4, 8, 16, 20, 40, 80)
 
 # The chart's state, read from Chart.js itself; null until the chart of the
-# fragment on the page is drawn (htmx swaps the fragment, then compare.js draws).
+# fragment on the page is drawn (htmx swaps the fragment, then compare.js draws)
+# and until Chart.js, a deferred script, has run: a predicate that throws fails
+# the wait at once instead of retrying it.
 DATASETS = """() => {
   const canvas = document.getElementById("comparison-chart");
-  const chart = canvas && Chart.getChart(canvas);
+  const chart = canvas && window.Chart && Chart.getChart(canvas);
   return chart ? {type: chart.config.type,
                   labels: chart.data.datasets.map(d => d.label),
                   data: chart.data.datasets.map(d => d.data)} : null;

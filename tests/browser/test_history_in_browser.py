@@ -17,6 +17,11 @@ ARTIFACTS = settings.BASE_DIR / "var" / "artifacts" / "history"
 
 # Every rectangle a draw paints that is 10 px across: the verdict intervals
 # (compare.js) are drawn so; nothing else on these charts is.
+# The chart on the canvas of this id, once drawn; false while Chart.js, a
+# deferred script, has not run yet (a predicate that throws fails the wait
+# at once instead of retrying it).
+DRAWN = "(id) => window.Chart && Chart.getChart(document.getElementById(id))"
+
 PAINTED = """(id) => {
   const chart = Chart.getChart(document.getElementById(id));
   const painted = [];
@@ -67,7 +72,7 @@ def test_the_history_draws_each_versions_median_band_and_interval(
     page.fill("input[name='param.clients']", "8")
     page.get_by_role("button", name="Show").click()
 
-    page.wait_for_function("() => Chart.getChart(document.getElementById('history-chart'))")
+    page.wait_for_function(DRAWN, arg="history-chart")
     drawn = page.evaluate(PAINTED, "history-chart")
     page.screenshot(path=str(ARTIFACTS / "history-1280.png"), full_page=True)
     assert "benchhubHistoryIntervals" in drawn["plugins"]
@@ -80,7 +85,7 @@ def test_the_history_draws_each_versions_median_band_and_interval(
 
     page.set_viewport_size({"width": 390, "height": 900})
     page.reload()
-    page.wait_for_function("() => Chart.getChart(document.getElementById('history-chart'))")
+    page.wait_for_function(DRAWN, arg="history-chart")
     page.screenshot(path=str(ARTIFACTS / "history-390.png"), full_page=True)
     overflow = page.evaluate(
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -102,7 +107,7 @@ def test_the_comparison_chart_draws_the_interval_each_verdict_reads(live_server,
         "&x=param.clients&series=filesystem&reference=ext4"
     )
 
-    page.wait_for_function("() => Chart.getChart(document.getElementById('comparison-chart'))")
+    page.wait_for_function(DRAWN, arg="comparison-chart")
     drawn = page.evaluate(PAINTED, "comparison-chart")
     page.screenshot(path=str(ARTIFACTS / "compare-intervals.png"), full_page=True)
     assert "benchhubVerdictIntervals" in drawn["plugins"]

@@ -106,6 +106,7 @@ def test_the_seed_002_totals_preset_says_inconclusive_with_its_interval(live_ser
     page.goto(live_server.url + "/compare/")
     page.get_by_role("link", name=re.compile("sql-bench TOTALS")).click()
     expect(page).to_have_url(re.compile(r"param\.operation=TOTALS"))
+    page.wait_for_load_state("load")  # compare.js, deferred, handles the form's changes
     table = page.locator("#comparison-table")
     # one run a profile a side: no test can tell
     expect(table.locator(".verdict-insufficient-data")).to_have_count(4)
