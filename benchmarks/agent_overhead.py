@@ -65,7 +65,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from benchhub_agent import db, sysinfo
+from benchhub_agent import db, errors, sysinfo
 from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import _tpcb_event_loop, select_update, tpcb
 from benchhub_agent.benchmarks.base import SilentProgress, Target
@@ -596,4 +596,12 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Exception as exc:
+        # A server not there, a database not made, a wrong password: the agent's
+        # one line, not a traceback; anything else is a bug and keeps its own.
+        line = errors.explain(exc)
+        if line is None:
+            raise
+        sys.exit(f"agent_overhead: {line}")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import subprocess
+import sys
 
 import pytest
 from django.conf import settings
@@ -83,3 +85,20 @@ def test_negative_rounds_are_refused_naming_the_option(monkeypatch, capsys):
 
     assert exit_.value.code == 2
     assert "--rounds -1: give 0 or more" in capsys.readouterr().err
+
+
+def test_a_database_that_is_not_there_is_one_line_not_a_traceback():
+    dsn = settings.DATABASES["default"]
+    url = f"postgresql://{dsn['USER']}@{dsn['HOST'] or 'localhost'}:{dsn['PORT'] or 5432}"
+    done = subprocess.run(
+        [sys.executable, settings.BASE_DIR / "benchmarks" / "agent_overhead.py",
+         "--dsn", f"{url}/bh_no_database_of_that_name", "--rounds", "1", "--skip-memory"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(settings.BASE_DIR / "agents")},
+    )  # fmt: skip
+
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "agent_overhead: the database server has no database 'bh_no_database_of_that_name': "
+        "fix the database in --dsn or create it (createdb bh_no_database_of_that_name)"
+    ]
