@@ -3,10 +3,10 @@
 CPU time on a shared machine swings with the load; the instructions a transaction costs
 do not. This script makes a database file of its own with select-update's and tpcb's
 tables, then runs one client of each benchmark (the agent's own client classes, in one
-process) under ``valgrind --tool=callgrind`` for N transactions and for 3 N, and prints
-the difference per transaction: what starting Python, connecting and preparing cost
-cancels. The kernel's part of each round trip is not counted (callgrind sees user space
-only): firebird_floor.py measures it.
+process; select-update's in the loop its worker runs) under ``valgrind --tool=callgrind``
+for N transactions and for 3 N, and prints the difference per transaction: what starting
+Python, connecting and preparing cost cancels. The kernel's part of each round trip is not
+counted (callgrind sees user space only): firebird_floor.py measures it.
 
     PYTHONPATH=agents .venv/bin/python benchmarks/firebird_instructions.py \\
         --database /tmp/instructions.fdb --transactions 300
@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from benchhub_agent.benchmarks import _firebird as fb
@@ -37,8 +38,8 @@ def run_client(dsn: str, benchmark: str, transactions: int) -> None:
     draw = random.Random(1).random
     if benchmark == "select-update":
         client = su.FirebirdClient(target, "for_update")
-        for _ in range(transactions):
-            client.transaction(int(draw() * su.ROWS) + 1)
+        # The benchmark's own loop: its key draws, clock reads and latency counts included.
+        client.run_alone(transactions, (0.0, None), random.Random(1), [0], 0, threading.Event())
     else:
         client = _tpcb_processes.FirebirdClient(target)
         for _ in range(transactions):

@@ -15,6 +15,12 @@ query that returns one row (a SELECT by primary key, an EXECUTE PROCEDURE) is ru
 singleton execute: the row comes back with the execute. Errors are raised as
 firebird-driver's ``DatabaseError``, with the server's SQLSTATE, as the rest of the
 agent's Firebird code raises them. A session is not shared between threads.
+
+A load whose values are all integers can bind them as C does (``prepare(sql,
+integers=…)``): every parameter and column a 32-bit integer in a slot of one array that
+statements share, and its loop calls the library itself (``begin_call``, ``Statement.run``,
+``commit_call``): select-update's transaction is then four library calls, two integers
+written and one read, as firebird_floor.c's.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import ctypes.util
 import re
 import struct
 import threading
+from collections.abc import Sequence
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -38,7 +45,7 @@ _VARYING, _TEXT, _DOUBLE, _LONG, _SHORT, _INT64 = 448, 452, 480, 496, 500, 580
 _INTEGERS = {_SHORT: "h", _LONG: "i", _INT64: "q"}
 _DIALECT = 3
 _DROP = 2  # DSQL_drop
-_STREAM_EOF = 335544374  # isc_stream_eof: a singleton query found no row
+STREAM_EOF = 335544374  # isc_stream_eof: a singleton query found no row
 # ibase.h's parameter blocks: the attachment's user, password and character set; a
 # transaction READ COMMITTED (record version) that waits for locks, as firebird_db's.
 # Written out: firebird-driver's builder loads the library's interfaces on first use,
@@ -142,6 +149,8 @@ class Session:
         self.errors = firebird_db.module()  # firebird-driver: the exceptions raised
         database = fb.FirebirdDatabase.from_target(target)
         self.status = (ctypes.c_ssize_t * 20)()
+        # Passed by reference: an array argument costs ctypes a new object at each call.
+        status = ctypes.byref(self.status)
         self.database = ctypes.c_uint(0)
         self.transaction = ctypes.c_uint(0)
         self.closed = False
@@ -157,32 +166,35 @@ class Session:
         address = database.tcp().encode()
         self._check(
             lib.isc_attach_database(
-                self.status, len(address), address, ctypes.byref(self.database), len(dpb), dpb
+                status, len(address), address, ctypes.byref(self.database), len(dpb), dpb
             )
         )
         self.tpb = TPB
         self._teb = _TEB(ctypes.addressof(self.database), len(self.tpb), self.tpb)
-        # Each call's arguments, made once.
+        # Each call with its arguments, made once. The library's calls alone, for a load's
+        # own loop: 0, or not and the error in the status vector (error() reads it).
         self._transaction_ref = ctypes.byref(self.transaction)
-        self._start = partial(
-            lib.isc_start_multiple, self.status, self._transaction_ref, 1, ctypes.byref(self._teb)
+        self.begin_call = partial(
+            lib.isc_start_multiple, status, self._transaction_ref, 1, ctypes.byref(self._teb)
         )
-        self._commit = lib.isc_commit_transaction
-        self._rollback = lib.isc_rollback_transaction
+        self.commit_call = partial(lib.isc_commit_transaction, status, self._transaction_ref)
+        self._rollback = partial(lib.isc_rollback_transaction, status, self._transaction_ref)
         self.statements: list[Statement] = []
 
-    def prepare(self, sql: str) -> Statement:
+    def prepare(self, sql: str, integers: Integers | None = None) -> Statement:
+        """A statement prepared once; with ``integers`` (the array, the slots of the
+        parameters, those of the row's columns), its values are bound there as C's ints."""
         began = not self.open
         if began:
             self.begin()
-        statement = Statement(self, sql)
+        statement = Statement(self, sql, integers)
         if began:
             self.commit()
         self.statements.append(statement)
         return statement
 
     def begin(self) -> None:
-        if self._start():
+        if self.begin_call():
             self._raise()
         self.open = True
 
@@ -190,15 +202,16 @@ class Session:
         """Commit the open transaction, if there is one; one that fails stays open, to
         be rolled back."""
         if self.open:
-            if self._commit(self.status, self._transaction_ref):
+            if self.commit_call():
                 self._raise()
             self.open = False
 
     def rollback(self) -> None:
-        """Roll back the open transaction, if there is one."""
-        if self.open:
-            self.open = False
-            self._check(self._rollback(self.status, self._transaction_ref))
+        """Roll back the open transaction, if there is one: begun by begin() or by a
+        load's own begin_call (the library's handle says)."""
+        self.open = False
+        if self.transaction.value:
+            self._check(self._rollback())
 
     def close(self) -> None:
         """Free the statements, roll back, detach; a connection already gone is closed
@@ -219,7 +232,10 @@ class Session:
             self._raise()
 
     def _raise(self) -> None:
-        """Raise the error the last call left in the status vector, as firebird-driver."""
+        raise self.error()
+
+    def error(self) -> Any:
+        """The error the last call left in the status vector, as firebird-driver's."""
         lib = library()
         codes, index, status = [], 0, self.status
         while status[index] != _ARG_END and index < len(status) - 1:
@@ -234,7 +250,7 @@ class Session:
         vector = ctypes.pointer(ctypes.cast(status, ctypes.POINTER(ctypes.c_ssize_t)))
         while lib.fb_interpret(text, len(text), vector) > 0:
             lines.append(text.value.decode(errors="replace"))
-        raise self.errors.DatabaseError(
+        return self.errors.DatabaseError(
             "\n".join(lines) or f"Firebird error {codes}",
             sqlstate=state.value.decode(),
             gds_codes=tuple(codes),
@@ -336,15 +352,49 @@ class _Message:
         return tuple(row)
 
 
+# An array of C ints (ctypes.c_int * n), the slots of a statement's parameters in it, those
+# of its row's columns.
+Integers = tuple[ctypes.Array, Sequence[int], Sequence[int]]
+
+
+class _Integers:
+    """A message whose fields are C ints in slots of an array that statements share, without
+    null indicators (firebird_floor.c's binding; the server converts to the columns'
+    types): a parameter is one item written, a column one item read. Only for columns that
+    cannot be NULL: without an indicator the library writes a NULL as 0."""
+
+    def __init__(self, area: Any, values: ctypes.Array, slots: Sequence[int]) -> None:
+        if area.sqld != len(slots) or ctypes.sizeof(values) != len(values) * 4:
+            raise Unsupported(f"{area.sqld} fields for {len(slots)} slots of C ints")
+        base = ctypes.addressof(values)
+        for index, slot in enumerate(slots):
+            if not 0 <= slot < len(values):
+                raise IndexError(f"slot {slot} outside {len(values)} values")
+            field = area.sqlvar[index]
+            field.sqltype, field.sqlscale, field.sqllen = _LONG, 0, 4
+            field.sqldata, field.sqlind = base + 4 * slot, None
+        self.view = memoryview(values).cast("B").cast("i")  # item access without ctypes
+        self.slots = tuple(slots)
+
+    def pack(self, values: tuple) -> None:
+        view = self.view
+        for slot, value in zip(self.slots, values, strict=True):
+            view[slot] = value
+
+    def unpack(self) -> tuple:
+        view = self.view
+        return tuple(view[slot] for slot in self.slots)
+
+
 class Statement:
     """A statement prepared once in a session; its input and output messages."""
 
-    def __init__(self, session: Session, sql: str) -> None:
+    def __init__(self, session: Session, sql: str, integers: Integers | None = None) -> None:
         lib = library()
         self.session = session
         self.handle = ctypes.c_uint(0)
         self.handle_ref = ctypes.byref(self.handle)
-        status, check = session.status, session._check
+        status, check = ctypes.byref(session.status), session._check
         check(
             lib.isc_dsql_allocate_statement(status, ctypes.byref(session.database), self.handle_ref)
         )
@@ -364,15 +414,24 @@ class Statement:
             check(
                 lib.isc_dsql_describe_bind(status, self.handle_ref, _DIALECT, ctypes.byref(inputs))
             )
-        self.inputs = _Message(inputs)
-        self.outputs = _Message(outputs) if outputs.sqld else None
+        self.inputs: _Message | _Integers
+        self.outputs: _Message | _Integers | None
+        if integers is None:
+            self.inputs = _Message(inputs)
+            self.outputs = _Message(outputs) if outputs.sqld else None
+        else:
+            values, parameters, columns = integers
+            self.inputs = _Integers(inputs, values, parameters)
+            self.outputs = _Integers(outputs, values, columns) if outputs.sqld else None
         execute = lib.isc_dsql_execute2
         arguments = (
             status, session._transaction_ref, self.handle_ref, _DIALECT,
             ctypes.byref(inputs) if inputs.sqld else None,
             ctypes.byref(outputs) if outputs.sqld else None,
         )  # fmt: skip
-        self._execute = partial(execute, *arguments)
+        # The library's call alone, for a load's own loop: 0, or not and the error in the
+        # status vector (isc_stream_eof: a singleton query found no row).
+        self.run = partial(execute, *arguments)
 
     def execute(self, parameters: tuple = ()) -> tuple | None:
         """Run the statement in the session's transaction (begun when none is open); the
@@ -381,8 +440,8 @@ class Statement:
         if not session.open:
             session.begin()
         self.inputs.pack(parameters)
-        if self._execute():
-            if session.status[1] == _STREAM_EOF:
+        if self.run():
+            if session.status[1] == STREAM_EOF:
                 return None
             session._raise()
         return self.outputs.unpack() if self.outputs is not None else None

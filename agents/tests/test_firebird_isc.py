@@ -4,6 +4,7 @@ errors come back as firebird-driver's, with their SQLSTATE."""
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 from decimal import Decimal
@@ -180,3 +181,22 @@ def test_a_missing_client_library_is_one_line_saying_what_to_install(monkeypatch
     assert str(missing.value).startswith("Firebird: the client library could not be loaded (")
     assert str(missing.value).endswith("; Debian: apt-get install libfbclient2")
     assert "libnone.so.9" in str(missing.value)
+
+
+def test_integers_bound_as_c_ints_are_shared_by_statements_through_their_slots(session):
+    calls, target = session
+    values = (ctypes.c_int * 3)()  # the key, the visits read, the visits written
+    select = calls.prepare("SELECT visits FROM account WHERE id = ?", integers=(values, (0,), (1,)))
+    update = calls.prepare(
+        "UPDATE account SET visits = ? WHERE id = ?", integers=(values, (2, 0), ())
+    )
+    assert select.execute((3,)) == (1,)
+    assert list(values) == [3, 1, 0]
+    values[2] = values[1] + 41
+    assert update.run() == 0  # the key is the SELECT's: its slot is shared
+    assert select.execute((3,)) == (42,)
+    assert select.execute((99,)) is None
+    calls.commit()
+    assert rows(target, "SELECT id, visits FROM account ORDER BY id") == [(3, 42), (8, None)]
+    with pytest.raises(firebird_isc.Unsupported):
+        calls.prepare("SELECT visits FROM account WHERE id = ?", integers=(values, (), (1,)))

@@ -11,9 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from decimal import Decimal
 
@@ -207,6 +209,59 @@ def test_select_update_on_firebird_refuses_to_report_a_table_changed_behind_it()
             label="tampered",
             checkpoint=tamper,
         )
+
+
+@pytest.fixture
+def su_table():
+    """select-update's table in a database file of the test's own."""
+    target = dbs.firebird("su_client")
+    database = fb.FirebirdDatabase.from_target(target)
+    fb.recreate(database, "the select-update client's test")
+    select_update.reset_table(target)
+    yield target
+    fb.drop(database)
+
+
+def run_alone(client, quota: int):
+    return client.run_alone(quota, (0.0, None), random.Random(3), [0], 0, threading.Event())
+
+
+def test_a_firebird_client_retries_the_update_conflict_of_a_row_changed_while_it_waited(
+    su_table,
+):
+    holder = firebird_isc.Session(su_table)
+    holder.prepare(f"UPDATE {select_update.TABLE} SET c2 = c2 + 1000").execute()
+    # Without WITH LOCK: the SELECT reads the committed value, the UPDATE waits for the
+    # holder, whose commit makes it a conflict (WITH LOCK would read the new value).
+    client = select_update.FirebirdClient(su_table, "none")
+    committer = threading.Timer(0.5, holder.commit)  # while the client waits on its lock
+    committer.start()
+    try:
+        tally = run_alone(client, 20)
+    finally:
+        committer.join()
+        client.close()
+        holder.close()
+    assert (tally.committed, tally.errors) == (20, 0)
+    assert tally.retries >= 1
+    assert tally.histogram.count == 20
+    assert select_update.table_total(su_table) == 100 * 1000 + 20
+
+
+def test_a_firebird_client_counts_a_missing_row_as_an_error_and_goes_on(su_table):
+    database = fb.FirebirdDatabase.from_target(su_table)
+    fb.isql(database, f"DELETE FROM {select_update.TABLE};\nCOMMIT;\n")
+    client = select_update.FirebirdClient(su_table, "for_update")
+    try:
+        tally = run_alone(client, 40)
+        with pytest.raises(select_update.Failed, match="row c1=7 is missing"):
+            client.transaction(7)
+        fb.isql(database, f"INSERT INTO {select_update.TABLE} VALUES (7, 0);\nCOMMIT;\n")
+        client.transaction(7)  # each failed one rolled back: the client goes on
+    finally:
+        client.close()
+    assert (tally.committed, tally.errors, tally.retries) == (0, 40, 0)
+    assert fb.query_values(database, f"SELECT c2 FROM {select_update.TABLE}") == ["1"]
 
 
 # --- tpcb ---------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def _client_loop(
 ) -> ClientTally:
     window_start = start.value + plan.warmup
     deadline = window_start + plan.duration if plan.duration is not None else None
-    if isinstance(client, PostgresClient):  # the same loop with libpq's calls inline
+    if isinstance(client, PostgresClient | FirebirdClient):  # the same loop, the calls inline
         return client.run_alone(quota, (window_start, deadline), rng, progress, slot, stop)
     tally = ClientTally()
     clock = time.perf_counter
