@@ -180,7 +180,7 @@ def flow_on_a_fake_connection(draws: list[float], fail_at: bytes | None = None):
     flow.accounts, flow.tellers, flow.scale = 10, 20, 2
     flow.teller_ids, flow.branch_ids = event_loop.numbered(20), event_loop.numbered(2)
     flow.deadline, flow.measure_from, flow.began, flow.failed = float("inf"), 0.0, 0.0, 0
-    flow.latencies = {}
+    flow.latencies, flow.fd = {}, None  # libpq's calls (the protocol on a socket: test_pg_wire)
     flow.expected = tuple(2 if name == b"tb_select" else 1 for name in event_loop.NAMES)
     flow.sent, answers = [], []
 
