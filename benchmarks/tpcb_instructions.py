@@ -18,6 +18,11 @@ waiting when the client reads it: this is the client's cost alone, at any load.
 
 select-update runs with its default locking (FOR UPDATE) on a fresh table of its 100 rows,
 left in the database for the next run.
+
+--pgbench counts pgbench -M prepared -j 1 on the same transaction instead (agent_overhead's
+select-update script, or its built-in tpcb-like) in like units: the whole process run
+twice under callgrind, for -t N and -t 2N transactions a client, the difference divided
+by the transactions it adds (connecting and preparing cancel out).
 """
 
 from __future__ import annotations
@@ -106,12 +111,55 @@ def instructions(benchmark: str, dsn: str, clients: int, duration: float) -> tup
     return int(summary.group(1)), transactions
 
 
+def pgbench_binary() -> str:
+    """pgbench itself: Debian's /usr/bin/pgbench is a Perl wrapper that runs it, and
+    callgrind would count the wrapper."""
+    found = shutil.which("pgbench") or "pgbench"
+    if Path(found).resolve().name == "pgbench":
+        return found
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/pgbench"), key=lambda p: int(
+        p.parts[-3]) if p.parts[-3].isdigit() else 0)  # fmt: skip
+    return str(versions[-1]) if versions else found
+
+
+def pgbench_instructions(benchmark: str, dsn: str, clients: int, per_client: int) -> float:
+    """pgbench's instructions per transaction: (I(-t 2N) - I(-t N)) / (clients x N)."""
+    import agent_overhead  # beside this script; pgbench's environment and script
+
+    target = Target.parse(dsn)
+    if benchmark == "tpcb":
+        target = dbc.in_own_schema(target, tpcb.NAME)
+    environment = agent_overhead.pgbench_environment(target)
+    counts = []
+    with tempfile.TemporaryDirectory() as work:
+        script = Path(work) / "select_update.sql"
+        script.write_text(agent_overhead.PGBENCH_SCRIPT)
+        what = ["-f", str(script)] if benchmark == "select-update" else ["-b", "tpcb-like"]
+        for transactions in (per_client, 2 * per_client):
+            out = Path(work) / f"callgrind.{transactions}"
+            done = subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                 pgbench_binary(), "-n", "-M", "prepared", *what, "-c", str(clients), "-j", "1",
+                 "-t", str(transactions)],
+                capture_output=True, text=True, env=environment, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                raise RuntimeError(f"pgbench under callgrind failed: {done.stderr[-2000:]}")
+            summary = re.search(r"^summary: (\d+)", out.read_text(), re.MULTILINE)
+            if summary is None:
+                raise RuntimeError("callgrind counted nothing for pgbench")
+            counts.append(int(summary.group(1)))
+    return (counts[1] - counts[0]) / (clients * per_client)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dsn", required=True)
     parser.add_argument("--clients", default="1,2,32")
     parser.add_argument("--duration", type=float, default=6.0)
     parser.add_argument("--benchmark", choices=("tpcb", "select-update"), default="tpcb")
+    parser.add_argument("--pgbench", action="store_true", help="count pgbench -M prepared")
+    parser.add_argument("--transactions", type=int, default=500, help="--pgbench: N a client")
     parser.add_argument("--loop", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.loop:  # the child run under callgrind
@@ -138,6 +186,11 @@ def main() -> int:
 def print_counts(args: argparse.Namespace) -> int:
     print(f"{'clients':>7} {'transactions':>12} {'instructions/tx':>16}")
     for clients in (int(c) for c in args.clients.split(",")):
+        if args.pgbench:
+            per_tx = pgbench_instructions(args.benchmark, args.dsn, clients, args.transactions)
+            added = clients * args.transactions
+            print(f"{clients:>7} {added:>12} {per_tx:>16,.0f}  pgbench", flush=True)
+            continue
         total, transactions = instructions(args.benchmark, args.dsn, clients, args.duration)
         print(f"{clients:>7} {transactions:>12} {total / transactions:>16,.0f}", flush=True)
     return 0

@@ -20,7 +20,9 @@ has no non-blocking API.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import random
 import select
 import time
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..histogram import Histogram
+from . import _pg_wire
 
 MAX_ATTEMPTS = 10  # a transaction retried this often counts as an error
 MAX_CONSECUTIVE_ERRORS = 1000  # a client failing this often in a row stops the run
@@ -151,8 +154,107 @@ class PostgresFlow(Flow):
         self.slot = slot
         self.rng = rng
         self.tally = ClientTally()
+        self.fd = _pg_wire.usable_fd(self.pgconn)
+        if self.fd is not None:  # made here, before the run starts (once per process)
+            self.wire_statements = _wire_statements(tuple(client.keys))
 
     def steps(self) -> Iterator[None]:
+        """The protocol spoken on the socket where it can be (:mod:`._pg_wire`), else
+        through libpq's calls: the same statements, answers and counts either way."""
+        return self._libpq_steps() if self.fd is None else self._wire_steps(self.fd)
+
+    def _wire_steps(self, fd: int) -> Iterator[None]:
+        """:meth:`_libpq_steps` with each statement one write of the bytes libpq would
+        send, and each answer one read compared with the bytes a success is; anything
+        else is read out by ``wire.rest`` (an error, a notice, a split answer)."""
+        w = _pg_wire
+        tally, progress, slot, client = self.tally, self.progress, self.slot, self.client
+        wire = w.Wire(fd)
+        rest, write, read, size = wire.rest, os.write, os.read, w.READ_SIZE
+        ok, rows_ok = w.COMMAND_OK, w.TUPLES_OK
+        begin, commit, rollback, began, updated, committed = _WIRE_TRANSACTION
+        rows = float(len(client.keys))
+        selects, keyed, key_lengths, update_heads = self.wire_statements
+        # The SELECT's answer: its head (BindComplete, RowDescription) learned from the
+        # first one, one DataRow of one column, then SELECT 1's tail.
+        head, head_length, tail = b"\xff", 1, w.rows_tail(1)
+        one_row = w.ONE_COLUMN_ROW.get
+        window_start, deadline = self.window
+        if deadline is None:
+            deadline = math.inf
+        quota = self.quota
+        draw = self.rng.random
+        clock, whole = time.perf_counter, math.floor
+        latencies: dict[int, int] = {}
+        seen = latencies.get
+        done = committed_count = failed_in_a_row = 0
+        while quota is None or done < quota:
+            if (started := clock()) >= deadline:
+                break
+            index = whole(draw() * rows)
+            attempts = 0
+            while True:
+                write(fd, begin)
+                yield
+                if (data := read(fd, size)) == began or (
+                    result := (yield from rest(data))
+                ).status == ok:
+                    write(fd, selects[index])
+                    yield
+                    data = read(fd, size)
+                    if (
+                        data[-20:] == tail
+                        and data[:head_length] == head
+                        and one_row(data[head_length : head_length + 7])
+                        == len(data) - head_length - 20
+                    ):
+                        value = data[head_length + 7 : -20]
+                    else:
+                        result = yield from rest(data)
+                        value = None
+                        if result.status == rows_ok and len(result.rows) == 1:
+                            value = w.parameter(result.rows[0][0] or b"")
+                            head, head_length = result.head, len(result.head)
+                    if value is not None:
+                        write(
+                            fd, update_heads[len(value) + key_lengths[index]] + value + keyed[index]
+                        )
+                        yield
+                        if (data := read(fd, size)) == updated or (
+                            result := (yield from rest(data))
+                        ).status == ok:
+                            write(fd, commit)
+                            yield
+                            if (data := read(fd, size)) == committed or (
+                                result := (yield from rest(data))
+                            ).status == ok:
+                                ended = clock()
+                                committed_count += 1
+                                failed_in_a_row = 0
+                                if window_start <= ended <= deadline:
+                                    micros = whole((ended - started) * 1e6)
+                                    latencies[micros] = seen(micros, 0) + 1
+                                break
+                failure = _wire_failure(result, index + 1)
+                write(fd, rollback)
+                yield
+                yield from rest(read(fd, size))  # its answer, whatever it is
+                if failure is None:  # retryable: the same key again, up to MAX_ATTEMPTS runs
+                    tally.retries += 1
+                    attempts += 1
+                    if attempts < MAX_ATTEMPTS:
+                        continue
+                failed_in_a_row = given_up(tally, failure, failed_in_a_row)
+                break
+            done += 1
+            if done & 15 == 0:
+                progress[slot] = done
+        progress[slot] = done
+        tally.committed = committed_count
+        tally.histogram.record_counts(latencies)
+        tally.ended_at = clock()
+
+    def _libpq_steps(self) -> Iterator[None]:
         client, tally, progress, slot = self.client, self.tally, self.progress, self.slot
         pgconn = self.pgconn
         send, read, get_result = pgconn.send_query_prepared, pgconn.consume_input, pgconn.get_result
@@ -249,6 +351,41 @@ class PostgresFlow(Flow):
         if self.pgconn.status != pq.ConnStatus.OK or sqlstate[:2] in (b"08", b"57"):
             raise ConnectionError(message.strip() or "connection lost")
         return None if sqlstate in RETRYABLE_SQLSTATES else message
+
+
+# select-update's statements without parameters, and the answers success gives to them.
+_WIRE_TRANSACTION = (
+    *(_pg_wire.execute(name) for name in (b"bh_begin", b"bh_commit", b"bh_rollback")),
+    _pg_wire.answer(b"BEGIN"),
+    _pg_wire.answer(b"UPDATE 1"),
+    _pg_wire.answer(b"COMMIT", b"I"),
+)
+
+
+@functools.cache
+def _wire_statements(
+    keys: tuple[bytes, ...],
+) -> tuple[list[bytes], list[bytes], list[int], list[bytes]]:
+    """The SELECT for each key; the UPDATE's Bind in parts, made once per process: a head
+    for the parameters' length, the value as the SELECT's DataRow carried it (its
+    length, then its bytes), then the key's part and the rest of the messages."""
+    w = _pg_wire
+    selects = [w.execute(b"bh_select", (key,)) for key in keys]
+    keyed = [w.parameter(key) + w.BIND_TAIL for key in keys]
+    key_lengths = [len(w.parameter(key)) for key in keys]
+    update_heads = [w.bind_head(b"bh_update", n, 2) for n in range(256)]
+    return selects, keyed, key_lengths, update_heads
+
+
+def _wire_failure(result: _pg_wire.Answer, key: int) -> str | None:
+    """:meth:`PostgresFlow._failure` for an answer read off the socket."""
+    if result.status == _pg_wire.TUPLES_OK:  # the SELECT found no row
+        return MISSING_ROW % key
+    sqlstate = result.sqlstate
+    message = result.error_message()
+    if sqlstate[:2] in ("08", "57"):
+        raise ConnectionError(f"{message} ({sqlstate})")
+    return None if sqlstate.encode() in RETRYABLE_SQLSTATES else message
 
 
 def event_loop(clients: list[Any], plan: Any, start: Any, progress: Any) -> list[ClientTally]:

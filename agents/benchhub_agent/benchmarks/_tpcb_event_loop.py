@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import db
 from ..histogram import Histogram
+from . import _pg_wire
 from ._engine_cpu import ThreadMeter, share
 from ._pg_event_loop import NOT_ONE_ANSWER, Flow, drive
 from ._worker_processes import start_as_worker, stop
@@ -75,6 +76,39 @@ def numbered(count: int) -> tuple[bytes, ...]:
     return tuple(b"%d" % (index + 1) for index in range(count))
 
 
+# The statements without parameters and the answers success gives, on the wire.
+_WIRE_FIXED = (
+    *(_pg_wire.execute(name) for name in (b"tb_begin", b"tb_end", b"tb_rollback")),
+    _pg_wire.answer(b"BEGIN"),
+    _pg_wire.answer(b"UPDATE 1"),
+    _pg_wire.answer(b"INSERT 0 1"),
+    _pg_wire.answer(b"COMMIT", b"I"),  # END's tag is COMMIT's
+)
+
+
+@functools.cache
+def _wire_heads() -> tuple[list[bytes], ...]:
+    """For each statement with parameters, in SCRIPT's order, its Bind's head by the
+    parameters' length (made once per process: a Bind is its head, the parameters
+    as Bind carries them, then _pg_wire.BIND_TAIL)."""
+    return tuple(
+        [_pg_wire.bind_head(name, length, len(takes)) for length in range(128)]
+        for name, _, takes in SCRIPT
+        if takes
+    )
+
+
+@functools.cache
+def _wire_numbered(count: int) -> tuple[bytes, ...]:
+    """numbered(count) as Bind parameters: each its length, then its bytes."""
+    return tuple(_pg_wire.parameter(value) for value in numbered(count))
+
+
+@functools.cache
+def _wire_numbered_deltas() -> tuple[bytes, ...]:
+    return tuple(_pg_wire.parameter(value) for value in DELTAS)
+
+
 class TpcbFlow(Flow):
     """One client connection and its transactions: pgbench's tpcb-like script, repeated."""
 
@@ -106,8 +140,109 @@ class TpcbFlow(Flow):
         self.latencies: dict[int, int] = {}
         self.failed = 0
         self.began = 0.0
+        self.fd = _pg_wire.usable_fd(self.pgconn)
+        if self.fd is not None:  # made here, before the run starts (once per process)
+            self.wire_tables = (
+                _wire_heads(),
+                _wire_numbered(self.tellers),
+                _wire_numbered(self.scale),
+                _wire_numbered_deltas(),
+            )
 
     def steps(self) -> Iterator[None]:
+        """The protocol spoken on the socket where it can be (:mod:`._pg_wire`), else
+        through libpq's calls: the same statements, answers and counts either way."""
+        return self._libpq_steps() if self.fd is None else self._wire_steps(self.fd)
+
+    def _wire_steps(self, fd: int) -> Iterator[None]:
+        """:meth:`_libpq_steps` with each statement one write of the bytes libpq would
+        send, each answer one read compared with the bytes a success is; anything else
+        is read out by ``wire.rest`` (an error, a notice, a split answer)."""
+        w = _pg_wire
+        rest, write, read, size = w.Wire(fd).rest, os.write, os.read, w.READ_SIZE
+        ok, rows_ok = w.COMMAND_OK, w.TUPLES_OK
+        begin, end, rollback, began_ok, updated, inserted, ended_ok = _WIRE_FIXED
+        heads, teller_ids, branch_ids, delta_values = self.wire_tables
+        accounts_heads, select_heads, tellers_heads = heads[:3]
+        branches_heads, history_heads = heads[3:]
+        tail = w.BIND_TAIL
+        # The SELECT's answer: its head (BindComplete, RowDescription) learned from the
+        # first one, then one row and SELECT 1's tail; the row itself is not used.
+        head, head_length, row_tail = b"\xff", 1, w.rows_tail(1)
+        draw, clock, whole, number = self.draw, time.perf_counter, math.floor, w.parameter
+        accounts, tellers, scale = float(self.accounts), float(self.tellers), float(self.scale)
+        deltas = float(DELTA_COUNT)
+        measure_from, deadline = self.measure_from, self.deadline
+        latencies = self.latencies
+        seen = latencies.get
+        while (began := clock()) < deadline:
+            # pgbench's choices, drawn as _libpq_steps draws them, encoded as Bind carries them.
+            aid = number(b"%d" % (whole(draw() * accounts) + 1))
+            bid = branch_ids[whole(draw() * scale)]
+            tid = teller_ids[whole(draw() * tellers)]
+            delta = delta_values[whole(draw() * deltas)]
+            for _ in ONE_PASS:  # left at the first statement that fails
+                write(fd, begin)
+                yield
+                if (data := read(fd, size)) != began_ok and (
+                    result := (yield from rest(data))
+                ).status != ok:
+                    break
+                write(fd, accounts_heads[len(delta) + len(aid)] + delta + aid + tail)
+                yield
+                if (data := read(fd, size)) != updated and (
+                    result := (yield from rest(data))
+                ).status != ok:
+                    break
+                write(fd, select_heads[len(aid)] + aid + tail)
+                yield
+                data = read(fd, size)
+                if data[-20:] != row_tail or data[:head_length] != head:
+                    if (result := (yield from rest(data))).status != rows_ok:
+                        break
+                    head, head_length = result.head, len(result.head)
+                write(fd, tellers_heads[len(delta) + len(tid)] + delta + tid + tail)
+                yield
+                if (data := read(fd, size)) != updated and (
+                    result := (yield from rest(data))
+                ).status != ok:
+                    break
+                write(fd, branches_heads[len(delta) + len(bid)] + delta + bid + tail)
+                yield
+                if (data := read(fd, size)) != updated and (
+                    result := (yield from rest(data))
+                ).status != ok:
+                    break
+                write(
+                    fd,
+                    history_heads[len(tid) + len(bid) + len(aid) + len(delta)]
+                    + tid + bid + aid + delta + tail,
+                )  # fmt: skip
+                yield
+                if (data := read(fd, size)) != inserted and (
+                    result := (yield from rest(data))
+                ).status != ok:
+                    break
+                write(fd, end)
+                yield
+                if (data := read(fd, size)) != ended_ok and (
+                    result := (yield from rest(data))
+                ).status != ok:
+                    break
+            else:
+                if began >= measure_from:
+                    micros = whole((clock() - began) * 1e6)
+                    latencies[micros] = seen(micros, 0) + 1
+                continue
+            # A lost connection raised ConnectionError in rest(): this is a failed statement.
+            if began >= measure_from:
+                self.failed += 1
+            write(fd, rollback)
+            yield
+            yield from rest(read(fd, size))  # its answer, whatever it is
+        self._fold()
+
+    def _libpq_steps(self) -> Iterator[None]:
         """This client's transactions until the deadline, one yield per round trip
         (:class:`._pg_event_loop.Flow`). A failed statement rolls the transaction back
         and counts it, as the lone client's path (run_alone) does.
