@@ -11,7 +11,9 @@ One run:
 2. answers the three comparisons of issue 10 in this process through Django's test
    client (the whole request: URL, filters, queries, aggregation, JSON or HTML), after
    a warm-up, ``--requests`` times each, and prints p50/p95, the queries per request,
-   and the load average (other work on the machine shares its cores);
+   where a request's time went (p50 of the time waiting on the database and of the
+   process's own CPU: Python) and the load average (other work on the machine shares
+   its cores);
    Each twice: "computed" with no answer kept (every request computes, as the
    first after a change of the data does), and "kept", served again until the
    data changes (benchhub/comparisons/kept.py; in Redis, ``--redis-url``);
@@ -397,7 +399,28 @@ def _su_value(metric: str, clients: int, speed: float) -> float:
     )
 
 
-def measure(client, path: str, query: dict, requests: int) -> tuple[list[float], int, int]:
+class Split:
+    """Where a request's time went: waiting on the database (every statement,
+    the cells one and the small lookups, through Django's execute wrappers,
+    which the cells' binary cursor goes through too) and the process's own
+    CPU (Python: parsing, verdicts, U tests, scores, JSON or the template)."""
+
+    def __init__(self) -> None:
+        self.database = 0.0
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.database += time.perf_counter() - started
+
+
+def measure(
+    client, path: str, query: dict, requests: int
+) -> tuple[list[float], int, int, list[float], list[float]]:
+    """Sorted timings (ms), queries per request, the answer's size, and per
+    request the database's wall time and the process's CPU time (ms)."""
     from django.db import connection, reset_queries
 
     for _ in range(2):  # warm-up
@@ -412,12 +435,17 @@ def measure(client, path: str, query: dict, requests: int) -> tuple[list[float],
     queries = len(connection.queries)
     settings.DEBUG = False
     size = 0
+    database, cpu = [], []
     for _ in range(requests):
-        started = time.perf_counter()
-        response = client.get(path, query)
-        timings.append((time.perf_counter() - started) * 1000)
+        split = Split()
+        with connection.execute_wrapper(split):
+            started, cpu_started = time.perf_counter(), time.process_time()
+            response = client.get(path, query)
+            timings.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - cpu_started) * 1000)
+        database.append(split.database * 1000)
         size = len(response.content)
-    return sorted(timings), queries, size
+    return sorted(timings), queries, size, database, cpu
 
 
 def percentile(ordered: list[float], q: float) -> float:
@@ -487,11 +515,12 @@ def main() -> int:
             # (benchhub/comparisons/kept.py), as every later one is.
             for mode, seconds in (("computed", 0), ("kept", keep)):
                 settings.BENCHHUB_COMPARISON_KEEP_SECONDS = seconds
-                timings, queries, size = measure(client, path, query, args.requests)
+                timings, queries, size, database, cpu = measure(client, path, query, args.requests)
                 print(
                     f"{name:66} {path:22} {mode:8} p50 {statistics.median(timings):6.0f} ms  "
                     f"p95 {percentile(timings, 0.95):6.0f} ms  {queries} queries  "
-                    f"{size / 1024:.0f} kB"
+                    f"{size / 1024:.0f} kB  (p50: database {statistics.median(database):.0f} ms, "
+                    f"Python CPU {statistics.median(cpu):.0f} ms)"
                 )
             settings.BENCHHUB_COMPARISON_KEEP_SECONDS = keep
         if args.plans:

@@ -4,6 +4,7 @@ models add without a database default breaks its COPY; this says so before a lon
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -34,3 +35,5 @@ def test_the_comparison_benchmark_fills_and_times_every_case(tmp_path):
     timed = [line for line in done.stdout.splitlines() if " p95 " in line]
     assert len(timed) == 12, done.stdout  # 3 cases x 2 endpoints x computed and kept
     assert sum(" computed " in line for line in timed) == 6
+    # where each case's time went: the database's wait and Python's CPU, each a number
+    assert all(re.search(r"database \d+ ms, Python CPU \d+ ms", line) for line in timed), timed
