@@ -9,7 +9,7 @@ its first transaction began. Prints the tps of each and the ratio agent/pgbench
 (median of the rounds; 7 by default, as single rounds swing by ±30 % on a
 2-vCPU machine). Target >= 0.9 at every client count (issue 12).
 
-Then tpcb: the agent's own tpcb engine (the same non-blocking libpq loop,
+Then tpcb: the agent's own tpcb engine (the same non-blocking loop,
 ``benchmarks/_tpcb_event_loop.py``) against ``pgbench -M prepared`` running its
 built-in tpcb-like script on the same tables (the benchmark's own schema, at
 ``--tpcb-scale``), interleaved, each after emptying pgbench_history, a VACUUM of
@@ -40,12 +40,7 @@ point capped at the connections the server has free), run as the
 real command (``benchhub-agent run select-update --dry-run``): the sum of
 VmRSS over its process and its workers, sampled every 20 ms. Target < 200 MB.
 RSS counts pages shared between forked workers once per process, so the
-proportional (PSS) sum is printed beside it.
-
-    .venv/bin/python benchmarks/agent_overhead.py [--dsn URL] [--duration 10] [--rounds 7]
-        [--clients 1,8,32] [--skip-select-update] [--skip-tpcb] [--skip-memory]
-        [--skip-postgresql] [--mysql-dsn URL] [--mysql-driver mysqlclient|pymysql]
-        [--keep-tables]
+proportional (PSS) sum is printed beside it. ``--help`` lists the options.
 """
 
 from __future__ import annotations
@@ -598,10 +593,7 @@ def main() -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except Exception as exc:
-        # A server not there, a database not made, a wrong password: the agent's
-        # one line, not a traceback; anything else is a bug and keeps its own.
-        line = errors.explain(exc)
-        if line is None:
+    except Exception as exc:  # an unreachable database: the agent's one line; a bug: its traceback
+        if (line := errors.explain(exc)) is None:
             raise
         sys.exit(f"agent_overhead: {line}")
