@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -171,13 +172,22 @@ def _fresh_cache() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _no_in_process_round_just_ended() -> None:
+def _no_in_process_round_just_ended(django_db_blocker) -> Iterator[None]:
     """An in-process round of one test must not make the next test's first
     one wait for a waiter (IN_PROCESS_ROUND_INTERVAL): each test starts on
-    a quiet site."""
+    a quiet site. And a waiter one test started ends with it: left running,
+    its rounds reached the database during a later test's setup, where
+    access is refused, and that test failed for it (seen in CI)."""
     from benchhub.baselines import tasks
 
     tasks._last_in_process_round_end = -math.inf
+    yield
+    # Torn down after the test's database fixture: its rounds may read the
+    # database while they end, as they could during the test.
+    with django_db_blocker.unblock():
+        for thread in threading.enumerate():
+            if thread.name == tasks.WAITER_THREAD:
+                thread.join(timeout=60)
 
 
 @pytest.fixture
