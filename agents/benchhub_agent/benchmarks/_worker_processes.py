@@ -33,8 +33,14 @@ def _end_with(sentinel: Any) -> None:
 
 
 def stop(workers: Iterable[Any]) -> None:
-    """The parent's end of a load, however it ended: no worker goes on after it."""
+    """The parent's end of a load, however it ended: no worker goes on after it. A worker
+    that outlives SIGTERM is killed: forked from a process that had loaded libfbclient,
+    it inherits the library's SIGTERM handler, which does not end it (a worker left
+    waiting for the start held a test run's pipes open until CI's timeout)."""
     for worker in workers:
         if worker.is_alive():
             worker.terminate()
         worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(timeout=5)
