@@ -12,8 +12,10 @@ import socket
 import tempfile
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from _pg_protocol import NOTICE, bind, error, failed, select_answer
 from benchhub_agent.benchmarks import _pg_event_loop as loop
 from benchhub_agent.benchmarks import _pg_wire as wire
 from psycopg import pq
@@ -97,50 +99,6 @@ class Server:
             return wire.answer(b"UPDATE 1")
         tag = {b"bh_begin": b"BEGIN", b"bh_commit": b"COMMIT", b"bh_rollback": b"ROLLBACK"}
         return wire.answer(tag[name], b"T" if name == b"bh_begin" else b"I")
-
-
-def bind(data: bytes) -> tuple[bytes, tuple[bytes, ...]]:
-    """The statement and parameters of the Bind ``data`` begins with."""
-    assert data[:1] == b"B"
-    body = data[5 : 1 + int.from_bytes(data[1:5], "big")]
-    portal_end = body.index(b"\x00")
-    name_end = body.index(b"\x00", portal_end + 1)
-    name = body[portal_end + 1 : name_end]
-    position = name_end + 1 + 2  # no format codes
-    count = int.from_bytes(body[position : position + 2], "big")
-    position += 2
-    parameters = []
-    for _ in range(count):
-        length = int.from_bytes(body[position : position + 4], "big")
-        parameters.append(body[position + 4 : position + 4 + length])
-        position += 4 + length
-    assert body[position:] == b"\x00\x01\x00\x00"  # one result format: text
-    return name, tuple(parameters)
-
-
-ROW_DESCRIPTION = wire.message(
-    b"T",
-    b"\x00\x01c2\x00" + b"\x00\x00\x40\x00\x00\x02\x00\x00\x00\x17\x00\x04\xff\xff\xff\xff\x00\x00",
-)
-
-
-def select_answer(*values: bytes) -> bytes:
-    rows = b"".join(wire.message(b"D", b"\x00\x01" + wire.parameter(value)) for value in values)
-    return wire.message(b"2", b"") + ROW_DESCRIPTION + rows + wire.rows_tail(len(values))
-
-
-def error(sqlstate: bytes, text: bytes = b"failed", severity: bytes = b"ERROR") -> bytes:
-    fields = b"S" + severity + b"\x00C" + sqlstate + b"\x00M" + text + b"\x00\x00"
-    return wire.message(b"E", fields)
-
-
-def failed(sqlstate: bytes) -> bytes:
-    """A statement's answer when it fails: its error, then ReadyForQuery in a failed
-    transaction."""
-    return wire.message(b"2", b"") + error(sqlstate) + wire.message(b"Z", b"E")
-
-
-NOTICE = wire.message(b"N", b"SWARNING\x00C01000\x00Mtake note\x00\x00")
 
 
 def flow_on(server: Server, quota: int) -> loop.PostgresFlow:
@@ -255,9 +213,62 @@ def test_a_connection_closed_without_a_word_is_a_lost_connection():
 
 
 def test_only_a_plain_posix_socket_is_spoken_on_directly():
-    plain = type("PGconn", (), {"ssl_in_use": False, "used_gssapi": False, "socket": 7})()
+    plain = type(
+        "PGconn",
+        (),
+        {"ssl_in_use": False, "used_gssapi": False, "socket": 7, "host": b"/tmp", "info": []},
+    )()
     assert wire.usable_fd(plain) == (7 if os.name == "posix" else None)
     plain.ssl_in_use = True
     assert wire.usable_fd(plain) is None
     plain.ssl_in_use, plain.used_gssapi = False, True
     assert wire.usable_fd(plain) is None
+
+
+class GssOverTcp:
+    """A connection as libpq built with GSS reports it over TCP (``gssencmode`` prefer),
+    its statements run by ``pgconn`` when given one, else answered ``encrypted``."""
+
+    def __init__(self, pgconn=None, encrypted=b"f", status=2, host=b"db.example"):
+        self.pgconn, self.encrypted, self.status, self.host = pgconn, encrypted, status, host
+        self.ssl_in_use = self.used_gssapi = False
+        self.socket = 9
+        self.info = [SimpleNamespace(keyword=b"gssencmode", val=b"prefer")]
+        self.asked: list[bytes] = []
+        self.answers: list = []
+
+    def exec_(self, sql):
+        self.asked.append(sql)
+        if self.pgconn is not None:
+            self.answers.append(self.pgconn.exec_(sql))
+            return self.answers[-1]
+        return SimpleNamespace(status=self.status, ntuples=1, get_value=lambda *_: self.encrypted)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the socket is spoken on only on POSIX")
+def test_a_gss_encrypted_connection_is_left_to_libpq_whatever_its_authentication():
+    assert wire.usable_fd(GssOverTcp(encrypted=b"t")) is None
+    assert wire.usable_fd(GssOverTcp(encrypted=b"f")) == 9
+    assert wire.usable_fd(GssOverTcp(status=7)) == 9  # FATAL_ERROR: a server before 12
+    local = GssOverTcp(encrypted=b"t", host=b"/var/run/postgresql")
+    assert wire.usable_fd(local) == 9 and local.asked == []  # never tried on a Unix socket
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the socket is spoken on only on POSIX")
+def test_the_server_is_asked_whether_a_tcp_connection_is_gss_encrypted(pg_dsn):
+    """The question is real SQL on a real server (PostgreSQL 12 or later has the view);
+    this server has no GSS, so the answer is no and the socket is used."""
+    pgconn = pq.PGconn.connect(pg_dsn.encode())
+    try:
+        assert pgconn.status == pq.ConnStatus.OK, pgconn.get_error_message()
+        if pgconn.host.startswith(b"/"):
+            pytest.skip("the test server is reached over a Unix socket: GSS is TCP's only")
+        asking = GssOverTcp(pgconn)
+        assert wire.usable_fd(asking) == 9
+        (answer,) = asking.answers
+        assert answer.status == pq.ExecStatus.TUPLES_OK, answer.get_error_message()
+        assert (answer.ntuples, answer.get_value(0, 0)) == (1, b"f")
+        plain = wire.usable_fd(pgconn)  # gssencmode as this libpq sets it
+        assert plain == pgconn.socket
+    finally:
+        pgconn.finish()

@@ -31,6 +31,7 @@ READ_SIZE = 400  # an answer here is under 200 bytes; a longer one is read in pa
 CLOSED = "connection lost: the server closed it"
 
 _INT32 = struct.Struct("!i")
+_TUPLES_OK = 2  # libpq's PGRES_TUPLES_OK (psycopg is imported where the loops run)
 
 
 def message(kind: bytes, body: bytes) -> bytes:
@@ -205,9 +206,27 @@ def _last_error(data: bytes) -> str | None:
 
 def usable_fd(pgconn: Any) -> int | None:
     """The socket of ``pgconn`` if the protocol can be spoken on it directly: POSIX, no
-    TLS, no GSSAPI (whose encryption libpq would do); else None (libpq's calls)."""
+    TLS, no GSSAPI, no GSS encryption (libpq would do either's wrapping); else None
+    (libpq's calls)."""
     if os.name != "posix" or getattr(pgconn, "ssl_in_use", True):
         return None
-    if getattr(pgconn, "used_gssapi", True):
+    if getattr(pgconn, "used_gssapi", True) or _gss_encrypted(pgconn):
         return None
     return int(pgconn.socket)
+
+
+def _gss_encrypted(pgconn: Any) -> bool:
+    """Whether the connection is GSS-encrypted, which needs no GSSAPI authentication
+    (``hostgssenc … trust``) and which psycopg cannot tell (libpq's ``PQgssEncInUse``
+    is not wrapped). libpq tries it only over TCP and when ``gssencmode`` is not
+    ``disable`` (its default where it was built without GSS); then the server is asked.
+    A server before PostgreSQL 12 has no GSS encryption, nor the view."""
+    if pgconn.host.startswith(b"/"):
+        return False
+    modes = [option.val for option in pgconn.info if option.keyword == b"gssencmode"]
+    if modes in ([], [b"disable"]):
+        return False
+    result = pgconn.exec_(b"SELECT encrypted FROM pg_stat_gssapi WHERE pid = pg_backend_pid()")
+    if result.status != _TUPLES_OK:  # an error: a server without the view
+        return False
+    return result.ntuples == 1 and result.get_value(0, 0) == b"t"

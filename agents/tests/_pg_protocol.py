@@ -1,0 +1,51 @@
+"""PostgreSQL's answers as a scripted server sends them, and the statements it reads, for
+the tests of the loops that speak the protocol on the socket (test_pg_wire.py,
+test_tpcb_wire.py)."""
+
+from __future__ import annotations
+
+from benchhub_agent.benchmarks import _pg_wire as wire
+
+
+def bind(data: bytes) -> tuple[bytes, tuple[bytes, ...]]:
+    """The statement and parameters of the Bind ``data`` begins with."""
+    assert data[:1] == b"B"
+    body = data[5 : 1 + int.from_bytes(data[1:5], "big")]
+    portal_end = body.index(b"\x00")
+    name_end = body.index(b"\x00", portal_end + 1)
+    name = body[portal_end + 1 : name_end]
+    position = name_end + 1 + 2  # no format codes
+    count = int.from_bytes(body[position : position + 2], "big")
+    position += 2
+    parameters = []
+    for _ in range(count):
+        length = int.from_bytes(body[position : position + 4], "big")
+        parameters.append(body[position + 4 : position + 4 + length])
+        position += 4 + length
+    assert body[position:] == b"\x00\x01\x00\x00"  # one result format: text
+    return name, tuple(parameters)
+
+
+ROW_DESCRIPTION = wire.message(
+    b"T",
+    b"\x00\x01c2\x00" + b"\x00\x00\x40\x00\x00\x02\x00\x00\x00\x17\x00\x04\xff\xff\xff\xff\x00\x00",
+)
+
+
+def select_answer(*values: bytes) -> bytes:
+    rows = b"".join(wire.message(b"D", b"\x00\x01" + wire.parameter(value)) for value in values)
+    return wire.message(b"2", b"") + ROW_DESCRIPTION + rows + wire.rows_tail(len(values))
+
+
+def error(sqlstate: bytes, text: bytes = b"failed", severity: bytes = b"ERROR") -> bytes:
+    fields = b"S" + severity + b"\x00C" + sqlstate + b"\x00M" + text + b"\x00\x00"
+    return wire.message(b"E", fields)
+
+
+def failed(sqlstate: bytes) -> bytes:
+    """A statement's answer when it fails: its error, then ReadyForQuery in a failed
+    transaction."""
+    return wire.message(b"2", b"") + error(sqlstate) + wire.message(b"Z", b"E")
+
+
+NOTICE = wire.message(b"N", b"SWARNING\x00C01000\x00Mtake note\x00\x00")
