@@ -247,8 +247,11 @@ def test_the_event_loop_rolls_a_failed_statement_back_and_counts_it():
     assert flow.failed == 1 and not flow.latencies
 
 
-@pytest.mark.parametrize("clients", [1, 2])  # the lone client's blocking path, the loop
-def test_a_failing_statement_is_rolled_back_and_counted_on_either_path(clients):
+@pytest.mark.parametrize(
+    ("clients", "path"),
+    [(1, "socket"), (1, "libpq"), (2, "socket")],  # the lone client's blocking paths, the loop
+)
+def test_a_failing_statement_is_rolled_back_and_counted_on_every_path(clients, path):
     target = dbc.in_own_schema(dbs.postgresql("tpcb_pg_failing"), tpcb.NAME)
     tpcb.initialize(target, 1)
     conn = dbc.connect(target)
@@ -264,10 +267,16 @@ def test_a_failing_statement_is_rolled_back_and_counted_on_either_path(clients):
     flows = [event_loop.TpcbFlow(target, 1, random.Random(i), (0.0, 0.0)) for i in range(clients)]
     for flow in flows:
         flow.deadline = time.perf_counter() + 1.0
-    if clients == 1:
-        flows[0].run_alone()
+    if path == "libpq":
+        flows[0].fd = None
     else:
         assert all(flow.fd is not None for flow in flows) or os.name != "posix"  # the socket
+    if clients == 1:
+        lone = flows[0]
+        socket_fd = lone.pgconn.socket
+        lone.run_alone()
+        assert os.get_blocking(socket_fd) is False  # given back to libpq as it left it
+    else:
         event_loop.drive(flows)
     for flow in flows:
         flow.close()
