@@ -271,15 +271,17 @@ def test_a_failing_statement_is_rolled_back_and_counted_on_every_path(clients, p
         flows[0].fd = None
     else:
         assert all(flow.fd is not None for flow in flows) or os.name != "posix"  # the socket
-    if clients == 1:
-        lone = flows[0]
-        socket_fd = lone.pgconn.socket
-        lone.run_alone()
-        assert os.get_blocking(socket_fd) is False  # given back to libpq as it left it
-    else:
-        event_loop.drive(flows)
-    for flow in flows:
-        flow.close()
+    try:
+        if clients == 1:
+            lone = flows[0]
+            socket_fd = lone.pgconn.socket
+            lone.run_alone()
+            assert os.get_blocking(socket_fd) is False  # given back to libpq as it left it
+        else:
+            event_loop.drive(flows)
+    finally:  # a connection left in a transaction would hold its locks for the next test
+        for flow in flows:
+            flow.close()
     histogram = Histogram.merged([flow.histogram for flow in flows])
     failed = sum(flow.failed for flow in flows)
 
