@@ -276,7 +276,7 @@ def test_a_failing_statement_is_rolled_back_and_counted_on_every_path(clients, p
             lone = flows[0]
             socket_fd = lone.pgconn.socket
             lone.run_alone()
-            assert os.get_blocking(socket_fd) is False  # given back to libpq as it left it
+            assert os.get_blocking(socket_fd) is False  # libpq's socket as libpq left it
         else:
             event_loop.drive(flows)
     finally:  # a connection left in a transaction would hold its locks for the next test

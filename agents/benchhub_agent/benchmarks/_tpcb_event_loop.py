@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import queue
 import random
+import select
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -342,17 +343,18 @@ class TpcbFlow(Flow):
         """A lone client's loop, without the event loop: it gains nothing with one socket
         and costs an epoll call and a non-blocking read per round trip (seven per
         transaction: 0.88 x pgbench at one client). On a socket it can speak on, the
-        wire loop with the socket blocking: each of its reads waits for the answer, so
-        nothing waits at its yields. Else libpq's blocking call per statement, the seven
+        wire loop, waiting at each yield in poll() as libpq's blocking calls do; a
+        blocking socket instead (a plain read that waits) cost more system time than
+        poll and recv together: 1,700 against libpq's 2,170 transactions a second
+        (docs/performance.md). Else libpq's blocking call per statement, the seven
         written out (no loop over the script, statuses compared as plain ints): at one
         client every instruction here is on the transaction's path."""
         if self.fd is not None:
-            os.set_blocking(self.fd, True)
-            try:
-                for _ in self._wire_steps(self.fd):
-                    pass
-            finally:
-                os.set_blocking(self.fd, False)  # as libpq left it
+            poller = select.poll()
+            poller.register(self.fd, select.POLLIN)
+            wait = poller.poll
+            for _ in self._wire_steps(self.fd):
+                wait()
             return
         execute = self.pgconn.exec_prepared
         ok, rows = self.expected[0], self.expected[2]
@@ -360,11 +362,11 @@ class TpcbFlow(Flow):
         latencies = self.latencies
         seen = latencies.get
         while (parameters := self._choose()) is not None:
-            _, accounts, select, tellers, branches, history, _ = parameters
+            _, accounts, balance, tellers, branches, history, _ = parameters
             if (
                 (result := execute(b"tb_begin", None)).status == ok
                 and (result := execute(b"tb_accounts", accounts)).status == ok
-                and (result := execute(b"tb_select", select)).status == rows
+                and (result := execute(b"tb_select", balance)).status == rows
                 and (result := execute(b"tb_tellers", tellers)).status == ok
                 and (result := execute(b"tb_branches", branches)).status == ok
                 and (result := execute(b"tb_history", history)).status == ok
