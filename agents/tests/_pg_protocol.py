@@ -4,6 +4,11 @@ test_tpcb_wire.py)."""
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 from benchhub_agent.benchmarks import _pg_wire as wire
 
 
@@ -49,3 +54,28 @@ def failed(sqlstate: bytes) -> bytes:
 
 
 NOTICE = wire.message(b"N", b"SWARNING\x00C01000\x00Mtake note\x00\x00")
+
+
+def send_answer(end: socket.socket, steps: Iterator[None], answer: bytes, split: bool) -> None:
+    """Send ``answer`` from the server's ``end`` and resume the flow's ``steps``, as its loop
+    does once the socket is readable; ``split``: in two parts, the flow resumed after each
+    (it reads the first and waits for the rest)."""
+    if split:
+        end.sendall(answer[:7])
+        next(steps)
+        answer = answer[7:]
+    end.sendall(answer)
+    next(steps)
+
+
+def ended_by_the_server(server: Any, steps: Iterator[None], answered: int) -> None:
+    """``server`` answers ``answered`` statements, then the next with what its script says
+    (a FATAL error), and closes the connection: the flow stops with the server's reason."""
+    next(steps)
+    for _ in range(answered):
+        send_answer(server.end, steps, server.answer_next(), split=False)
+    server.end.sendall(server.answer_next())
+    server.end.close()
+    with pytest.raises(ConnectionError, match="terminating connection"):
+        next(steps)
+        next(steps)

@@ -15,7 +15,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from _pg_protocol import NOTICE, bind, error, failed, select_answer
+from _pg_protocol import (
+    NOTICE,
+    bind,
+    ended_by_the_server,
+    error,
+    failed,
+    select_answer,
+    send_answer,
+)
 from benchhub_agent.benchmarks import _pg_event_loop as loop
 from benchhub_agent.benchmarks import _pg_wire as wire
 from psycopg import pq
@@ -122,12 +130,7 @@ def run(server: Server, flow: loop.PostgresFlow, split_every: int = 0) -> loop.P
         while True:
             answer = server.answer_next()
             answered += 1
-            if split_every and answered % split_every == 0:
-                server.end.sendall(answer[:7])
-                next(steps)  # reads the first part, waits for the rest
-                answer = answer[7:]
-            server.end.sendall(answer)
-            next(steps)
+            send_answer(server.end, steps, answer, split_every > 0 and answered % split_every == 0)
     except StopIteration:
         return flow
 
@@ -189,16 +192,7 @@ def test_a_server_shutting_down_stops_the_run_with_its_reason():
     # A FATAL error, then the server closes the connection: no ReadyForQuery.
     server = Server({b"bh_update": [error(b"57P01", b"terminating connection", b"FATAL")]})
     flow = flow_on(server, quota=1)
-    steps = flow.steps()
-    next(steps)
-    for _ in range(2):  # BEGIN, SELECT
-        server.end.sendall(server.answer_next())
-        next(steps)
-    server.end.sendall(server.answer_next())
-    server.end.close()
-    with pytest.raises(ConnectionError, match="terminating connection"):
-        next(steps)
-        next(steps)
+    ended_by_the_server(server, flow.steps(), answered=2)  # BEGIN, SELECT; the UPDATE fails
     assert names(server)[-1] == b"bh_update"  # nothing sent on a connection gone
 
 

@@ -9,8 +9,15 @@ import math
 import random
 import socket
 
-import pytest
-from _pg_protocol import NOTICE, bind, error, failed, select_answer
+from _pg_protocol import (
+    NOTICE,
+    bind,
+    ended_by_the_server,
+    error,
+    failed,
+    select_answer,
+    send_answer,
+)
 from benchhub_agent.benchmarks import _pg_wire as wire
 from benchhub_agent.benchmarks import _tpcb_event_loop as tpcb
 from benchhub_agent.histogram import Histogram
@@ -79,12 +86,7 @@ def run(server: Server, flow: tpcb.TpcbFlow, ends: int, split_every: int = 0) ->
     while sum(name in (b"tb_end", b"tb_rollback") for name, _ in server.sent) < ends:
         answer = server.answer_next()
         answered += 1
-        if split_every and answered % split_every == 0:
-            server.end.sendall(answer[:7])
-            next(steps)  # reads the first part, waits for the rest
-            answer = answer[7:]
-        server.end.sendall(answer)
-        next(steps)
+        send_answer(server.end, steps, answer, split_every > 0 and answered % split_every == 0)
 
 
 def pgbench_choices(count: int) -> list[tuple[bytes, bytes, bytes, bytes]]:
@@ -164,15 +166,7 @@ def test_split_answers_and_messages_of_the_servers_own_change_nothing():
 def test_a_server_that_ends_the_connection_stops_the_run_with_its_reason():
     server = Server({b"tb_branches": [error(b"57P01", b"terminating connection", b"FATAL")]})
     flow = flow_on(server)
-    steps = flow._wire_steps(flow.fd)
-    next(steps)
-    for _ in range(4):  # BEGIN, the accounts' UPDATE, the SELECT, the tellers' UPDATE
-        server.end.sendall(server.answer_next())
-        next(steps)
-    server.end.sendall(server.answer_next())
-    server.end.close()
-    with pytest.raises(ConnectionError, match="terminating connection"):
-        next(steps)
-        next(steps)
+    # BEGIN, the accounts' UPDATE, the SELECT, the tellers' UPDATE; then the branches' fails.
+    ended_by_the_server(server, flow._wire_steps(flow.fd), answered=4)
     assert [name for name, _ in server.sent] == TRANSACTION[:5]  # nothing sent after
     assert flow.failed == 0  # a lost connection stops the run, it is not a failure
