@@ -1,8 +1,8 @@
 """tpcb's PostgreSQL load: non-blocking libpq, many connections per worker process.
 
 The same engine as select-update's (:mod:`._pg_event_loop`): each worker
-process drives its share of the clients from one epoll loop (a lone client
-through libpq's blocking calls, as select-update's: ``run_alone``), sending each
+process drives its share of the clients from one epoll loop (a lone client whose
+connection libpq must carry through libpq's blocking calls: ``run_alone``), sending each
 statement of pgbench's built-in tpcb-like script with ``send_query_prepared``
 (as ``pgbench -M prepared`` does) and reading whichever socket answers first.
 Seven round trips per transaction, like pgbench: BEGIN, three UPDATEs, a
@@ -19,7 +19,6 @@ import multiprocessing
 import os
 import queue
 import random
-import select
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -340,33 +339,22 @@ class TpcbFlow(Flow):
         self.latencies = {}
 
     def run_alone(self) -> None:
-        """A lone client's loop, without the event loop: it gains nothing with one socket
-        and costs an epoll call and a non-blocking read per round trip (seven per
-        transaction: 0.88 x pgbench at one client). On a socket it can speak on, the
-        wire loop, waiting at each yield in poll() as libpq's blocking calls do; a
-        blocking socket instead (a plain read that waits) cost more system time than
-        poll and recv together: 1,700 against libpq's 2,170 transactions a second
-        (docs/performance.md). Else libpq's blocking call per statement, the seven
+        """A lone client whose connection libpq must carry (TLS, GSS, Windows): libpq's
+        blocking call per statement (a loop over the one socket already), the seven
         written out (no loop over the script, statuses compared as plain ints): at one
-        client every instruction here is on the transaction's path."""
-        if self.fd is not None:
-            poller = select.poll()
-            poller.register(self.fd, select.POLLIN)
-            wait = poller.poll
-            for _ in self._wire_steps(self.fd):
-                wait()
-            return
+        client every instruction here is on the transaction's path. A lone client on a
+        socket the protocol can be spoken on goes through the loop (``_worker``)."""
         execute = self.pgconn.exec_prepared
         ok, rows = self.expected[0], self.expected[2]
         clock = time.perf_counter
         latencies = self.latencies
         seen = latencies.get
         while (parameters := self._choose()) is not None:
-            _, accounts, balance, tellers, branches, history, _ = parameters
+            _, accounts, select, tellers, branches, history, _ = parameters
             if (
                 (result := execute(b"tb_begin", None)).status == ok
                 and (result := execute(b"tb_accounts", accounts)).status == ok
-                and (result := execute(b"tb_select", balance)).status == rows
+                and (result := execute(b"tb_select", select)).status == rows
                 and (result := execute(b"tb_tellers", tellers)).status == ok
                 and (result := execute(b"tb_branches", branches)).status == ok
                 and (result := execute(b"tb_history", history)).status == ok
@@ -436,10 +424,7 @@ def _worker(
     # (reference counting); the cyclic collector would only walk them again.
     gc.disable()
     try:
-        if len(flows) == 1:
-            flows[0].run_alone()
-        else:
-            drive(flows)
+        run_flows(flows)
     except Exception as exc:  # reported to the parent
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         return
@@ -449,6 +434,16 @@ def _worker(
     busy = share(*meter.stop())
     merged = Histogram.merged([flow.histogram for flow in flows])
     results.put(("done", (merged.to_dict(), sum(flow.failed for flow in flows), busy)))
+
+
+def run_flows(flows: list[TpcbFlow]) -> None:
+    """Every flow's transactions until the deadline. The loop speaks the protocol on the
+    socket, which costs less than libpq's calls even for one connection
+    (docs/performance.md); a lone connection libpq must carry runs its blocking calls."""
+    if len(flows) == 1 and flows[0].fd is None:
+        flows[0].run_alone()
+    else:
+        drive(flows)
 
 
 def split(total: int, parts: int) -> list[int]:
