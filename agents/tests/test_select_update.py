@@ -12,7 +12,7 @@ from importlib import metadata
 import pytest
 from benchhub_agent import db
 from benchhub_agent.benchmarks import _connections as dbc
-from benchhub_agent.benchmarks import _pg_wire, select_update
+from benchhub_agent.benchmarks import select_update
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.placement import UNPINNED
 from benchhub_contract.schema import metric_catalog
@@ -277,25 +277,6 @@ def test_both_client_loops_commit_every_transaction_exactly_once(pg_dsn, client_
     assert (point.committed, point.errors, point.retries) == (601, 0, 0)
     assert point.histogram.count == 601
     assert select_update.table_total(target) == 601
-
-
-@pytest.mark.parametrize("path", ["socket", "libpq"])
-def test_a_lone_client_runs_in_the_loop_on_its_socket_and_libpqs_calls_over_tls(
-    pg_dsn, monkeypatch, path
-):
-    """One client too goes through the loop where the protocol can be spoken on its
-    socket (the loop's statements cost less than libpq's calls); over TLS or GSS, libpq's
-    blocking calls. The other path fails the run if taken (the workers are forked)."""
-    target = Target.parse(pg_dsn)
-    if path == "socket":
-        fail = lambda *_: pytest.fail("libpq's path ran")  # noqa: E731
-        monkeypatch.setattr(select_update.PostgresClient, "run_alone", fail)
-    else:
-        monkeypatch.setattr(_pg_wire, "usable_fd", lambda _: None)  # as over TLS
-        monkeypatch.setattr(select_update, "event_loop", lambda *_: pytest.fail("loop ran"))
-    point = run_pg_point(target, client_loop="events", clients=1, transactions=211)
-    assert (point.committed, point.errors, point.histogram.count) == (211, 0, 211)
-    assert select_update.table_total(target) == 211
 
 
 def test_the_event_loop_measures_only_inside_the_time_window(pg_dsn):

@@ -14,7 +14,6 @@ import time
 from typing import Any, NoReturn
 
 from .. import db
-from . import _pg_wire
 from ._pg_event_loop import (
     MAX_ATTEMPTS,
     MISSING_ROW,
@@ -103,9 +102,7 @@ class PostgresClient:
         slot: int,
         stop: Any,
     ) -> ClientTally:
-        """This client's whole run where the event loop does not run it (the "threads"
-        client loop; a lone connection libpq must carry: TLS, GSS), as
-        ``select_update._client_loop`` runs the other engines.
+        """This client's whole run, as ``select_update._client_loop`` runs the others.
 
         The same transactions, retries and counts, with nothing per transaction but
         what the transaction needs: four libpq calls, one random draw, two clock
@@ -388,12 +385,6 @@ class FirebirdClient:
 
     def close(self) -> None:
         self.session.close()
-
-
-def on_the_wire(client: Any) -> bool:
-    """Whether ``client`` is PostgreSQL's, on a socket the protocol can be spoken on
-    (:func:`._pg_wire.usable_fd`): then the event loop runs it, even alone."""
-    return isinstance(client, PostgresClient) and _pg_wire.usable_fd(client.pgconn) is not None
 
 
 def open_client(

@@ -48,7 +48,12 @@ from ..histogram import Histogram
 from ..output import say
 from . import _connections as dbc
 from ._engine_cpu import ThreadMeter, point_note, process_share
-from ._pg_event_loop import MAX_ATTEMPTS, MAX_CONSECUTIVE_ERRORS, ClientTally, event_loop
+from ._pg_event_loop import (
+    MAX_ATTEMPTS,
+    MAX_CONSECUTIVE_ERRORS,
+    ClientTally,
+    event_loop,
+)
 from ._select_update_clients import (  # TABLE: part of this module's interface
     ROWS,
     TABLE,
@@ -57,7 +62,6 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     MySQLClient,
     PostgresClient,
     Retryable,
-    on_the_wire,
     open_client,
     reset_table,
     table_total,
@@ -208,10 +212,10 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
     failures: list[str] = []
     stop = threading.Event()  # one client failed: the others stop too
 
-    # The loop speaks the protocol on the socket, cheaper than libpq's calls even for one
-    # client; a lone connection libpq must carry (TLS, GSS) runs the direct path below.
+    # A lone client gains nothing from the loop (libpq's blocking call is a loop over one
+    # socket) and would pay an epoll call per round trip: it runs the direct path below.
     readings: list[tuple[float, float]] = []  # each driving thread's (busy, wall)
-    if plan.client_loop == "events" and (len(clients) > 1 or on_the_wire(clients[0])):
+    if plan.client_loop == "events" and len(clients) > 1:
         go.wait()
         meter = ThreadMeter()
         try:
