@@ -28,8 +28,8 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache, partial
-from itertools import islice, repeat, starmap
+from functools import cache, lru_cache
+from itertools import repeat, starmap
 
 ALPHA = 0.05
 BOOTSTRAP_ROUNDS = 2000
@@ -343,22 +343,23 @@ def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | N
     (the order statistics n/2 ± 1.96 √n / 2) gives the spread of its
     logarithm, and the two spreads add. Only for positive values (a
     logarithm), else no interval."""
-    if min(x) <= 0 or min(y) <= 0:
+    # each side sorted once: its smallest value, its order statistics, its median
+    ordered_x, ordered_y = sorted(x), sorted(y)
+    if ordered_x[0] <= 0 or ordered_y[0] <= 0:
         return None, None
-
-    def log_median_and_variance(values: list[float]) -> tuple[float, float]:
-        ordered = sorted(values)
-        n = len(ordered)
-        half_width = 1.96 * math.sqrt(n) / 2
-        lo = ordered[max(0, math.floor(n / 2 - half_width))]
-        hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
-        spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
-        return math.log(median_of_sorted(ordered)), spread**2
-
-    mx, vx = log_median_and_variance(x)
-    my, vy = log_median_and_variance(y)
+    mx, vx = _log_median_and_variance(ordered_x)
+    my, vy = _log_median_and_variance(ordered_y)
     margin = 1.96 * math.sqrt(vx + vy)
     return exp_or_none(mx - my - margin), exp_or_none(mx - my + margin)
+
+
+def _log_median_and_variance(ordered: list[float]) -> tuple[float, float]:
+    n = len(ordered)
+    half_width = 1.96 * math.sqrt(n) / 2
+    lo = ordered[max(0, math.floor(n / 2 - half_width))]
+    hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
+    spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
+    return math.log(median_of_sorted(ordered)), spread**2
 
 
 def quantile(ordered: list[float], q: float) -> float:
@@ -468,15 +469,15 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     combined = sorted([*x, *y])  # two sorted runs from a verdict: merged
     ordered_y = sorted(y)
     # the y's each x beats, counted by bisection in sorted y
-    beaten = sum(map(partial(bisect_left, ordered_y), x))
-    if all(map(operator.lt, combined, islice(combined, 1, None))):
+    beaten = sum(map(bisect_left, repeat(ordered_y), x))
+    if all(map(operator.lt, combined, combined[1:])):
         # No ties (each value below the next), the usual case: no tie term.
         u1 = float(beaten)
         if min(n1, n2) <= 8:
             return UTest(u1, _exact_p(beaten, n1, n2), exact=True)
         return _normal_approximation(u1, n1, n2, 0.0)
     # Ties: each x's ties count one half.
-    u1 = (beaten + sum(map(partial(bisect_right, ordered_y), x))) / 2
+    u1 = (beaten + sum(map(bisect_right, repeat(ordered_y), x))) / 2
     # the groups of tied values: equal values share one rank (a value
     # alone adds 0, and most are alone: only the others are summed)
     tied = filter((1).__lt__, Counter(combined).values())
