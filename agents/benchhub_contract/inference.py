@@ -10,7 +10,8 @@ scipy also has to scipy's answer, to 1e-9, on random uneven data.
   corrections, as scipy's "auto") and the ratio's interval beside it
   (Bauer's, or the medians' order statistics for large samples);
 - the exact sign-flip test and its interval (Hartigan's subset means);
-- seeded bootstraps of a ratio of medians and of a mean log ratio.
+- a seeded bootstrap of a ratio of medians (of a mean log ratio:
+  ``mean_bootstrap``).
 
 Every test is two-sided at ``ALPHA``; every interval is the matching
 1 - ``ALPHA`` interval (95 %), so a bound of 1 inside it agrees with p.
@@ -22,14 +23,13 @@ import math
 import operator
 import random
 import statistics
-import struct
 import sys
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache, partial
-from itertools import islice, repeat, starmap
+from functools import cache, lru_cache
+from itertools import repeat, starmap
 
 ALPHA = 0.05
 BOOTSTRAP_ROUNDS = 2000
@@ -343,22 +343,23 @@ def _order_statistic_interval(x: list[float], y: list[float]) -> tuple[float | N
     (the order statistics n/2 ± 1.96 √n / 2) gives the spread of its
     logarithm, and the two spreads add. Only for positive values (a
     logarithm), else no interval."""
-    if min(x) <= 0 or min(y) <= 0:
+    # each side sorted once: its smallest value, its order statistics, its median
+    ordered_x, ordered_y = sorted(x), sorted(y)
+    if ordered_x[0] <= 0 or ordered_y[0] <= 0:
         return None, None
-
-    def log_median_and_variance(values: list[float]) -> tuple[float, float]:
-        ordered = sorted(values)
-        n = len(ordered)
-        half_width = 1.96 * math.sqrt(n) / 2
-        lo = ordered[max(0, math.floor(n / 2 - half_width))]
-        hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
-        spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
-        return math.log(median_of_sorted(ordered)), spread**2
-
-    mx, vx = log_median_and_variance(x)
-    my, vy = log_median_and_variance(y)
+    mx, vx = _log_median_and_variance(ordered_x)
+    my, vy = _log_median_and_variance(ordered_y)
     margin = 1.96 * math.sqrt(vx + vy)
     return exp_or_none(mx - my - margin), exp_or_none(mx - my + margin)
+
+
+def _log_median_and_variance(ordered: list[float]) -> tuple[float, float]:
+    n = len(ordered)
+    half_width = 1.96 * math.sqrt(n) / 2
+    lo = ordered[max(0, math.floor(n / 2 - half_width))]
+    hi = ordered[min(n - 1, math.ceil(n / 2 + half_width))]
+    spread = (math.log(hi) - math.log(lo)) / (2 * 1.96)
+    return math.log(median_of_sorted(ordered)), spread**2
 
 
 def quantile(ordered: list[float], q: float) -> float:
@@ -443,75 +444,6 @@ def sign_flip_interval(logs: list[float]) -> tuple[float | None, float | None]:
     return exp_or_none(means[k - 1]), exp_or_none(means[-k])
 
 
-def bootstrap_means(logs: list[float], seed: int) -> list[float]:
-    """The means of ``BOOTSTRAP_ROUNDS`` resamples of ``logs``, sorted, each
-    ``math.fsum(resample) / n`` (statistics.fmean's own arithmetic)."""
-    n = len(logs)
-    if n <= _KEPT_DRAWS:
-        return _packed_bootstrap_means(logs, seed)
-    pick = logs.__getitem__
-    return sorted(math.fsum(map(pick, drawn)) / n for drawn in _resample_indices(n, seed))
-
-
-def _packed_bootstrap_means(logs: list[float], seed: int) -> list[float]:
-    """``bootstrap_means`` to the last bit, without a step of the
-    interpreter per value drawn (a comparison of operations makes 2,000
-    resamples per series; summing each with fsum was most of its scores).
-
-    A double is an integer over a power of two, so over the largest
-    denominator each log is an integer, and each resample's sum an exact
-    integer: divided by that power of two (int / int rounds correctly, as
-    fsum does) it is fsum's double. Every resample's sum comes out of one
-    multiplication per log: ``_packed_counts`` holds, per index, how often
-    each resample drew it, one byte-aligned lane per resample, wide enough
-    that no lane carries into the next (the logs are shifted to be
-    non-negative, and the shift added back)."""
-    n = len(logs)
-    fractions = [value.as_integer_ratio() for value in logs]
-    denominator = max(d for _, d in fractions)
-    scaled = [numerator * (denominator // d) for numerator, d in fractions]
-    low = min(scaled)
-    # bytes per lane: 8 when that is enough, so that struct reads the lanes
-    width = max(8, ((max(scaled) - low) * n).bit_length() // 8 + 1)
-    packed = sum(
-        map(operator.mul, [value - low for value in scaled], _packed_counts(n, seed, width))
-    )
-    lanes = packed.to_bytes(BOOTSTRAP_ROUNDS * width, "little")
-    if width == 8:
-        sums = sorted(struct.unpack(f"<{BOOTSTRAP_ROUNDS}Q", lanes))
-    else:
-        sums = sorted(
-            int.from_bytes(lanes[at : at + width], "little") for at in range(0, len(lanes), width)
-        )
-    shift = low * n
-    # sorted as integers, so sorted as the doubles they round to
-    return [(total + shift) / denominator / n for total in sums]
-
-
-@lru_cache(maxsize=4)
-def _packed_counts(n: int, seed: int, width: int) -> tuple[int, ...]:
-    """Per index of ``_index_draws(n, seed)``: how often each resample drew
-    it, resample r's count in byte r x ``width`` of one integer. (n at most
-    ``_KEPT_DRAWS``: a count fits in its byte; 46 operations take 0.8 MB.)"""
-    rounds = BOOTSTRAP_ROUNDS * width
-    packed = []
-    for drawn in _draw_counts(n, seed):
-        lanes = bytearray(rounds)
-        lanes[::width] = drawn
-        packed.append(int.from_bytes(lanes, "little"))
-    return tuple(packed)
-
-
-@lru_cache(maxsize=8)
-def _draw_counts(n: int, seed: int) -> tuple[bytes, ...]:
-    """Per index, how often each of ``_index_draws(n, seed)``'s resamples drew it."""
-    counts = [bytearray(BOOTSTRAP_ROUNDS) for _ in range(n)]
-    for at, drawn in enumerate(_index_draws(n, seed)):
-        for index in drawn:
-            counts[index][at] += 1
-    return tuple(map(bytes, counts))
-
-
 # --- Mann-Whitney U -----------------------------------------------------------------
 
 
@@ -537,15 +469,15 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> UTest:
     combined = sorted([*x, *y])  # two sorted runs from a verdict: merged
     ordered_y = sorted(y)
     # the y's each x beats, counted by bisection in sorted y
-    beaten = sum(map(partial(bisect_left, ordered_y), x))
-    if all(map(operator.lt, combined, islice(combined, 1, None))):
+    beaten = sum(map(bisect_left, repeat(ordered_y), x))
+    if all(map(operator.lt, combined, combined[1:])):
         # No ties (each value below the next), the usual case: no tie term.
         u1 = float(beaten)
         if min(n1, n2) <= 8:
             return UTest(u1, _exact_p(beaten, n1, n2), exact=True)
         return _normal_approximation(u1, n1, n2, 0.0)
     # Ties: each x's ties count one half.
-    u1 = (beaten + sum(map(partial(bisect_right, ordered_y), x))) / 2
+    u1 = (beaten + sum(map(bisect_right, repeat(ordered_y), x))) / 2
     # the groups of tied values: equal values share one rank (a value
     # alone adds 0, and most are alone: only the others are summed)
     tied = filter((1).__lt__, Counter(combined).values())

@@ -61,7 +61,6 @@ from .inference import (
     ALPHA,
     BOOTSTRAP_ROUNDS,
     EXACT_SIGN_FLIPS,
-    bootstrap_means,
     exp_or_none,
     finite,
     mann_whitney_u,
@@ -73,6 +72,7 @@ from .inference import (
     u_interval,
     welch_p_and_log_interval,
 )
+from .mean_bootstrap import bootstrap_means
 from .ranked_bootstrap import bootstrap_counts, counted_quantile
 
 __all__ = [

@@ -112,6 +112,22 @@ def test_a_row_of_cells_is_what_format_html_wrote(seed):
     assert isinstance(cells, SafeString)
 
 
+@pytest.mark.parametrize("word", ["better", "inconclusive"])
+def test_a_cells_verdict_figures_are_the_rounded_ratios_of_the_json(word):
+    # 1.23499999999999 is 1.235 at the JSON's 12 digits (ratio_rounded): 1.24
+    # at 3, where the unrounded float reads 1.23. The row is built with the
+    # ratios rounded once for its title, label and numbers: the filters' own.
+    judged = Verdict(word, "mann-whitney-u", 0.01, 1.23499999999999, 0.9994999999999999,
+                     1.23499999999999, 0.05)  # fmt: skip
+    point = Point(x="op_01", value=2.0, n=3, min=1.0, max=3.0, relative=123.5, verdict=judged)
+
+    cells = comparison_cells([point], "ufs", "s")
+
+    assert cells == f'<td class="number">{format_html_cell(point, "ufs", "s")}</td>'
+    assert "ratio 1.24" in cells
+    assert "ratio 1.235" in cells  # the title's 4 digits
+
+
 def test_a_unit_with_markup_is_escaped():
     point = Point(x="op", value=2.0, n=1, min=2.0, max=2.0, relative=100.0)
     cells = comparison_cells([point], "ext4", "<script>")

@@ -85,9 +85,14 @@ def verdict_label(verdict: Verdict) -> str:
     """The verdict's word; "inconclusive" with the interval that makes it so
     (seed 002's TOTALS: "inconclusive: 0.856\u20132.63 \u00d7"), so that a
     reader sees at once how far either way the data still allow."""
+    return _label(verdict, _ratios(verdict))
+
+
+def _label(verdict: Verdict, ratios: tuple[float | None, float | None, float | None]) -> str:
+    """``verdict_label``, with the verdict's ``_ratios``."""
     if verdict.verdict != INCONCLUSIVE:
         return verdict.verdict
-    _, low, high = _ratios(verdict)
+    _, low, high = ratios
     if low is None or high is None:
         return f"{INCONCLUSIVE}: no 95 % interval"
     return f"{INCONCLUSIVE}: {low:.3g}\u2013{high:.3g} \u00d7"
@@ -101,6 +106,11 @@ def verdict_class(verdict: Verdict) -> str:
 @register.filter
 def verdict_detail(verdict: Verdict) -> str:
     """How the verdict was reached, for the cell's title."""
+    return _detail(verdict, _ratios(verdict))
+
+
+def _detail(verdict: Verdict, ratios: tuple[float | None, float | None, float | None]) -> str:
+    """``verdict_detail``, with the verdict's ``_ratios``."""
     if verdict.test is None:
         # Verdict does not say which (the agent judges with the same class):
         # each of them, rather than the first alone, which a cell of four
@@ -110,7 +120,7 @@ def verdict_detail(verdict: Verdict) -> str:
             "(2 against up to 7, 3 against 3 or 4) or operations (up to 5) for any test to "
             "tell at 5 %, or the reference is 0"
         )
-    ratio, low, high = _ratios(verdict)
+    ratio, low, high = ratios
     text = f"{verdict.test}, p = {verdict.p_value:.3g}; ratio {ratio:.4g}"
     if low is not None and high is not None:
         text += f", 95 % interval {low:.4g} to {high:.4g}"
@@ -140,9 +150,14 @@ def verdict_numbers(verdict: Verdict) -> str:
     with its 95 % interval (insufficient data: the ratio alone). A title
     alone is out of reach on a phone (no hover) and of most keyboard and
     screen-reader users."""
+    return _numbers(verdict, _ratios(verdict))
+
+
+def _numbers(verdict: Verdict, ratios: tuple[float | None, float | None, float | None]) -> str:
+    """``verdict_numbers``, with the verdict's ``_ratios``."""
     if verdict.ratio is None:
         return ""
-    ratio, low, high = _ratios(verdict)
+    ratio, low, high = ratios
     if verdict.test is None or verdict.p_value is None:
         # insufficient data: no test, but the ratio the JSON and CSV give
         return f"ratio {ratio:.3g}"
@@ -205,12 +220,13 @@ def _cell_html(point: Any, reference: Any, unit: str) -> str:
     )
     verdict = point.verdict
     if verdict:
+        ratios = _ratios(verdict)  # rounded once for the title, the label and the numbers
         html_text = (
             f'{html_text} <span class="verdict {html.escape(verdict_class(verdict))}" '
-            f'title="{html.escape(verdict_detail(verdict))}">'
-            f"{html.escape(verdict_mark(verdict))} {html.escape(verdict_label(verdict))}</span>"
+            f'title="{html.escape(_detail(verdict, ratios))}">'
+            f"{html.escape(verdict_mark(verdict))} {html.escape(_label(verdict, ratios))}</span>"
         )
-        numbers = verdict_numbers(verdict)
+        numbers = _numbers(verdict, ratios)
         if numbers:
             html_text += f' <span class="verdict-numbers">{html.escape(numbers)}</span>'
     return html_text
