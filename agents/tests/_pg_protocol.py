@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from benchhub_agent.benchmarks import _pg_wire as wire
@@ -56,6 +55,31 @@ def failed(sqlstate: bytes) -> bytes:
 NOTICE = wire.message(b"N", b"SWARNING\x00C01000\x00Mtake note\x00\x00")
 
 
+class ScriptedServer:
+    """The server's end of a socket pair: reads each statement the flow sends and answers
+    it as ``script`` says (statement name → answers for its next uses; None, or none left:
+    the healthy answer, :meth:`healthy`)."""
+
+    def __init__(self, script: dict[bytes, list[bytes | None]] | None = None) -> None:
+        self.end, self.client = socket.socketpair()
+        self.end.settimeout(5)  # a flow that sends nothing fails the test, not hangs it
+        self.client.setblocking(False)  # as libpq leaves its socket
+        self.script = script or {}
+        self.sent: list[tuple[bytes, tuple[bytes, ...]]] = []
+
+    def answer_next(self) -> bytes:
+        data = self.end.recv(4096)
+        assert data.endswith(wire.DESCRIBE_EXECUTE_SYNC)
+        name, parameters = bind(data)
+        self.sent.append((name, parameters))
+        planned = self.script.get(name)
+        answer = planned.pop(0) if planned else None
+        return self.healthy(name, parameters) if answer is None else answer
+
+    def healthy(self, name: bytes, parameters: tuple[bytes, ...]) -> bytes:
+        raise NotImplementedError
+
+
 def send_answer(end: socket.socket, steps: Iterator[None], answer: bytes, split: bool) -> None:
     """Send ``answer`` from the server's ``end`` and resume the flow's ``steps``, as its loop
     does once the socket is readable; ``split``: in two parts, the flow resumed after each
@@ -68,7 +92,7 @@ def send_answer(end: socket.socket, steps: Iterator[None], answer: bytes, split:
     next(steps)
 
 
-def ended_by_the_server(server: Any, steps: Iterator[None], answered: int) -> None:
+def ended_by_the_server(server: ScriptedServer, steps: Iterator[None], answered: int) -> None:
     """``server`` answers ``answered`` statements, then the next with what its script says
     (a FATAL error), and closes the connection: the flow stops with the server's reason."""
     next(steps)

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 from _pg_protocol import (
     NOTICE,
-    bind,
+    ScriptedServer,
     ended_by_the_server,
     error,
     failed,
@@ -75,27 +75,13 @@ def test_a_statement_is_the_bytes_libpq_sends_for_it():
     assert received[0].startswith(sent)
 
 
-class Server:
-    """The server's end of a socket pair: reads each statement the flow sends and answers
-    it as PostgreSQL would, or as ``script`` (statement name → answers in turn) says.
-    Each row's value is kept, so the UPDATE must send back the value the SELECT read."""
+class Server(ScriptedServer):
+    """Answers each statement as PostgreSQL would, or as its script says. Each row's value
+    is kept, so the UPDATE must send back the value the SELECT read."""
 
-    def __init__(self, script: dict[bytes, list[bytes]] | None = None) -> None:
-        self.end, self.client = socket.socketpair()
-        self.end.settimeout(5)  # a flow that sends nothing fails the test, not hangs it
-        self.client.setblocking(False)  # as libpq leaves its socket
-        self.script = script or {}
-        self.sent: list[tuple[bytes, tuple[bytes, ...]]] = []
+    def __init__(self, script: dict[bytes, list[bytes | None]] | None = None) -> None:
+        super().__init__(script)
         self.values = {b"%d" % key: b"%d" % (key * 10) for key in range(1, 101)}
-
-    def answer_next(self, split: bool = False) -> bytes:
-        data = self.end.recv(4096)
-        assert data.endswith(wire.DESCRIBE_EXECUTE_SYNC)
-        name, parameters = bind(data)
-        self.sent.append((name, parameters))
-        planned = self.script.get(name)
-        answer = planned.pop(0) if planned else self.healthy(name, parameters)
-        return answer
 
     def healthy(self, name: bytes, parameters: tuple[bytes, ...]) -> bytes:
         if name == b"bh_select":

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import math
 import random
-import socket
 
 from _pg_protocol import (
     NOTICE,
-    bind,
+    ScriptedServer,
     ended_by_the_server,
     error,
     failed,
@@ -37,25 +36,11 @@ TAGS = {
 }
 
 
-class Server:
-    """The server's end: reads each statement and answers it as PostgreSQL would, or as
-    ``script`` says (statement name → answers for its next uses, None: the healthy one)."""
+class Server(ScriptedServer):
+    """Answers each statement as PostgreSQL would (``TAGS``), or as its script says."""
 
-    def __init__(self, script: dict[bytes, list[bytes | None]] | None = None) -> None:
-        self.end, self.client = socket.socketpair()
-        self.end.settimeout(5)  # a flow that sends nothing fails the test, not hangs it
-        self.client.setblocking(False)  # as libpq leaves its socket
-        self.script = script or {}
-        self.sent: list[tuple[bytes, tuple[bytes, ...]]] = []
-
-    def answer_next(self) -> bytes:
-        data = self.end.recv(4096)
-        assert data.endswith(wire.DESCRIBE_EXECUTE_SYNC)
-        name, parameters = bind(data)
-        self.sent.append((name, parameters))
-        planned = self.script.get(name)
-        answer = planned.pop(0) if planned else None
-        return TAGS[name] if answer is None else answer
+    def healthy(self, name: bytes, parameters: tuple[bytes, ...]) -> bytes:
+        return TAGS[name]
 
 
 def flow_on(server: Server) -> tpcb.TpcbFlow:
@@ -67,12 +52,7 @@ def flow_on(server: Server) -> tpcb.TpcbFlow:
     flow.draw = random.Random(SEED).random
     flow.measure_from, flow.deadline = 0.0, math.inf
     flow.latencies, flow.failed, flow.histogram = {}, 0, Histogram()
-    flow.wire_tables = (
-        tpcb._wire_heads(),
-        tpcb._wire_numbered(flow.tellers),
-        tpcb._wire_numbered(SCALE),
-        tpcb._wire_numbered_deltas(),
-    )
+    flow.wire_tables = tpcb.wire_tables(flow.tellers, SCALE)
     flow.fd = server.client.fileno()
     return flow
 

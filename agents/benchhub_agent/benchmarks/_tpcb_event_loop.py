@@ -86,6 +86,12 @@ _WIRE_FIXED = (
 )
 
 
+def wire_tables(tellers: int, scale: int) -> tuple[tuple[Any, ...], ...]:
+    """What the loop on the socket takes its Bind messages from (``TpcbFlow._wire_steps``):
+    the statements' heads, the tellers', branches' and deltas' parameters."""
+    return (_wire_heads(), _wire_numbered(tellers), _wire_numbered(scale), _wire_numbered_deltas())
+
+
 @functools.cache
 def _wire_heads() -> tuple[list[bytes], ...]:
     """For each statement with parameters, in SCRIPT's order, its Bind's head by the
@@ -142,12 +148,7 @@ class TpcbFlow(Flow):
         self.began = 0.0
         self.fd = _pg_wire.usable_fd(self.pgconn)
         if self.fd is not None:  # made here, before the run starts (once per process)
-            self.wire_tables = (
-                _wire_heads(),
-                _wire_numbered(self.tellers),
-                _wire_numbered(self.scale),
-                _wire_numbered_deltas(),
-            )
+            self.wire_tables = wire_tables(self.tellers, self.scale)
 
     def steps(self) -> Iterator[None]:
         """The protocol spoken on the socket where it can be (:mod:`._pg_wire`), else
