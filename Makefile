@@ -17,8 +17,10 @@ $(BIN)/python:
 
 # Stamp files: reinstall only when the requirements change. --no-compile: Python
 # writes the bytecode of what it imports when it first imports it; compiling every
-# installed module ahead took a third of a fresh setup.
-$(VENV)/.installed: requirements.txt agents/pyproject.toml | $(BIN)/python
+# installed module ahead took a third of a fresh setup. The agent is installed
+# editable: its one compiled module (agents/setup.py) is built beside its source.
+$(VENV)/.installed: requirements.txt agents/pyproject.toml agents/setup.py \
+		agents/benchhub_agent/benchmarks/_firebird_loop.c | $(BIN)/python
 	$(BIN)/pip install --quiet --no-compile -r requirements.txt
 	touch $@
 

@@ -181,6 +181,25 @@ class Session:
         self._rollback = partial(lib.isc_rollback_transaction, status, self._transaction_ref)
         self.statements: list[Statement] = []
 
+    def call_addresses(self) -> tuple[int, ...]:
+        """For a loop in C (benchmarks/_firebird_loop.c): the addresses of the library's
+        isc_start_multiple, isc_dsql_execute2 and isc_commit_transaction, then of this
+        session's status vector, transaction handle and transaction existence block."""
+        lib = library()
+        return (
+            *(
+                _address(function)
+                for function in (
+                    lib.isc_start_multiple,
+                    lib.isc_dsql_execute2,
+                    lib.isc_commit_transaction,
+                )
+            ),
+            ctypes.addressof(self.status),
+            ctypes.addressof(self.transaction),
+            ctypes.addressof(self._teb),
+        )
+
     def prepare(self, sql: str, integers: Integers | None = None) -> Statement:
         """A statement prepared once; with ``integers`` (the array, the slots of the
         parameters, those of the row's columns), its values are bound there as C's ints."""
@@ -256,6 +275,10 @@ class Session:
             gds_codes=tuple(codes),
             sqlcode=sqlcode,
         )
+
+
+def _address(function: Any) -> int:
+    return ctypes.cast(function, ctypes.c_void_p).value or 0
 
 
 class Unsupported(TypeError):
@@ -423,6 +446,7 @@ class Statement:
             values, parameters, columns = integers
             self.inputs = _Integers(inputs, values, parameters)
             self.outputs = _Integers(outputs, values, columns) if outputs.sqld else None
+        self.areas = (inputs if inputs.sqld else None, outputs if outputs.sqld else None)
         execute = lib.isc_dsql_execute2
         arguments = (
             status, session._transaction_ref, self.handle_ref, _DIALECT,
@@ -432,6 +456,14 @@ class Statement:
         # The library's call alone, for a load's own loop: 0, or not and the error in the
         # status vector (isc_stream_eof: a singleton query found no row).
         self.run = partial(execute, *arguments)
+
+    def addresses(self) -> tuple[int, int, int]:
+        """For a loop in C: the addresses of this statement's handle, its parameters'
+        descriptor and its row's (0 where it has none), as isc_dsql_execute2 takes them."""
+        return (
+            ctypes.addressof(self.handle),
+            *(ctypes.addressof(area) if area is not None else 0 for area in self.areas),
+        )
 
     def execute(self, parameters: tuple = ()) -> tuple | None:
         """Run the statement in the session's transaction (begun when none is open); the

@@ -12,9 +12,11 @@ import datetime as dt
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from decimal import Decimal
@@ -24,7 +26,7 @@ import pytest
 from benchhub_agent import db, firebird_db, firebird_isc
 from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import _firebird as fb
-from benchhub_agent.benchmarks import _tpcb_processes, select_update, tpcb
+from benchhub_agent.benchmarks import _select_update_clients, _tpcb_processes, select_update, tpcb
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.placement import UNPINNED
 from benchhub_agent.replay import replay
@@ -222,12 +224,84 @@ def su_table():
     fb.drop(database)
 
 
-def run_alone(client, quota: int):
-    return client.run_alone(quota, (0.0, None), random.Random(3), [0], 0, threading.Event())
+def run_alone(client, quota: int, seed: int = 3):
+    return client.run_alone(quota, (0.0, None), random.Random(seed), [0], 0, threading.Event())
+
+
+@pytest.fixture(params=["compiled loop", "Python loop"])
+def loop(request, monkeypatch):
+    """Each client test twice: the transactions in the agent's compiled loop, and in the
+    Python loop that runs where it was not built."""
+    if request.param == "Python loop":
+        monkeypatch.setattr(_select_update_clients, "compiled_loop", lambda: None)
+    elif _select_update_clients.compiled_loop() is None:
+        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+    return request.param
+
+
+NOT_BUILT = "no C compiler or Python headers when the agent was installed (agents/setup.py)"
+
+
+def test_the_compiled_loop_is_built_where_it_can_be():
+    """setup.py builds it as optional: a failed build is a warning in pip's output, so
+    here it must fail a test where a compiler and the headers are found."""
+    headers = os.path.join(sysconfig.get_paths()["include"], "Python.h")
+    if os.name != "posix" or not shutil.which("cc") or not os.path.exists(headers):
+        pytest.skip(NOT_BUILT)
+    assert _select_update_clients.compiled_loop() is not None
+
+
+def table_rows(target: Target) -> list[str]:
+    database = fb.FirebirdDatabase.from_target(target)
+    return fb.query_values(database, f"SELECT c2 FROM {select_update.TABLE} ORDER BY c1")
+
+
+def test_both_loops_run_the_same_keys_in_the_same_order(su_table, monkeypatch):
+    """The compiled loop draws its keys in chunks, the Python loop one at a time: a seed
+    must still make the same transactions, whichever loop ran (each row's c2 counts the
+    times its key was drawn; 203 is not a multiple of the chunk)."""
+    if _select_update_clients.compiled_loop() is None:
+        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+
+    def run(loop: str):
+        if loop == "Python":
+            monkeypatch.setattr(_select_update_clients, "compiled_loop", lambda: None)
+        select_update.reset_table(su_table)
+        client = select_update.FirebirdClient(su_table, "for_update")
+        try:
+            return run_alone(client, 203, seed=11), table_rows(su_table)
+        finally:
+            client.close()
+
+    compiled, after_compiled = run("compiled")
+    python, after_python = run("Python")
+    assert after_python == after_compiled
+    assert len(set(after_compiled)) > 3  # keys drawn unevenly: an order to keep
+    for tally in (compiled, python):
+        assert (tally.committed, tally.errors, tally.retries) == (203, 0, 0)
+        assert tally.histogram.count == 203
+
+
+def test_a_timed_run_counts_only_what_ended_in_its_window(su_table, loop):
+    """Warm-up, window, deadline: every commit counts in the table's total, only those
+    that ended in the window in the latencies."""
+    client = select_update.FirebirdClient(su_table, "for_update")
+    started = time.perf_counter()
+    try:
+        tally = client.run_alone(
+            None, (started + 0.3, started + 0.8), random.Random(5), [0], 0, threading.Event()
+        )
+    finally:
+        client.close()
+    # The window is 0.5 s of the run's 0.8: about 62 % of the commits.
+    assert 0.35 * tally.committed < tally.histogram.count < 0.85 * tally.committed
+    assert tally.ended_at >= started + 0.8
+    assert tally.histogram.max_ms() < 800
+    assert select_update.table_total(su_table) == tally.committed
 
 
 def test_a_firebird_client_retries_the_update_conflict_of_a_row_changed_while_it_waited(
-    su_table,
+    su_table, loop
 ):
     holder = firebird_isc.Session(su_table)
     holder.prepare(f"UPDATE {select_update.TABLE} SET c2 = c2 + 1000").execute()
@@ -245,10 +319,13 @@ def test_a_firebird_client_retries_the_update_conflict_of_a_row_changed_while_it
     assert (tally.committed, tally.errors) == (20, 0)
     assert tally.retries >= 1
     assert tally.histogram.count == 20
-    assert select_update.table_total(su_table) == 100 * 1000 + 20
+    # The conflicted key itself ran again: each row counts its key's draws.
+    draw = random.Random(3).random
+    keys = [int(draw() * select_update.ROWS) + 1 for _ in range(20)]
+    assert table_rows(su_table) == [str(1000 + keys.count(key)) for key in range(1, 101)]
 
 
-def test_a_firebird_client_counts_a_missing_row_as_an_error_and_goes_on(su_table):
+def test_a_firebird_client_counts_a_missing_row_as_an_error_and_goes_on(su_table, loop):
     database = fb.FirebirdDatabase.from_target(su_table)
     fb.isql(database, f"DELETE FROM {select_update.TABLE};\nCOMMIT;\n")
     client = select_update.FirebirdClient(su_table, "for_update")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import math
 import time
+from array import array
+from collections import Counter
 from typing import Any, NoReturn
 
 from .. import db
@@ -277,9 +279,12 @@ class FirebirdClient:
     The statements' values are C ints in one array (the key, the value read, the value
     written; the UPDATE's key is the SELECT's), and a transaction is the library's four
     calls with two integers written and one read between them, as firebird_floor.c's:
-    the Python around those calls was half the agent's CPU on this load."""
+    the Python around those calls was half the agent's CPU on this load. Where the agent's
+    one compiled module is built, those calls run in C (:func:`compiled_loop`), chunk by
+    chunk of keys drawn here; else in :meth:`run_alone`'s own Python loop."""
 
     KEY, READ, WRITTEN = 0, 1, 2  # slots in the values array
+    CHUNK = 16  # keys a call of the compiled loop runs; stop and progress are read between
 
     def __init__(self, target: Target, locking: str) -> None:
         from .. import firebird_db, firebird_isc
@@ -325,6 +330,9 @@ class FirebirdClient:
     ) -> ClientTally:
         """This client's whole run, as ``select_update._client_loop`` runs MySQL's: the same
         transactions, retries, counts and latencies, with the library's calls inline."""
+        loop = compiled_loop()
+        if loop is not None:
+            return self._run_compiled(loop, quota, window, rng, progress, slot, stop)
         tally = ClientTally()
         latencies: dict[int, int] = {}
         seen = latencies.get
@@ -370,6 +378,75 @@ class FirebirdClient:
         tally.ended_at = clock()
         return tally
 
+    def _run_compiled(
+        self,
+        loop: Any,
+        quota: int | None,
+        window: tuple[float, float | None],
+        rng: Any,
+        progress: Any,
+        slot: int,
+        stop: Any,
+    ) -> ClientTally:
+        """:meth:`run_alone` with the transactions in C: the keys are drawn here, as many
+        and in the same order as the Python loop draws them, and every failure comes back
+        here to be rolled back, retried or given up the same way."""
+        tally = ClientTally()
+        latencies: Counter[int] = Counter()
+        window_start, deadline = window
+        if deadline is None:  # a number of transactions: every one is measured
+            window_start, deadline = -math.inf, math.inf
+        session = self.session
+        addresses = (
+            *session.call_addresses(),
+            *self.select.addresses(),
+            *self.update.addresses()[:2],  # the UPDATE returns no row
+            ctypes.addressof(self.values),
+        )
+        keys, micros = array("i", bytes(4 * self.CHUNK)), array("q", bytes(8 * self.CHUNK))
+        draw, rows, whole = rng.random, float(ROWS), math.floor
+        clock, stopped = time.perf_counter, stop.is_set
+        done = committed = failed_in_a_row = 0
+        running = True
+        while running and (quota is None or done < quota) and not stopped():
+            end = self.CHUNK if quota is None else min(self.CHUNK, quota - done)
+            for index in range(end):
+                keys[index] = whole(draw() * rows) + 1
+            at, attempts, began_ago = 0, 0, 0.0
+            while at < end:
+                called = clock()
+                ran, failed = loop.run(
+                    addresses, keys, micros, at, end, began_ago,
+                    deadline - called, window_start - called,
+                )  # fmt: skip
+                returned = clock()
+                latencies.update(micros[at:ran])
+                committed += ran - at
+                done += ran - at
+                if ran > at:
+                    failed_in_a_row, attempts, began_ago = 0, 0, 0.0
+                if not failed:
+                    running = ran == end  # else the time is up
+                    break
+                failure, retryable = self._roll_back(keys[ran])
+                if retryable:  # the same key again, up to MAX_ATTEMPTS runs
+                    tally.retries += 1
+                    attempts += 1
+                    if attempts < MAX_ATTEMPTS:
+                        # Its latency counts from the first attempt, as in run_alone's loop.
+                        began_ago = micros[ran] / 1e6 + (clock() - returned)
+                        at = ran
+                        continue
+                failed_in_a_row = given_up(tally, None if retryable else failure, failed_in_a_row)
+                done += 1
+                at, attempts, began_ago = ran + 1, 0, 0.0
+            progress[slot] = done
+        latencies.pop(-1, None)  # committed outside the window
+        tally.committed = committed
+        tally.histogram.record_counts(latencies)
+        tally.ended_at = clock()
+        return tally
+
     def _roll_back(self, key: int) -> tuple[str, bool]:
         """Roll back the transaction whose call failed: why, and whether it may be run again
         (an update conflict). A connection that is gone raises ConnectionError."""
@@ -385,6 +462,16 @@ class FirebirdClient:
 
     def close(self) -> None:
         self.session.close()
+
+
+def compiled_loop() -> Any:
+    """The agent's compiled Firebird loop (benchmarks/_firebird_loop.c), or None where it
+    was not built (no C compiler or Python headers at install, Windows)."""
+    try:
+        from . import _firebird_loop
+    except ImportError:
+        return None
+    return _firebird_loop
 
 
 def open_client(
