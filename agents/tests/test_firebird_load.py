@@ -178,6 +178,8 @@ def test_select_update_keeps_every_increment_in_its_own_file_and_the_users_datab
     assert values[("errors", 1)] == values[("errors", 3)] == 0
     assert values[("throughput", 3)] > 0
     assert "invariant held: sum(c2) = committed transactions" in " ".join(result.notes)
+    built = _select_update_clients.compiled_loop() is not None
+    assert f"run by the agent's {'compiled' if built else 'Python'} loop" in " ".join(result.notes)
     assert result.client["driver"] == firebird_isc.DRIVER
     assert result.database["engine"] == "firebird"
     assert {"ServerMode", "page_size", "page_buffers", "TempDirectories"} <= set(

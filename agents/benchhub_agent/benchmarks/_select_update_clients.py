@@ -474,6 +474,17 @@ def compiled_loop() -> Any:
     return _firebird_loop
 
 
+def firebird_loop_note() -> str:
+    """Which loop ran a Firebird run's transactions: the agent's CPU differs, not the
+    server's work."""
+    if compiled_loop() is None:
+        return (
+            "Firebird clients: transactions run by the agent's Python loop (its compiled "
+            "loop was not built when the agent was installed: no C compiler or Python headers)."
+        )
+    return "Firebird clients: transactions run by the agent's compiled loop (C)."
+
+
 def open_client(
     target: Target, locking: str, mysql_driver: str = "pymysql"
 ) -> PostgresClient | MySQLClient | FirebirdClient:

@@ -62,6 +62,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     MySQLClient,
     PostgresClient,
     Retryable,
+    firebird_loop_note,
     open_client,
     reset_table,
     table_total,
@@ -549,7 +550,12 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
         client=client,
         database=info.database_section(),
         storage_path=info.data_directory if info.is_local else None,
-        notes=[checkpoints.note(), invariant_note(points, locking), point_note(engine_cpu)],
+        notes=[
+            checkpoints.note(),
+            invariant_note(points, locking),
+            point_note(engine_cpu),
+            *([firebird_loop_note()] if target.engine == "firebird" else []),
+        ],
         load_engine_cpu=max(engine_cpu.values()),
     )
 
