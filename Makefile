@@ -27,6 +27,9 @@ $(VENV)/.installed: requirements.txt agents/pyproject.toml agents/setup.py \
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	bash .ci/ensure-build-deps.sh
 	$(BIN)/pip install --quiet --no-compile -r requirements-dev.txt
+	# Again, now that ensure-build-deps.sh has made sure of a C compiler: the agent's
+	# compiled module (optional, so a build without one only warned).
+	$(BIN)/pip install --quiet --no-compile --no-deps -e ./agents
 	touch $@
 
 run: $(VENV)/.installed
@@ -109,4 +112,5 @@ bench-tools:
 	bash .ci/ensure-bench-tools.sh
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants agents/mutants
+	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants agents/mutants agents/build
+	rm -f agents/benchhub_agent/benchmarks/_firebird_loop*.so

@@ -2,7 +2,8 @@
 # Makes sure what pip needs to build the C extensions of requirements-dev.txt is
 # installed from Debian's packages: mysqlclient (the agent's MariaDB/MySQL load driver,
 # MariaDB's C client library under Python) compiles against libmariadb-dev, found
-# through pkg-config, with a C compiler. Runs before `pip install -r requirements-dev.txt`
+# through pkg-config, with a C compiler; the agent's own optional module
+# (agents/setup.py) needs the compiler alone. Runs before `pip install -r requirements-dev.txt`
 # (Makefile); safe to run any number of times: it does nothing when all are there.
 set -euo pipefail
 . "$(dirname "$0")/apt-missing.sh"

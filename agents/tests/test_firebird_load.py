@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import sysconfig
 import threading
 import time
+from array import array
 from decimal import Decimal
 
 import _databases as dbs
@@ -248,9 +250,84 @@ def test_the_compiled_loop_is_built_where_it_can_be():
     """setup.py builds it as optional: a failed build is a warning in pip's output, so
     here it must fail a test where a compiler and the headers are found."""
     headers = os.path.join(sysconfig.get_paths()["include"], "Python.h")
-    if os.name != "posix" or not shutil.which("cc") or not os.path.exists(headers):
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]  # what setuptools runs
+    if os.name != "posix" or not shutil.which(compiler) or not os.path.exists(headers):
         pytest.skip(NOT_BUILT)
     assert _select_update_clients.compiled_loop() is not None
+
+
+def test_the_compiled_loop_refuses_what_it_cannot_run_before_calling_the_library():
+    """Every check comes before the first library call: with at == end nothing is called,
+    so wrong arguments meet the check alone (the addresses are never followed)."""
+    loop = _select_update_clients.compiled_loop()
+    if loop is None:
+        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+    addresses, keys, micros = (1,) * 12, array("i", [5, 6]), array("q", [0, 0])
+    assert loop.run(addresses, keys, micros, 2, 2, 0.0, 1.0, 0.0) == (2, False)
+    refused = [
+        ((1,) * 11, keys, micros, 0, 0, ValueError, "12 integers"),
+        ((1,) * 11 + (0,), keys, micros, 0, 0, ValueError, "item 11 is 0"),
+        (addresses, array("q", [5, 6]), micros, 0, 0, TypeError, "keys: not an array of 'i'"),
+        (addresses, keys, array("i", [0, 0]), 0, 0, TypeError, "micros: not an array of 'q'"),
+        (addresses, keys, bytes(16), 0, 0, BufferError, "not writable"),
+        (addresses, keys, array("q", [0]), 0, 2, ValueError, "micros: 1 items, fewer than 2"),
+        (addresses, keys, micros, 0, 3, ValueError, "keys: 2 items, fewer than 3"),
+        (addresses, keys, micros, 2, 1, ValueError, "not 0 <= at <= end"),
+    ]
+    for addresses_, keys_, micros_, at, end, error, message in refused:
+        with pytest.raises(error, match=re.escape(message)):
+            loop.run(addresses_, keys_, micros_, at, end, 0.0, 1.0, 0.0)
+
+
+class ScriptedLoop:
+    """The compiled loop's contract without a server: each call commits the keys of its
+    script's next answer, then fails (or not), recording the keys it was given."""
+
+    def __init__(self, answers: list[tuple[int, bool]]) -> None:
+        self.answers, self.calls = list(answers), []
+
+    def run(self, addresses, keys, micros, at, end, began_ago, until, window_from):
+        self.calls.append((list(keys[at:end]), began_ago > 0))
+        commits, failed = self.answers.pop(0) if self.answers else (end - at, False)
+        for index in range(at, at + commits):
+            micros[index] = 100 + index
+        if failed:
+            micros[at + commits] = 0
+        return at + commits, failed
+
+
+def test_the_compiled_path_retries_a_key_then_gives_it_up_and_stops_between_chunks(
+    su_table, monkeypatch
+):
+    """Out of attempts at a retryable failure: the key counts as an error (not one in a
+    row) and the next key runs; a set stop ends the run at the next chunk."""
+    attempts = _select_update_clients.MAX_ATTEMPTS
+    scripted = ScriptedLoop([(2, True)] + [(0, True)] * (attempts - 1))
+    monkeypatch.setattr(_select_update_clients, "compiled_loop", lambda: scripted)
+    client = select_update.FirebirdClient(su_table, "for_update")
+    monkeypatch.setattr(client, "_roll_back", lambda key: (f"conflict on {key}", True))
+    stop = threading.Event()
+
+    class Progress(list):
+        def __setitem__(self, slot, value):
+            super().__setitem__(slot, value)
+            stop.set()  # stopped while the first chunk ran
+
+    progress = Progress([0])
+    try:
+        tally = client.run_alone(None, (0.0, None), random.Random(4), progress, 0, stop)
+    finally:
+        client.close()
+    draw = random.Random(4).random
+    chunk = [int(draw() * select_update.ROWS) + 1 for _ in range(client.CHUNK)]
+    assert scripted.calls[0] == (chunk, False)
+    # The third key, again and again, each time from its first attempt; then the rest.
+    assert [keys for keys, _ in scripted.calls[1:attempts]] == [chunk[2:]] * (attempts - 1)
+    assert [retry for _, retry in scripted.calls[1:attempts]] == [True] * (attempts - 1)
+    assert scripted.calls[attempts] == (chunk[3:], False)
+    assert len(scripted.calls) == attempts + 1  # stopped: no second chunk
+    assert (tally.committed, tally.errors, tally.retries) == (client.CHUNK - 1, 1, attempts)
+    assert progress == [client.CHUNK]
 
 
 def table_rows(target: Target) -> list[str]:
@@ -321,6 +398,9 @@ def test_a_firebird_client_retries_the_update_conflict_of_a_row_changed_while_it
     assert (tally.committed, tally.errors) == (20, 0)
     assert tally.retries >= 1
     assert tally.histogram.count == 20
+    # The conflicted transaction's latency counts from its first attempt, which waited for
+    # the holder's commit (0.5 s after the timer started).
+    assert tally.histogram.max_ms() >= 300
     # The conflicted key itself ran again: each row counts its key's draws.
     draw = random.Random(3).random
     keys = [int(draw() * select_update.ROWS) + 1 for _ in range(20)]

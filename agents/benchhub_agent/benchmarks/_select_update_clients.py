@@ -419,7 +419,6 @@ class FirebirdClient:
                     addresses, keys, micros, at, end, began_ago,
                     deadline - called, window_start - called,
                 )  # fmt: skip
-                returned = clock()
                 latencies.update(micros[at:ran])
                 committed += ran - at
                 done += ran - at
@@ -434,7 +433,7 @@ class FirebirdClient:
                     attempts += 1
                     if attempts < MAX_ATTEMPTS:
                         # Its latency counts from the first attempt, as in run_alone's loop.
-                        began_ago = micros[ran] / 1e6 + (clock() - returned)
+                        began_ago = (clock() - called) - micros[ran] / 1e6
                         at = ran
                         continue
                 failed_in_a_row = given_up(tally, None if retryable else failure, failed_in_a_row)
