@@ -13,7 +13,7 @@ import math
 import time
 from array import array
 from collections import Counter
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import db
 from ._pg_event_loop import (
@@ -24,6 +24,9 @@ from ._pg_event_loop import (
     given_up,
 )
 from .base import Target
+
+if TYPE_CHECKING:
+    from . import select_update
 
 ROWS = 100
 TABLE = "benchhub_select_update"
@@ -543,3 +546,19 @@ def table_total(target: Target) -> int:
     if rows != ROWS:
         raise RuntimeError(f"select-update: the table has {rows} rows instead of {ROWS}")
     return int(total)
+
+
+def invariant_note(points: dict[int, list[select_update.PointResult]], locking: str) -> str:
+    """What the table check at the end of every point found (it stops the run if broken)."""
+    checked = [r for reps in points.values() for r in reps]
+    committed = sum(r.committed for r in checked)
+    if locking == "for_update":
+        return (
+            f"invariant held: sum(c2) = committed transactions after each of the "
+            f"{len(checked)} points ({committed} commits in all; FOR UPDATE lost none)."
+        )
+    lost = sum(r.lost_updates for r in checked)
+    return (
+        f"invariant not expected without locking: {lost} of {committed} committed "
+        f"increments lost over {len(checked)} points (lost_updates)."
+    )

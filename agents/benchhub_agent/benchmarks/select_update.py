@@ -63,6 +63,7 @@ from ._select_update_clients import (  # TABLE: part of this module's interface
     PostgresClient,
     Retryable,
     firebird_loop_note,
+    invariant_note,
     open_client,
     reset_table,
     table_total,
@@ -588,19 +589,3 @@ def measurements(points: dict[int, list[PointResult]], locking: str) -> list[Mea
                 )
             )
     return found
-
-
-def invariant_note(points: dict[int, list[PointResult]], locking: str) -> str:
-    """What the table check at the end of every point found (it stops the run if broken)."""
-    checked = [r for reps in points.values() for r in reps]
-    committed = sum(r.committed for r in checked)
-    if locking == "for_update":
-        return (
-            f"invariant held: sum(c2) = committed transactions after each of the "
-            f"{len(checked)} points ({committed} commits in all; FOR UPDATE lost none)."
-        )
-    lost = sum(r.lost_updates for r in checked)
-    return (
-        f"invariant not expected without locking: {lost} of {committed} committed "
-        f"increments lost over {len(checked)} points (lost_updates)."
-    )
