@@ -238,12 +238,20 @@ def loop(request, monkeypatch):
     Python loop that runs where it was not built."""
     if request.param == "Python loop":
         monkeypatch.setattr(_select_update_clients, "compiled_loop", lambda: None)
-    elif _select_update_clients.compiled_loop() is None:
-        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+    else:
+        compiled_loop()
     return request.param
 
 
 NOT_BUILT = "no C compiler or Python headers when the agent was installed (agents/setup.py)"
+
+
+def compiled_loop():
+    """The agent's compiled loop, or the test skipped where it was not built."""
+    loop = _select_update_clients.compiled_loop()
+    if loop is None:
+        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+    return loop
 
 
 def test_the_compiled_loop_is_built_where_it_can_be():
@@ -259,9 +267,7 @@ def test_the_compiled_loop_is_built_where_it_can_be():
 def test_the_compiled_loop_refuses_what_it_cannot_run_before_calling_the_library():
     """Every check comes before the first library call: with at == end nothing is called,
     so wrong arguments meet the check alone (the addresses are never followed)."""
-    loop = _select_update_clients.compiled_loop()
-    if loop is None:
-        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+    loop = compiled_loop()
     addresses, keys, micros = (1,) * 12, array("i", [5, 6]), array("q", [0, 0])
     assert loop.run(addresses, keys, micros, 2, 2, 0.0, 1.0, 0.0) == (2, False)
     refused = [
@@ -339,8 +345,7 @@ def test_both_loops_run_the_same_keys_in_the_same_order(su_table, monkeypatch):
     """The compiled loop draws its keys in chunks, the Python loop one at a time: a seed
     must still make the same transactions, whichever loop ran (each row's c2 counts the
     times its key was drawn; 203 is not a multiple of the chunk)."""
-    if _select_update_clients.compiled_loop() is None:
-        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
+    compiled_loop()
 
     def run(loop: str):
         if loop == "Python":
