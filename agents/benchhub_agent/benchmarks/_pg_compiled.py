@@ -212,6 +212,11 @@ def run_threads(flows: list[PostgresFlow], threads: int) -> tuple[list[str], flo
         try:
             if compiled:
                 drive_compiled(module, group, stop)
+            elif len(group) == 1:  # libpq's blocking calls: no poll per round trip
+                flow = group[0]
+                flow.tally = flow.client.run_alone(
+                    flow.quota, flow.window, flow.rng, flow.progress, flow.slot, stop
+                )
             else:
                 drive(group)
         except Exception as exc:  # reported to the parent
@@ -242,17 +247,20 @@ def event_loop(
     process's engine CPU share."""
     window_start = start.value + plan.warmup
     window = (window_start, window_start + plan.duration if plan.duration is not None else None)
-    flows = [
-        PostgresFlow(
-            client,
-            plan.quotas[index],
-            window,
-            progress,
-            plan.first_client + index,
-            # A workload, not a secret; from the client's number, not its place.
-            random.Random(plan.seed * 1000 + plan.first_client + index),  # noqa: S311
-        )
-        for index, client in enumerate(clients)
-    ]
+    try:
+        flows = [
+            PostgresFlow(
+                client,
+                plan.quotas[index],
+                window,
+                progress,
+                plan.first_client + index,
+                # A workload, not a secret; from the client's number, not its place.
+                random.Random(plan.seed * 1000 + plan.first_client + index),  # noqa: S311
+            )
+            for index, client in enumerate(clients)
+        ]
+    except Exception as exc:  # reported to the parent
+        return [], [f"{type(exc).__name__}: {exc}"], 0.0
     failures, engine_cpu = run_threads(flows, plan.threads)
     return [flow.tally for flow in flows], failures, engine_cpu
