@@ -198,16 +198,16 @@ def table_rows(target: Target) -> list[int]:
 def test_both_loops_run_the_same_keys_in_any_layout(pg_dsn, monkeypatch):
     """The compiled loop draws its keys in chunks in one process's threads, the Python
     loop one at a time in a process per core: a seed must still make the same
-    transactions (each row's c2 counts the times its key was drawn; 203 transactions on 3
-    clients, not a multiple of a chunk)."""
+    transactions (each row's c2 counts the times its key was drawn; 203 transactions on 4
+    clients, not a multiple of a chunk; in two processes of two where there are two CPUs)."""
     compiled_loop()
     target = Target.parse(pg_dsn)
-    point = run_point(target, 3, 203)
+    point = run_point(target, 4, 203)
     compiled = table_rows(target)
     assert (point.committed, point.errors, sum(compiled)) == (203, 0, 203)
     monkeypatch.setattr(_pg_compiled, "compiled_loop", lambda: None)
-    for processes in (None, 1):
-        point = run_point(target, 3, 203, processes)
+    for processes in (None, 1, 4):
+        point = run_point(target, 4, 203, processes)
         assert (point.committed, point.errors) == (203, 0)
         assert table_rows(target) == compiled
 

@@ -302,6 +302,18 @@ static int took_value(Loop *self, connection *c, const char *data, Py_ssize_t le
     return 1;
 }
 
+/* `c`'s transaction committed: its latency, and its next key. A report between any two
+ * chunks empties micros, so a chunk's commits always fit. */
+static void committed(Loop *self, connection *c)
+{
+    double ended = now();
+    if (c->committed < CHUNK)
+        c->micros[c->committed++] = ended >= self->window_start && ended <= self->deadline
+                                        ? (long long)((ended - c->began) * 1e6) : -1;
+    c->at++;
+    c->next = BEGIN;
+}
+
 /* The answer on `c`'s socket: the next statement if it is the success expected. */
 static void answered(Loop *self, connection *c)
 {
@@ -338,11 +350,7 @@ static void answered(Loop *self, connection *c)
         return;
     }
     if (c->next == COMMIT) {
-        double ended = now();
-        c->micros[c->committed++] = ended >= self->window_start && ended <= self->deadline
-                                        ? (long long)((ended - c->began) * 1e6) : -1;
-        c->at++;
-        c->next = BEGIN;
+        committed(self, c);
     } else {
         c->next++;
     }
@@ -546,11 +554,7 @@ static PyObject *Loop_proceed(Loop *self, PyObject *args, PyObject *kwargs)
     c->next = c->reason;
     c->state = READY;
     if (c->reason == COMMIT) {
-        double ended = now();
-        c->micros[c->committed++] = ended >= self->window_start && ended <= self->deadline
-                                        ? (long long)((ended - c->began) * 1e6) : -1;
-        c->at++;
-        c->next = BEGIN;
+        committed(self, c);
     } else {
         c->next++;
     }
