@@ -177,8 +177,15 @@ def _answered(
 
 
 def _read(fd: int) -> bytes:
-    select.select([fd], [], [])
+    _wait(fd)
     return os.read(fd, _pg_wire.READ_SIZE)
+
+
+def _wait(fd: int) -> None:
+    """Until ``fd`` is readable (poll: select() takes no descriptor past 1023)."""
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN)
+    waiting.poll()
 
 
 def _whole(wire: _pg_wire.Wire, data: bytes) -> _pg_wire.Answer:
@@ -189,7 +196,7 @@ def _whole(wire: _pg_wire.Wire, data: bytes) -> _pg_wire.Answer:
     try:
         while True:
             next(steps)
-            select.select([wire.fd], [], [])
+            _wait(wire.fd)
     except StopIteration as finished:
         return finished.value
 
