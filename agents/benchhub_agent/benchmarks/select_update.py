@@ -5,10 +5,10 @@ transactions (10,000 by default) shared by N concurrent clients, N swept; or,
 with ``--duration``, as many as fit in a fixed time after a warm-up.
 
 So that the figures describe the database and not the agent, the clients run
-in several worker processes (one Python interpreter cannot drive a fast
-server from many threads), PostgreSQL statements are server-side prepared and
-executed through libpq directly, and every client records latencies into its
-own histogram that are merged afterwards (never averaged percentiles).
+in several worker processes (one Python interpreter cannot drive a fast server
+from many threads; PostgreSQL's compiled loop runs a thread per core in one, as
+pgbench -j), PostgreSQL statements are server-side prepared, and every client
+records latencies into its own histogram, merged afterwards (never averaged).
 
 On PostgreSQL the statements are prepared on the freshly reset table, so the
 generic plan each connection caches after five executions is a sequential
@@ -97,7 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=int,
         default=None,
-        help="worker processes the clients are spread over (default: min(clients, CPUs, 8))",
+        help="worker processes the clients are spread over (default: min(clients, CPUs, 8); "
+        "1 with a thread per CPU where PostgreSQL's compiled loop runs)",
     )
     parser.add_argument(
         "--client-loop",
