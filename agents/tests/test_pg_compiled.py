@@ -11,6 +11,7 @@ import re
 import socket
 import sysconfig
 import threading
+import time
 import types
 
 import pytest
@@ -270,7 +271,7 @@ def test_a_time_based_run_ends_at_its_deadline_and_counts_its_window(pg_dsn, loo
     select_update.reset_table(target)
     clients = [select_update.PostgresClient(target, "for_update") for _ in range(4)]
     try:
-        now = __import__("time").perf_counter()
+        now = time.perf_counter()
         window = (now + 0.2, now + 0.6)
         flows = [
             _pg_event_loop.PostgresFlow(client, None, window, [0] * 4, index, random.Random(index))
@@ -331,7 +332,7 @@ def test_an_answer_split_in_transit_is_waited_for_and_the_transaction_goes_on():
             received.append(server.recv(400))
             for part in parts:
                 server.sendall(part)
-                __import__("time").sleep(0.05)
+                time.sleep(0.05)
 
     flow = _pg_event_loop.PostgresFlow.__new__(_pg_event_loop.PostgresFlow)
     flow.fd, flow.wire_statements = ours.fileno(), _pg_event_loop._wire_statements(KEYS)
