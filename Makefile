@@ -18,18 +18,20 @@ $(BIN)/python:
 # Stamp files: reinstall only when the requirements change. --no-compile: Python
 # writes the bytecode of what it imports when it first imports it; compiling every
 # installed module ahead took a third of a fresh setup. The agent is installed
-# editable: its one compiled module (agents/setup.py) is built beside its source.
+# editable: its two compiled modules (agents/setup.py) are built beside their source.
 $(VENV)/.installed: requirements.txt agents/pyproject.toml agents/setup.py \
-		agents/benchhub_agent/benchmarks/_firebird_loop.c | $(BIN)/python
+		agents/benchhub_agent/benchmarks/_firebird_loop.c \
+		agents/benchhub_agent/benchmarks/_pg_loop.c | $(BIN)/python
 	$(BIN)/pip install --quiet --no-compile -r requirements.txt
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	bash .ci/ensure-build-deps.sh
 	$(BIN)/pip install --quiet --no-compile -r requirements-dev.txt
-	# The agent's compiled module is optional: built without a compiler, it was left out
-	# with a warning. Built again, now that ensure-build-deps.sh has made sure of one.
-	$(BIN)/python -c "import benchhub_agent.benchmarks._firebird_loop" 2>/dev/null \
+	# The agent's compiled modules are optional: built without a compiler, they were left
+	# out with a warning. Built again, now that ensure-build-deps.sh has made sure of one.
+	$(BIN)/python -c "from benchhub_agent.benchmarks import _firebird_loop, _pg_loop" \
+		2>/dev/null \
 		|| $(BIN)/pip install --quiet --no-compile --no-deps -e ./agents
 	touch $@
 
@@ -114,4 +116,4 @@ bench-tools:
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache mutants agents/mutants agents/build
-	rm -f agents/benchhub_agent/benchmarks/_firebird_loop*.so
+	rm -f agents/benchhub_agent/benchmarks/_firebird_loop*.so agents/benchhub_agent/benchmarks/_pg_loop*.so

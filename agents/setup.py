@@ -1,8 +1,9 @@
-"""The agent's one compiled module, optional: everything else is in pyproject.toml.
+"""The agent's two compiled modules, optional: everything else is in pyproject.toml.
 
-select-update's Firebird loop in C (benchhub_agent/benchmarks/_firebird_loop.c) is
-built where a C compiler and Python's headers are found; where not, pip says the build
-failed and installs the agent without it, and the same transactions run in Python.
+select-update's Firebird loop (benchhub_agent/benchmarks/_firebird_loop.c) and its
+PostgreSQL loop (_pg_loop.c) in C are built where a C compiler and Python's headers are
+found; where not, pip says the build failed and installs the agent without them, and the
+same transactions run in Python.
 """
 
 import os
@@ -15,9 +16,14 @@ setup(
             "benchhub_agent.benchmarks._firebird_loop",
             sources=["benchhub_agent/benchmarks/_firebird_loop.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "benchhub_agent.benchmarks._pg_loop",
+            sources=["benchhub_agent/benchmarks/_pg_loop.c"],
+            optional=True,
+        ),
     ]
-    # Its clock is POSIX's; Windows runs the Python loop.
+    # Their clock and poll() are POSIX's; Windows runs the Python loops.
     if os.name == "posix"
     else [],
 )

@@ -7,6 +7,8 @@ machine counts as busy too — it could not keep up, whoever took the CPU; elsew
 time (``time.thread_time``). A worker process's share is the sum over its threads over the
 wall-clock time of the load, capped at 100 %: one event loop, or threads under one GIL, use
 one core at most, so a worker near 100 % set the pace of its clients, not the database.
+The compiled PostgreSQL loop's threads hold no GIL, a core each: there the busiest
+thread's share is the process's (``_pg_compiled.run_threads``).
 
 A point reports its busiest worker; the run reports its busiest point as
 ``load_engine_cpu`` (95 % or more flags the run ``client-bound`` on the server).

@@ -386,22 +386,3 @@ def _wire_failure(result: _pg_wire.Answer, key: int) -> str | None:
     if sqlstate[:2] in ("08", "57"):
         raise ConnectionError(f"{message} ({sqlstate})")
     return None if sqlstate.encode() in RETRYABLE_SQLSTATES else message
-
-
-def event_loop(clients: list[Any], plan: Any, start: Any, progress: Any) -> list[ClientTally]:
-    """Drive every connection of this worker process until each has finished."""
-    window_start = start.value + plan.warmup
-    window = (window_start, window_start + plan.duration if plan.duration is not None else None)
-    flows = [
-        PostgresFlow(
-            client,
-            plan.quotas[index],
-            window,
-            progress,
-            plan.first_client + index,
-            random.Random(plan.seed * 1000 + index),  # noqa: S311 — a workload, not a secret
-        )
-        for index, client in enumerate(clients)
-    ]
-    drive(flows)
-    return [flow.tally for flow in flows]

@@ -5,10 +5,10 @@ transactions (10,000 by default) shared by N concurrent clients, N swept; or,
 with ``--duration``, as many as fit in a fixed time after a warm-up.
 
 So that the figures describe the database and not the agent, the clients run
-in several worker processes (one Python interpreter cannot drive a fast
-server from many threads), PostgreSQL statements are server-side prepared and
-executed through libpq directly, and every client records latencies into its
-own histogram that are merged afterwards (never averaged percentiles).
+in several worker processes (one Python interpreter cannot drive a fast server
+from many threads; PostgreSQL's compiled loop runs a thread per core in one, as
+pgbench -j), PostgreSQL statements are server-side prepared, and every client
+records latencies into its own histogram, merged afterwards (never averaged).
 
 On PostgreSQL the statements are prepared on the freshly reset table, so the
 generic plan each connection caches after five executions is a sequential
@@ -47,13 +47,10 @@ from .. import db, placement
 from ..histogram import Histogram
 from ..output import say
 from . import _connections as dbc
+from . import _pg_compiled
 from ._engine_cpu import ThreadMeter, point_note, process_share
-from ._pg_event_loop import (
-    MAX_ATTEMPTS,
-    MAX_CONSECUTIVE_ERRORS,
-    ClientTally,
-    event_loop,
-)
+from ._pg_compiled import event_loop, loop_note
+from ._pg_event_loop import MAX_ATTEMPTS, MAX_CONSECUTIVE_ERRORS, ClientTally
 from ._select_update_clients import (  # TABLE: part of this module's interface
     ROWS,
     TABLE,
@@ -100,7 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=int,
         default=None,
-        help="worker processes the clients are spread over (default: min(clients, CPUs, 8))",
+        help="worker processes the clients are spread over (default: min(clients, CPUs, 8); "
+        "1 with a thread per CPU where PostgreSQL's compiled loop runs)",
     )
     parser.add_argument(
         "--client-loop",
@@ -132,6 +130,7 @@ class PointPlan:
     first_client: int  # this process' clients own progress slots first_client…
     seed: int
     client_loop: str = "threads"  # "events" only for PostgreSQL
+    threads: int = 1  # "events": the threads each driving a share of the clients
     mysql_driver: str = "pymysql"  # MySQL/MariaDB clients: mysqlclient or PyMySQL
 
 
@@ -214,22 +213,18 @@ def _worker(plan: PointPlan, go: Any, start: Any, progress: Any, results: Any) -
     failures: list[str] = []
     stop = threading.Event()  # one client failed: the others stop too
 
-    # A lone client gains nothing from the loop (libpq's blocking call is a loop over one
-    # socket) and would pay an epoll call per round trip: it runs the direct path below.
+    # A lone client gains nothing from the Python loop (libpq's blocking call is a loop
+    # over one socket) and would pay an epoll call per round trip: it runs the direct
+    # path below, unless the compiled loop runs its round trips.
     readings: list[tuple[float, float]] = []  # each driving thread's (busy, wall)
-    if plan.client_loop == "events" and len(clients) > 1:
+    if plan.client_loop == "events" and (len(clients) > 1 or _pg_compiled.compiled_loop()):
         go.wait()
-        meter = ThreadMeter()
-        try:
-            tallies[:] = event_loop(clients, plan, start, progress)  # type: ignore[arg-type]
-        except Exception as exc:  # reported to the parent
-            failures.append(f"{type(exc).__name__}: {exc}")
-        readings.append(meter.stop())
-        _close_and_report(clients, tallies, failures, results, process_share(readings))
+        tallies[:], failures[:], cpu = event_loop(clients, plan, start, progress)
+        _close_and_report(clients, tallies, failures, results, cpu)
         return
 
     def drive(index: int) -> None:
-        rng = random.Random(plan.seed * 1000 + index)  # noqa: S311 — a workload, not a secret
+        rng = random.Random(plan.seed * 1000 + plan.first_client + index)  # noqa: S311
         go.wait()
         meter = ThreadMeter()
         try:
@@ -330,7 +325,10 @@ def run_point(
     reset_table(target)
     if checkpoint is not None:
         checkpoint()
-    processes = max(1, min(processes or default_processes(clients), clients))
+    # The compiled loop runs pgbench -j's layout: one process, a thread per core.
+    compiled = target.engine == "postgresql" and client_loop == "events"
+    compiled = compiled and _pg_compiled.compiled_loop() is not None
+    processes = max(1, min(processes or (1 if compiled else default_processes(clients)), clients))
     driver = dbc.mysql_driver(mysql_driver) if target.engine in dbc.MYSQL_FAMILY else "pymysql"
     quotas: list[int | None] = (
         list(split(transactions, clients)) if duration is None else [None] * clients
@@ -341,7 +339,7 @@ def run_point(
     results = ctx.Queue()
     workers = []
     first = 0
-    for index, size in enumerate(split(clients, processes)):
+    for size in split(clients, processes):
         plan = PointPlan(
             target=target,
             locking=locking,
@@ -351,8 +349,9 @@ def run_point(
             client_cpus=pin.client_cpus,
             server_cpus=pin.server_cpus if target.engine == "postgresql" else frozenset(),
             first_client=first,
-            seed=seed * 10_000 + index,
+            seed=seed * 10_000,  # a client's keys, from its number: the same in any layout
             client_loop=client_loop if target.engine == "postgresql" else "threads",
+            threads=-(-default_processes(clients) // processes) if compiled else 1,
             mysql_driver=driver,
         )
         first += size
@@ -491,6 +490,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
     given_warmup = getattr(options, "warmup", None)  # 0 is a choice: no warm-up
     warmup = float(given_warmup if given_warmup is not None else (5.0 if duration else 0.0))
     repeat = max(1, int(getattr(options, "repeat", None) or 3))
+    client_loop = getattr(options, "client_loop", None) or "events"
     locking = getattr(options, "locking", "for_update")
     driver = None
     if target.engine in dbc.MYSQL_FAMILY:
@@ -524,7 +524,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
                         progress=progress,
                         label=label,
                         seed=rep * 1000 + n,
-                        client_loop=getattr(options, "client_loop", None) or "events",
+                        client_loop=client_loop,
                         checkpoint=checkpoints.before_point,
                         mysql_driver=driver,
                     )
@@ -556,6 +556,7 @@ def _run(target: Target, options: argparse.Namespace, progress: Progress) -> Ben
             invariant_note(points, locking),
             point_note(engine_cpu),
             *([firebird_loop_note()] if target.engine == "firebird" else []),
+            *([loop_note(client_loop)] if target.engine == "postgresql" else []),
         ],
         load_engine_cpu=max(engine_cpu.values()),
     )
