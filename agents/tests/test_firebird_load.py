@@ -13,11 +13,9 @@ import json
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import threading
 import time
 from array import array
@@ -25,6 +23,7 @@ from decimal import Decimal
 
 import _databases as dbs
 import pytest
+from _compiled import built
 from benchhub_agent import db, firebird_db, firebird_isc
 from benchhub_agent.benchmarks import _connections as dbc
 from benchhub_agent.benchmarks import _firebird as fb
@@ -243,25 +242,9 @@ def loop(request, monkeypatch):
     return request.param
 
 
-NOT_BUILT = "no C compiler or Python headers when the agent was installed (agents/setup.py)"
-
-
 def compiled_loop():
-    """The agent's compiled loop, or the test skipped where it was not built."""
-    loop = _select_update_clients.compiled_loop()
-    if loop is None:
-        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
-    return loop
-
-
-def test_the_compiled_loop_is_built_where_it_can_be():
-    """setup.py builds it as optional: a failed build is a warning in pip's output, so
-    here it must fail a test where a compiler and the headers are found."""
-    headers = os.path.join(sysconfig.get_paths()["include"], "Python.h")
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]  # what setuptools runs
-    if os.name != "posix" or not shutil.which(compiler) or not os.path.exists(headers):
-        pytest.skip(NOT_BUILT)
-    assert _select_update_clients.compiled_loop() is not None
+    """The agent's compiled Firebird loop, or the test skipped where it was not built."""
+    return built(_select_update_clients.compiled_loop)
 
 
 def test_the_compiled_loop_refuses_what_it_cannot_run_before_calling_the_library():

@@ -5,31 +5,26 @@ contract without a server, then on the real PostgreSQL beside the Python loop it
 from __future__ import annotations
 
 import math
-import os
 import random
 import re
 import socket
-import sysconfig
 import threading
 import time
 import types
 
 import pytest
+from _compiled import built
 from benchhub_agent import db
 from benchhub_agent.benchmarks import _pg_compiled, _pg_event_loop, _pg_wire, select_update
 from benchhub_agent.benchmarks.base import SilentProgress, Target
 from benchhub_agent.placement import UNPINNED
 
-NOT_BUILT = "no C compiler or Python headers when the agent was installed (agents/setup.py)"
 KEYS = tuple(b"%d" % key for key in range(1, select_update.ROWS + 1))
 
 
 def compiled_loop():
     """The agent's compiled PostgreSQL loop, or the test skipped where it was not built."""
-    module = _pg_compiled.compiled_loop()
-    if module is None:
-        pytest.skip(f"the compiled loop is not built here: {NOT_BUILT}")
-    return module
+    return built(_pg_compiled.compiled_loop)
 
 
 @pytest.fixture(params=["compiled loop", "Python loop"])
@@ -49,16 +44,11 @@ def statements() -> tuple:
     return _pg_compiled.statements(flow)
 
 
-def test_the_compiled_loop_is_built_where_it_can_be():
-    """setup.py builds it as optional: a failed build is a warning in pip's output, so
-    here it must fail a test where a compiler and the headers are found."""
-    import shutil
-
-    headers = os.path.join(sysconfig.get_paths()["include"], "Python.h")
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]  # what setuptools runs
-    if os.name != "posix" or not shutil.which(compiler) or not os.path.exists(headers):
-        pytest.skip(NOT_BUILT)
-    assert _pg_compiled.compiled_loop() is not None
+def select_answer(value: bytes) -> tuple[bytes, bytes]:
+    """What a server sends for the SELECT before its tail: the head (BindComplete and a
+    one-column RowDescription) and the row holding ``value``."""
+    head = _pg_wire.message(b"2", b"") + _pg_wire.message(b"T", b"\x00\x01c2\x00" + bytes(18))
+    return head, _pg_wire.message(b"D", b"\x00\x01" + _pg_wire.parameter(value))
 
 
 def test_the_compiled_loop_refuses_what_it_cannot_run_before_any_io():
@@ -132,8 +122,7 @@ def test_a_chunk_is_the_statements_libpq_would_send_until_an_answer_is_not_a_suc
     ours, server = socket.socketpair()
     good = statements()
     begin, commit, began, updated, committed, tail = good[:6]
-    head = _pg_wire.message(b"2", b"") + _pg_wire.message(b"T", b"\x00\x01c2\x00" + bytes(18))
-    row = _pg_wire.message(b"D", b"\x00\x01" + _pg_wire.parameter(b"41"))
+    head, row = select_answer(b"41")
     error = _pg_wire.message(b"E", b"SERROR\x00C40001\x00Mconflict\x00\x00") + _pg_wire.message(
         b"Z", b"E"
     )
@@ -317,8 +306,7 @@ def test_an_answer_split_in_transit_is_waited_for_and_the_transaction_goes_on():
     ours, server = socket.socketpair()
     good = statements()
     begin, commit, began, updated, committed, tail = good[:6]
-    head = _pg_wire.message(b"2", b"") + _pg_wire.message(b"T", b"\x00\x01c2\x00" + bytes(18))
-    row = _pg_wire.message(b"D", b"\x00\x01" + _pg_wire.parameter(b"7"))
+    head, row = select_answer(b"7")
     timeout = _pg_wire.message(b"E", b"SERROR\x00C55P03\x00Mlock timeout\x00\x00")
     rolled_back = _pg_wire.answer(b"ROLLBACK", b"I")
     script = [
