@@ -13,7 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.comparisons.aggregation import Comparison, Point
-from benchhub.comparisons.exports import comparison_csv_response, ratio_rounded, relative_rounded
+from benchhub.comparisons.exports import (
+    comparison_csv_response,
+    ratio_rounded,
+    relative_rounded,
+    statistic_rounded,
+)
 from benchhub.comparisons.query import (
     AXIS_DIMENSIONS,
     PER,
@@ -45,6 +50,13 @@ class RelativeField(serializers.FloatField):
 
     def to_representation(self, value) -> float:
         return relative_rounded(super().to_representation(value))
+
+
+class StatisticField(serializers.FloatField):
+    """A median or a sum of them, rounded as in the CSV (``statistic_rounded``)."""
+
+    def to_representation(self, value) -> float:
+        return statistic_rounded(super().to_representation(value))
 
 
 class RatioField(serializers.FloatField):
@@ -103,7 +115,10 @@ class ComparisonVerdictOutput(serializers.Serializer):
 
 class ComparisonPointOutput(serializers.Serializer):
     x = serializers.JSONField(help_text="the x value: a number, or text")
-    value = serializers.FloatField(help_text="median of the measurements at this point")
+    value = StatisticField(
+        help_text="median of the measurements at this point, its float noise dropped (the "
+        "shortest decimal within one ulp)"
+    )
     n = serializers.IntegerField(help_text="number of measurements")
     min = serializers.FloatField()
     max = serializers.FloatField()
@@ -122,7 +137,7 @@ class ComparisonPointOutput(serializers.Serializer):
         # written out, as ComparisonVerdictOutput's
         return {
             "x": instance.x,
-            "value": _float(instance.value),
+            "value": statistic_rounded(_float(instance.value)),
             "n": None if instance.n is None else int(instance.n),
             "min": _float(instance.min),
             "max": _float(instance.max),
@@ -154,8 +169,10 @@ class ComparisonSeriesOutput(serializers.Serializer):
 
 
 class ComparisonTotalsOutput(serializers.Serializer):
-    value = serializers.FloatField(help_text="sum of this series' medians over the common x")
-    reference = serializers.FloatField(help_text="the reference's sum over the same x")
+    value = StatisticField(
+        help_text="sum of this series' medians over the common x, its float noise dropped"
+    )
+    reference = StatisticField(help_text="the reference's sum over the same x")
     ratio = RatioField(allow_null=True)
     verdict = ComparisonVerdictOutput(help_text="on the runs' own totals")
 

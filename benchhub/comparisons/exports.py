@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 
 from benchhub_contract.verdicts import Verdict
 from django.http import HttpResponse
@@ -59,6 +60,26 @@ def ratio_rounded(value: float | None) -> float | None:
     return _rounded(value, RATIO_SIGNIFICANT_DIGITS)
 
 
+# A median of an even count is the mean of the two middle values, and a sum of
+# medians adds them up: in floats each step may round by an ulp, and the
+# figure carries that noise (4.074355000000001 for the median of 4.07435 and
+# 4.07436). Rounding to fewer digits would also cut a measured value's own
+# (1/3 is 0.3333333333333333 to 16).
+def statistic_rounded(value: float | None) -> float | None:
+    """A median or a sum of medians as every output gives it (the CSV, the
+    JSON and so the chart): the shortest decimal within one ulp of it, so
+    4.074355000000001 is 4.074355 and 0.3333333333333333 stays as it is.
+    None stays None."""
+    if value is None or not math.isfinite(value):
+        return value
+    ulp = math.ulp(value)
+    for digits in range(1, 17):
+        shorter = float(f"{value:.{digits}g}")
+        if abs(shorter - value) <= ulp:
+            return shorter
+    return value
+
+
 def _rounded(value: float | None, digits: int) -> float | None:
     if value is None:
         return None
@@ -72,7 +93,8 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
     against (the reference, or the first). Then the combined scores, if
     any: per series a TOTALS row (value = its sum, n = the common operations,
     relative = 100 * its ratio) and a geometric-mean row. Relative values
-    are rounded as ``relative_rounded`` says, ratios as ``ratio_rounded``."""
+    are rounded as ``relative_rounded`` says, ratios as ``ratio_rounded``,
+    medians and their sums as ``statistic_rounded``."""
     rows: list[list[object]] = [list(COLUMNS)]
     for series in comparison.series:
         for point in series.points:
@@ -80,7 +102,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                 [
                     csv_cell(series.label),
                     csv_cell(point.x),
-                    point.value,
+                    statistic_rounded(point.value),
                     point.n,
                     point.min,
                     point.max,
@@ -95,7 +117,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                 [
                     csv_cell(row.label),
                     TOTALS_ROW,
-                    totals.value,
+                    statistic_rounded(totals.value),
                     row.operations,
                     "",
                     "",
