@@ -381,3 +381,14 @@ def test_none_filters_give_the_same_answers_on_the_embedded_default(bob, tmp_pat
     assert on_postgresql[str({"series": "filesystem", "kernel": "(none)"})] == [
         ["", [[1, 1], [20, 1]]]
     ]
+
+
+def test_a_refused_value_leaves_nothing_behind_for_the_next_request(anonymous_api, results):
+    """Each filter set class builds its form class once (filters.py): a request's
+    errors and values stay its own, and runs and measurements keep their own fields."""
+    assert anonymous_api.get("/api/v1/runs/?cores=many").status_code == 400
+    assert count(anonymous_api, "/api/v1/runs/?cores=64") == 2
+    assert anonymous_api.get("/api/v1/measurements/?run=first").status_code == 400
+    assert anonymous_api.get("/api/v1/runs/?run=1").status_code == 400  # not a run filter
+    assert count(anonymous_api, "/api/v1/measurements/?cores=64") > 0
+    assert count(anonymous_api, "/api/v1/runs/?cores=64") == 2
