@@ -3,6 +3,8 @@ import os
 import django
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 
+from benchhub.lib.collector import freeze_what_startup_loaded
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchhub.settings")
 
 
@@ -26,3 +28,5 @@ class Handler(WSGIHandler):
 
 django.setup(set_prefix=False)
 application = Handler()
+# Set aside from the collector's passes what every request would walk again.
+freeze_what_startup_loaded()

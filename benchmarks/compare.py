@@ -506,6 +506,9 @@ def main() -> int:
         return 0
     from django.conf import settings
 
+    from benchhub.lib.collector import freeze_what_startup_loaded
+
+    freeze_what_startup_loaded()  # as benchhub/wsgi.py does in every web process
     client = Client()
     keep = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
     for name, query in CASES.items():

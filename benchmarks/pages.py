@@ -417,6 +417,9 @@ def time_pages(urls: dict[str, list[str]]) -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from benchhub.lib.collector import freeze_what_startup_loaded
+
+    freeze_what_startup_loaded()  # as benchhub/wsgi.py does in every web process
     client = Client()
     for kind, paths in urls.items():
         for path in paths[:3]:  # warm-up: connections, template cache

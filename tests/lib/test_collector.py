@@ -1,9 +1,12 @@
 """benchhub.lib.collector: the cyclic collector is off inside the block, on
-again once the last overlapping block ends, and left as it was found."""
+again once the last overlapping block ends, and left as it was found; the web
+process freezes what it loaded at start."""
 
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -66,3 +69,20 @@ def test_overlapping_blocks_in_two_threads_turn_it_on_only_when_both_end():
         "inside second, first done": False,
         "after second": True,
     }
+
+
+def test_the_web_process_sets_aside_what_it_loaded_before_its_first_request():
+    """benchhub.wsgi (gunicorn's and runserver's application) freezes what it loaded:
+    the views the URLconf imports are among the frozen objects, out of every pass."""
+    script = (
+        "import gc, benchhub.wsgi\n"
+        "from benchhub.comparisons import views\n"
+        "assert gc.get_freeze_count() > 10000, gc.get_freeze_count()\n"
+        "tracked = {id(o) for o in gc.get_objects()}\n"  # every generation but the frozen one
+        "print(id(views.compare) in tracked, id(views.__dict__) in tracked)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
