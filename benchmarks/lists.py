@@ -115,7 +115,7 @@ def main() -> int:
 
     port = ingest.free_port()
     gunicorn_args = argparse.Namespace(workers=1, worker_class="gthread", threads=4)
-    server = ingest.start_gunicorn(gunicorn_args, env, port)
+    server = ingest.start_gunicorn(gunicorn_args, env, port, vars(gunicorn_args))
     failures = 0
     try:
         ingest.wait_ready(server, port, 1)
