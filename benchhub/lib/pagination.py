@@ -8,6 +8,7 @@ from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.utils.urls import replace_query_param
 
 from benchhub.lib.api import ApiError
+from benchhub.lib.collector import cyclic_gc_paused
 
 
 def invalid_cursor(reason: str) -> ApiError:
@@ -99,3 +100,37 @@ class IdCursorPagination(CursorPagination):
         except ValidationError:
             raise invalid_cursor(f"its position is not a valid {field.name}") from None
         return cursor
+
+
+class PageBuiltWithCollectorPaused:
+    """A list view whose page (up to ``max_page_size`` rows, each several model
+    instances and a dict per nested object) is read and serialized with the
+    cyclic collector paused (benchhub.lib.collector), and left to reference
+    counting once answered.
+
+    DRF's request and view reference each other, and through the view the
+    paginator's page and the serializer hung on that cycle: a page of 1,000
+    measurements left 34,000 objects (its ten model instances a row) for the
+    collector to find, whose passes also walked them over and over while the
+    page was built. Here the rows are the serializer's plain list (its
+    ``data`` would keep the serializer, and so the page, through
+    ``ReturnList.serializer``) and the paginator lets go of the page once the
+    next link is written. A page of 1,000 measurements had alternated
+    between ~165 and ~300 ms by whether a full pass fell in it
+    (benchmarks/lists.py, docs/performance.md)."""
+
+    def list(self, request, *args, **kwargs):
+        with cyclic_gc_paused():
+            queryset = self.filter_queryset(self.get_queryset())
+            page = self.paginate_queryset(queryset)
+            rows = self.get_serializer(many=True).to_representation(page)
+            response = self.get_paginated_response(rows)
+            self.paginator.page = None
+            response.add_post_render_callback(self._let_go)
+            return response
+
+    def _let_go(self, response) -> None:
+        """Once the rows are written out, the cycles between the view, the
+        request and the response (its rendering context names all three) are
+        cut: reference counting frees the rows when the response is sent."""
+        self.request = self.response = response.renderer_context = None

@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from benchhub.lib.api import CATALOG_RETRY_AFTER_SECONDS, ApiError
 from benchhub.lib.jsonbody import read_json_body
 from benchhub.lib.ordering import FixedOrdering
-from benchhub.lib.pagination import IdCursorPagination
+from benchhub.lib.pagination import IdCursorPagination, PageBuiltWithCollectorPaused
 from benchhub.results import selectors
 from benchhub.results.exports import (
     JSON_LINES_TYPE,
@@ -229,7 +229,7 @@ class SubmissionDetailApi(APIView):
 # --- runs and measurements -------------------------------------------------------
 
 
-class RunListApi(generics.ListAPIView):
+class RunListApi(PageBuiltWithCollectorPaused, generics.ListAPIView):
     serializer_class = RunOutput
     filterset_class = RunFilter
     pagination_class = IdCursorPagination
@@ -265,7 +265,7 @@ PARAMETER_DOCS = [
 
 
 @extend_schema(parameters=PARAMETER_DOCS)
-class MeasurementListApi(generics.ListAPIView):
+class MeasurementListApi(PageBuiltWithCollectorPaused, generics.ListAPIView):
     serializer_class = MeasurementOutput
     filterset_class = MeasurementFilter
     pagination_class = IdCursorPagination
