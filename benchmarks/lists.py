@@ -80,6 +80,13 @@ def fill(url: str) -> int:
     submission_create(submitter=user, document=document, status=approved)
     for _ in range(20):
         submission_create(submitter=user, document=small_document(), status=approved)
+    # What autovacuum would have done by the time anyone reads: without the
+    # tables' statistics the first page of 100 rows took 127 ms (a sort of
+    # every row), with them 35.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
     return size
 
 
