@@ -67,17 +67,21 @@ def ratio_rounded(value: float | None) -> float | None:
 # (1/3 is 0.3333333333333333 to 16).
 def statistic_rounded(value: float | None) -> float | None:
     """A median or a sum of medians as every output gives it (the CSV, the
-    JSON and so the chart): the shortest decimal within one ulp of it, so
-    4.074355000000001 is 4.074355 and 0.3333333333333333 stays as it is.
+    JSON and so the chart): where fifteen significant digits come within
+    one ulp of it, the shortest decimal that does, so 4.074355000000001 is
+    4.074355; else the value itself (0.3333333333333333 stays as it is).
     None stays None."""
     if value is None or not math.isfinite(value):
         return value
+    fifteen = float(f"{value:.15g}")
     ulp = math.ulp(value)
-    for digits in range(1, 17):
+    if fifteen == value or abs(fifteen - value) > ulp:
+        return value  # its repr is already the shortest, or its digits are its own
+    for digits in range(1, 15):  # the noise: the shortest decimal within the ulp
         shorter = float(f"{value:.{digits}g}")
         if abs(shorter - value) <= ulp:
             return shorter
-    return value
+    return fifteen
 
 
 def _rounded(value: float | None, digits: int) -> float | None:
