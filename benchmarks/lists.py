@@ -25,6 +25,7 @@ import argparse
 import http.client
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -109,6 +110,9 @@ def main() -> int:
     )
     parser.add_argument("--keep-db", action="store_true")
     args = parser.parse_args()
+    # A SIGTERM (a test's timeout, a kill) leaves through the finally below:
+    # gunicorn stopped, the database dropped unless kept.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"{sys.argv[0]}: terminated"))
 
     url = ingest.database_url(args.admin_url, args.db_name)
     ingest.recreate_database(args.admin_url, args.db_name)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from benchhub_contract.verdicts import Verdict
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
@@ -15,6 +20,7 @@ from rest_framework.views import APIView
 from benchhub.comparisons.aggregation import Comparison, Point
 from benchhub.comparisons.exports import (
     comparison_csv_response,
+    median_shown,
     ratio_rounded,
     relative_rounded,
     statistic_rounded,
@@ -115,9 +121,9 @@ class ComparisonVerdictOutput(serializers.Serializer):
 
 class ComparisonPointOutput(serializers.Serializer):
     x = serializers.JSONField(help_text="the x value: a number, or text")
-    value = StatisticField(
-        help_text="median of the measurements at this point, its float noise dropped (the "
-        "shortest decimal within one ulp)"
+    value = serializers.SerializerMethodField(
+        help_text="median of the measurements at this point; where it is the mean of the two "
+        "middle ones, without float noise (to 15 significant digits when they are within one ulp)"
     )
     n = serializers.IntegerField(help_text="number of measurements")
     min = serializers.FloatField()
@@ -133,11 +139,15 @@ class ComparisonPointOutput(serializers.Serializer):
         "that series itself and where it has no value",
     )
 
+    @extend_schema_field(OpenApiTypes.DOUBLE)
+    def get_value(self, instance: Point) -> float | None:
+        return median_shown(_float(instance.value), instance.n)
+
     def to_representation(self, instance: Point) -> dict:
         # written out, as ComparisonVerdictOutput's
         return {
             "x": instance.x,
-            "value": statistic_rounded(_float(instance.value)),
+            "value": median_shown(_float(instance.value), instance.n),
             "n": None if instance.n is None else int(instance.n),
             "min": _float(instance.min),
             "max": _float(instance.max),

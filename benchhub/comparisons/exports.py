@@ -61,27 +61,31 @@ def ratio_rounded(value: float | None) -> float | None:
 
 
 # A median of an even count is the mean of the two middle values, and a sum of
-# medians adds them up: in floats each step may round by an ulp, and the
-# figure carries that noise (4.074355000000001 for the median of 4.07435 and
-# 4.07436). Rounding to fewer digits would also cut a measured value's own
-# (1/3 is 0.3333333333333333 to 16).
+# medians adds them up: each step may round by an ulp, and the figure carries
+# that noise (4.074355000000001 for the median of 4.07435 and 4.07436).
+# Rounding every figure to fewer digits would also move a measured value
+# (a rate computed by division has all seventeen): only those two are rounded.
 def statistic_rounded(value: float | None) -> float | None:
-    """A median or a sum of medians as every output gives it (the CSV, the
-    JSON and so the chart): where fifteen significant digits come within
-    one ulp of it, the shortest decimal that does, so 4.074355000000001 is
-    4.074355; else the value itself (0.3333333333333333 stays as it is).
-    None stays None."""
+    """A computed figure (an interpolated median, a sum of medians) as every
+    output gives it (the CSV, the JSON and so the chart): its fifteen
+    significant digits where they are within one ulp of it, so
+    4.074355000000001 is 4.074355; else the value itself (0.3333333333333333
+    stays as it is). Two decimals of fifteen digits are further apart than
+    two ulps, so no shorter decimal is within the ulp but that one. None
+    stays None."""
     if value is None or not math.isfinite(value):
         return value
     fifteen = float(f"{value:.15g}")
-    ulp = math.ulp(value)
-    if fifteen == value or abs(fifteen - value) > ulp:
-        return value  # its repr is already the shortest, or its digits are its own
-    for digits in range(1, 15):  # the noise: the shortest decimal within the ulp
-        shorter = float(f"{value:.{digits}g}")
-        if abs(shorter - value) <= ulp:
-            return shorter
-    return fifteen
+    return fifteen if abs(fifteen - value) <= math.ulp(value) else value
+
+
+def median_shown(value: float | None, n: int | None) -> float | None:
+    """A point's median as the outputs give it: rounded as ``statistic_rounded``
+    where it is the mean of two middle values (n even); otherwise it is one
+    of the measurements, every digit as stored."""
+    if n is not None and n % 2 == 0:
+        return statistic_rounded(value)
+    return value
 
 
 def _rounded(value: float | None, digits: int) -> float | None:
@@ -98,7 +102,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
     any: per series a TOTALS row (value = its sum, n = the common operations,
     relative = 100 * its ratio) and a geometric-mean row. Relative values
     are rounded as ``relative_rounded`` says, ratios as ``ratio_rounded``,
-    medians and their sums as ``statistic_rounded``."""
+    medians as ``median_shown``, their sums as ``statistic_rounded``."""
     rows: list[list[object]] = [list(COLUMNS)]
     for series in comparison.series:
         for point in series.points:
@@ -106,7 +110,7 @@ def comparison_csv_rows(comparison: Comparison) -> list[list[object]]:
                 [
                     csv_cell(series.label),
                     csv_cell(point.x),
-                    statistic_rounded(point.value),
+                    median_shown(point.value, point.n),
                     point.n,
                     point.min,
                     point.max,

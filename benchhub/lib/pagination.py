@@ -102,35 +102,44 @@ class IdCursorPagination(CursorPagination):
         return cursor
 
 
+# A list view whose page (up to max_page_size rows, each several model instances
+# and a dict per nested object) is read and serialized with the cyclic collector
+# paused (benchhub.lib.collector), and left to reference counting once answered.
+# (Comments, not a docstring: drf-spectacular would publish a docstring as the
+# description of every view that inherits it.)
+#
+# DRF's request and view reference each other, and through the view the
+# paginator's page and the serializer hung on that cycle: a page of 1,000
+# measurements left 34,000 objects (ten model instances a row) for the collector
+# to find, whose passes also walked them over and over while the page was built.
+# Here the rows are the serializer's plain list (its ``data`` would keep the
+# serializer, and so the page, through ``ReturnList.serializer``); once the
+# answer is rendered the paginator lets go of the page and the view of its
+# request and response. A page of 1,000 measurements had swung between ~160 and
+# ~440 ms by whether a full pass fell in it (docs/performance.md, Lists).
+#
+# The pause covers the query too, where the page's instances are made; other
+# threads of the process allocate with the collector off meanwhile, and the
+# first allocation after the last overlapping page sweeps what they left.
+# Rendered as JSON only (settings: the browsable API, which would read the page
+# and ReturnList.serializer again, is off); without a paginator, DRF's own list.
 class PageBuiltWithCollectorPaused:
-    """A list view whose page (up to ``max_page_size`` rows, each several model
-    instances and a dict per nested object) is read and serialized with the
-    cyclic collector paused (benchhub.lib.collector), and left to reference
-    counting once answered.
-
-    DRF's request and view reference each other, and through the view the
-    paginator's page and the serializer hung on that cycle: a page of 1,000
-    measurements left 34,000 objects (its ten model instances a row) for the
-    collector to find, whose passes also walked them over and over while the
-    page was built. Here the rows are the serializer's plain list (its
-    ``data`` would keep the serializer, and so the page, through
-    ``ReturnList.serializer``) and the paginator lets go of the page once the
-    next link is written. A page of 1,000 measurements had alternated
-    between ~165 and ~300 ms by whether a full pass fell in it
-    (benchmarks/lists.py, docs/performance.md)."""
-
     def list(self, request, *args, **kwargs):
+        if self.paginator is None:
+            return super().list(request, *args, **kwargs)
         with cyclic_gc_paused():
             queryset = self.filter_queryset(self.get_queryset())
             page = self.paginate_queryset(queryset)
+            if page is None:
+                return super().list(request, *args, **kwargs)
             rows = self.get_serializer(many=True).to_representation(page)
             response = self.get_paginated_response(rows)
-            self.paginator.page = None
             response.add_post_render_callback(self._let_go)
             return response
 
     def _let_go(self, response) -> None:
-        """Once the rows are written out, the cycles between the view, the
-        request and the response (its rendering context names all three) are
-        cut: reference counting frees the rows when the response is sent."""
+        # The rows are written out: the cycles between the view, the request and
+        # the response (its rendering context names all three) are cut, and
+        # reference counting frees the page when the response is sent.
+        self.paginator.page = None
         self.request = self.response = response.renderer_context = None

@@ -123,20 +123,28 @@ def test_relative_values_are_rounded_alike_in_json_csv_and_the_page(anonymous_ap
     assert '<span class="value">104.07</span>' in page
 
 
-def test_a_median_of_two_values_has_no_float_noise_in_json_or_csv(anonymous_api, bob):
+def test_a_median_of_two_values_has_no_float_noise_and_a_measured_one_every_digit(
+    anonymous_api, bob
+):
     # The mean of the two middle values: 4.074355000000001 in floats, both in
     # Python and in PostgreSQL's percentile_cont; 0.15000000000000002 likewise.
     assert (4.07435 + 4.07436) / 2 != 4.074355
-    store(bob, sweep_document({1: 4.07435, 2: 0.1}))
+    store(bob, sweep_document({1: 4.07435, 2: 0.1, 4: 9.000000000000002}))
     store(bob, sweep_document({1: 4.07436, 2: 0.2}))
-    store(bob, sweep_document({4: 1 / 3}))  # a measured value keeps all its digits
+    # A median that is one measurement keeps every digit, even one ulp from a
+    # shorter decimal (9.000000000000002 is 9.0's neighbour), as the run shows it.
+    assert float(f"{9.000000000000002:.15g}") == 9.0
 
     body = anonymous_api.get(URL, THROUGHPUT).json()
     csv_text = anonymous_api.get(URL, {**THROUGHPUT, "format": "csv"}).content.decode()
 
-    assert {x: p["value"] for x, p in points(body).items()} == {1: 4.074355, 2: 0.15, 4: 1 / 3}
+    assert {x: p["value"] for x, p in points(body).items()} == {
+        1: 4.074355,
+        2: 0.15,
+        4: 9.000000000000002,
+    }
     rows = list(csv.DictReader(io.StringIO(csv_text)))
-    assert [row["value"] for row in rows] == ["4.074355", "0.15", "0.3333333333333333"]
+    assert [row["value"] for row in rows] == ["4.074355", "0.15", "9.000000000000002"]
 
 
 def test_results_pending_for_another_user_are_not_counted_own_are(

@@ -10,6 +10,7 @@ import sys
 import threading
 
 import pytest
+from django.conf import settings
 
 from benchhub.lib.collector import cyclic_gc_paused
 
@@ -82,7 +83,12 @@ def test_the_web_process_sets_aside_what_it_loaded_before_its_first_request():
         "print(id(views.compare) in tracked, id(views.__dict__) in tracked)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", script],
+        cwd=settings.BASE_DIR,  # benchhub importable wherever pytest was started
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
