@@ -59,7 +59,7 @@ class RelativeField(serializers.FloatField):
 
 
 class StatisticField(serializers.FloatField):
-    """A median or a sum of them, rounded as in the CSV (``statistic_rounded``)."""
+    """A sum of medians, rounded as in the CSV (``statistic_rounded``)."""
 
     def to_representation(self, value) -> float:
         return statistic_rounded(super().to_representation(value))
