@@ -49,24 +49,48 @@ def mark_runs(runs: Iterable[tuple[int, str]], now: dt.datetime) -> bool:
         return queue_needed(cursor.fetchall(), now)
 
 
-# The marks of runs that the same statement inserts (PostgreSQL): two CTEs
-# to append to a WITH that has a CTE {runs} of (id, fingerprint), with the
-# stamp as the parameter %(marked_at)s. The same upserts as mark_runs; the
-# key marks' rows (inserted, claimed_at) are what queue_needed takes. The
-# upload stores its rows and their marks in one statement this way
-# (results/services.py).
+# Advisory locks of key marks (PostgreSQL; the first key of the two-key form):
+# an upload holds its keys' shared, so uploads never wait for each other here;
+# a refresh deciding that a key is done holds it exclusively (refresh._finish).
+MARK_LOCKS = 0x626D  # "bm"
+
+# The marks of runs that the same statement inserts (PostgreSQL): CTEs to
+# append to a WITH that has a CTE {runs} of (id, fingerprint), with the stamp
+# as the parameter %(marked_at)s. The upload stores its rows and their marks
+# in one statement this way (results/storage.py); the rows of ``dirty_key``
+# (inserted, claimed_at) are what queue_needed takes.
+#
+# A run mark is upserted as mark_runs does. A key mark is only inserted where
+# there is none: updating it, as mark_runs does, made every upload of a key
+# take its turn on that one row and hold it through its commit's WAL flush,
+# so a busy key's uploads committed one at a time (docs/performance.md,
+# Ingest). What the update told a refresh (a run came while it worked) it
+# now learns under the key's lock: the upload takes the lock (shared) before
+# it looks for the key's mark, and the refresh takes it (exclusive) before
+# it looks for the key's run marks, so it sees every run mark of an upload
+# that found the key marked; an upload that comes after the refresh removed
+# the mark inserts a new one, and queues a refresh.
 MARK_INSERTED_RUNS = """
-dirty_run AS (
+key_locked AS (
+    SELECT fingerprint, pg_advisory_xact_lock_shared({mark_locks}, hashtext(fingerprint)) AS held
+    FROM (SELECT DISTINCT fingerprint FROM {runs} ORDER BY fingerprint) AS keys
+), dirty_run AS (
     INSERT INTO {run_table} (run_id, fingerprint, marked_at)
     SELECT id, fingerprint, %(marked_at)s FROM {runs} ORDER BY id
     ON CONFLICT (run_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
         marked_at = EXCLUDED.marked_at
-), dirty_key AS (
+), key_inserted AS (
     INSERT INTO {key_table} (fingerprint, marked_at, rebuild_at)
-    SELECT DISTINCT fingerprint, %(marked_at)s, NULL::timestamptz FROM {runs}
+    SELECT fingerprint, %(marked_at)s, NULL::timestamptz FROM key_locked
     ORDER BY fingerprint
-    ON CONFLICT (fingerprint) DO UPDATE SET marked_at = EXCLUDED.marked_at
-    RETURNING (xmax = 0) AS inserted, claimed_at
+    ON CONFLICT (fingerprint) DO NOTHING
+    RETURNING fingerprint
+), dirty_key AS (
+    SELECT true AS inserted, NULL::timestamptz AS claimed_at FROM key_inserted
+    UNION ALL
+    SELECT false, mark.claimed_at FROM {key_table} AS mark
+    WHERE mark.fingerprint IN (SELECT fingerprint FROM key_locked)
+      AND mark.fingerprint NOT IN (SELECT fingerprint FROM key_inserted)
 )"""
 
 
@@ -75,6 +99,7 @@ def mark_inserted_runs_sql(runs: str) -> str:
     ``dirty_key``, whose rows tell queue_needed whether to queue a refresh."""
     quote = connection.ops.quote_name
     return MARK_INSERTED_RUNS.format(
+        mark_locks=MARK_LOCKS,
         run_table=quote(DirtyRun._meta.db_table),
         key_table=quote(DirtyKey._meta.db_table),
         runs=runs,

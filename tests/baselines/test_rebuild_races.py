@@ -242,3 +242,42 @@ def test_a_run_deleted_while_a_round_counts_it_leaves_the_baselines(bob, alice, 
         Run.objects.values_list("pk", flat=True)
     )
     assert not DirtyRun.objects.exists()
+
+
+def _waiting_on_a_lock(thread: threading.Thread) -> bool:
+    """True once another backend waits on a lock (the finishing round), False if the
+    thread ended first; polled, no sleep the test's outcome depends on."""
+    with connections["default"].cursor() as cursor:
+        while thread.is_alive():
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0]:
+                return True
+            thread.join(0.01)
+    return False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_that_finds_its_key_marked_keeps_it_marked_past_a_round_finishing(bob, alice):
+    """An upload of a key already marked leaves the mark as it is (uploads of one key
+    do not take turns on its row). A round that finishes the key meanwhile, having
+    counted bob's run, must still see the upload's run mark before it removes the key's
+    mark: else the run would be marked with no key mark to bring a round to it."""
+    (key,) = {run.fingerprint for run in Run.objects.filter(submission=publish(bob, 1000.0))}
+    claimed = refresh._claim(10)
+    refresh._apply(key, refresh.RUNS_PER_ROUND)  # bob's run counted, its mark gone
+    upload = HeldOpen(lambda: publish(alice, 3000.0))  # found the key marked; not committed
+    finishing = threading.Thread(target=lambda: (refresh._finish(claimed), connection.close()))
+    finishing.start()
+    waited = _waiting_on_a_lock(finishing)
+    upload.commit()
+    finishing.join(20)
+
+    assert waited  # the round waited for the upload
+    alices = Run.objects.filter(submission__submitter=alice).values_list("pk", flat=True)
+    assert DirtyRun.objects.filter(run_id__in=list(alices)).exists()
+    assert DirtyKey.objects.filter(fingerprint=key).exists()  # so a round will come
+    baselines_refresh()
+    assert (clients_20(key).n, clients_20(key).maximum) == (2, 3000.0)
