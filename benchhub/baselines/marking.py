@@ -51,7 +51,11 @@ def mark_runs(runs: Iterable[tuple[int, str]], now: dt.datetime) -> bool:
 
 # Advisory locks of key marks (PostgreSQL; the first key of the two-key form):
 # an upload holds its keys' shared, so uploads never wait for each other here;
-# a refresh deciding that a key is done holds it exclusively (refresh._finish).
+# a refresh deciding that a key is done holds it exclusively (hold_marks, in
+# refresh._finish), and moves a key it leaves marked to the back of the queue
+# (refresh._release: _claim takes the oldest marks first, and a busy key's
+# mark is no longer moved forward by its uploads).
+# Both take them in the order of the lock's number (two keys may share one).
 MARK_LOCKS = 0x626D  # "bm"
 
 # The marks of runs that the same statement inserts (PostgreSQL): CTEs to
@@ -61,7 +65,8 @@ MARK_LOCKS = 0x626D  # "bm"
 # (inserted, claimed_at) are what queue_needed takes.
 #
 # A run mark is upserted as mark_runs does. A key mark is only inserted where
-# there is none: updating it, as mark_runs does, made every upload of a key
+# there is none (an approval, a trusted submitter's too, still moves it forward
+# through mark_runs): updating it, as mark_runs does, made every upload of a key
 # take its turn on that one row and hold it through its commit's WAL flush,
 # so a busy key's uploads committed one at a time (docs/performance.md,
 # Ingest). What the update told a refresh (a run came while it worked) it
@@ -73,7 +78,8 @@ MARK_LOCKS = 0x626D  # "bm"
 MARK_INSERTED_RUNS = """
 key_locked AS (
     SELECT fingerprint, pg_advisory_xact_lock_shared({mark_locks}, hashtext(fingerprint)) AS held
-    FROM (SELECT DISTINCT fingerprint FROM {runs} ORDER BY fingerprint) AS keys
+    FROM (SELECT DISTINCT fingerprint FROM {runs}) AS keys
+    ORDER BY hashtext(fingerprint), fingerprint
 ), dirty_run AS (
     INSERT INTO {run_table} (run_id, fingerprint, marked_at)
     SELECT id, fingerprint, %(marked_at)s FROM {runs} ORDER BY id
@@ -82,6 +88,7 @@ key_locked AS (
 ), key_inserted AS (
     INSERT INTO {key_table} (fingerprint, marked_at, rebuild_at)
     SELECT fingerprint, %(marked_at)s, NULL::timestamptz FROM key_locked
+    WHERE (SELECT count(*) FROM key_locked) > 0  -- every lock before the first insert
     ORDER BY fingerprint
     ON CONFLICT (fingerprint) DO NOTHING
     RETURNING fingerprint
@@ -104,6 +111,24 @@ def mark_inserted_runs_sql(runs: str) -> str:
         key_table=quote(DirtyKey._meta.db_table),
         runs=runs,
     )
+
+
+def hold_marks(keys: list[str]) -> None:
+    """Until the caller's transaction ends, no upload of these keys is between
+    looking for its key's mark and committing (MARK_INSERTED_RUNS:
+    uploads hold the lock shared and do not update a mark they find): the
+    run marks read after this include every upload that found the mark.
+    PostgreSQL; in the order of the locks' numbers, as uploads take theirs
+    (two keys may hash to one lock: in key order, that could deadlock)."""
+    if connection.vendor != "postgresql" or not keys:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, h) "
+            "FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(%s::text[]) AS k) AS locks "
+            "ORDER BY h",
+            [MARK_LOCKS, list(set(keys))],
+        )
 
 
 # xmax = 0 marks a row this statement inserted rather than updated.

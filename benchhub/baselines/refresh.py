@@ -7,10 +7,8 @@ between uploads, moderation and the refresh, so that none waits for another
 and no step reads a whole key:
 
 - an upload or a status change *marks* its runs (DirtyRun) and their keys
-  (DirtyKey: a status change inserts or moves ``marked_at`` forward; an
-  upload only inserts a key mark where there is none, under the key's
-  shared mark lock, so that a busy key's uploads do not take turns on its
-  row: marking.MARK_INSERTED_RUNS). Nothing else;
+  (DirtyKey: insert, or move ``marked_at`` forward; an upload's statement
+  only inserts: marking.MARK_INSERTED_RUNS). Nothing else;
 - a refresh *claims* up to a batch of unclaimed keys in a short transaction
   (``claimed_at``, and its own token ``claim`` that only it releases), so
   that one key is only ever worked on by one refresh;
@@ -22,9 +20,8 @@ and no step reads a whole key:
   against the result. The work of one round is bounded by ``runs``;
 - it then deletes each run mark (and key mark) whose ``marked_at`` is still
   the one it read, and releases the rest (re-marked meanwhile, or more runs
-  than one round) for the next round; before it decides a key mark is done
-  it takes the key's mark lock exclusively, so that it sees the run marks of
-  every upload that found the mark and left it as it was;
+  than one round) for the next round, deciding under the keys' mark locks
+  (marking.hold_marks);
 - a claim older than CLAIM_EXPIRY is taken as abandoned (its process died)
   and claimed again by the next refresh, whoever runs it: the periodic
   sweep, a starting worker, or the next upload to that key (marking a key
@@ -53,11 +50,11 @@ from collections.abc import Iterable
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Model, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Now
 from django.utils import timezone
 
 from benchhub.baselines.histogram import bucket_of, summarize_buckets
-from benchhub.baselines.marking import CLAIM_EXPIRY, MARK_LOCKS, mark_keys
+from benchhub.baselines.marking import CLAIM_EXPIRY, hold_marks, mark_keys
 from benchhub.baselines.models import Baseline, BaselineBucket, CountedRun, DirtyKey, DirtyRun
 from benchhub.baselines.selectors import (
     baseline_measurements,
@@ -134,8 +131,9 @@ def _release(claimed: list[DirtyKey]) -> None:
     that expired under a slow round may have been taken over by another
     round, still at work, whose claim must keep a third one off the key."""
     if claimed:
+        # To the back of the queue: uploads leave a busy key's mark as it is.
         DirtyKey.objects.filter(pk__in=[m.pk for m in claimed], claim=claimed[0].claim).update(
-            claimed_at=None, claim=None
+            claimed_at=None, claim=None, marked_at=Now()
         )
 
 
@@ -147,7 +145,7 @@ def _finish(claimed: list[DirtyKey]) -> None:
         return
     keys = [m.fingerprint for m in claimed]
     with transaction.atomic():
-        _hold_marks(keys)
+        hold_marks(keys)
         busy = set(
             DirtyRun.objects.filter(fingerprint__in=keys).values_list("fingerprint", flat=True)
         )
@@ -264,21 +262,6 @@ def _hold(fingerprint: str) -> None:
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_KEY_LOCKS, fingerprint])
-
-
-def _hold_marks(keys: list[str]) -> None:
-    """Until the caller's transaction ends, no upload of these keys is between
-    looking for its key's mark and committing (marking.MARK_INSERTED_RUNS:
-    uploads hold the lock shared and do not update a mark they find): the
-    run marks read after this include every upload that found the mark.
-    PostgreSQL; in key order, as uploads take theirs."""
-    if connection.vendor != "postgresql" or not keys:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, hashtext(k)) FROM unnest(%s::text[]) AS k",
-            [MARK_LOCKS, sorted(set(keys))],
-        )
 
 
 def _unmark(marks: list[tuple[int, dt.datetime]]) -> None:

@@ -250,8 +250,8 @@ def _waiting_on_a_lock(thread: threading.Thread) -> bool:
     with connections["default"].cursor() as cursor:
         while thread.is_alive():
             cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database() AND pid <> pg_backend_pid()"
             )
             if cursor.fetchone()[0]:
                 return True
