@@ -52,9 +52,8 @@ def mark_runs(runs: Iterable[tuple[int, str]], now: dt.datetime) -> bool:
 # Advisory locks of key marks (PostgreSQL; the first key of the two-key form):
 # an upload holds its keys' shared, so uploads never wait for each other here;
 # a refresh deciding that a key is done holds it exclusively (hold_marks, in
-# refresh._finish), and moves a key it leaves marked to the back of the queue
-# (refresh._release: _claim takes the oldest marks first, and a busy key's
-# mark is no longer moved forward by its uploads).
+# refresh._finish). A busy key's mark keeps its first time, so _claim (oldest
+# first) takes it before keys marked later while it has runs left.
 # Both take them in the order of the lock's number (two keys may share one).
 MARK_LOCKS = 0x626D  # "bm"
 

@@ -50,7 +50,7 @@ from collections.abc import Iterable
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Model, Q, TextField
-from django.db.models.functions import Cast, Now
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from benchhub.baselines.histogram import bucket_of, summarize_buckets
@@ -131,9 +131,8 @@ def _release(claimed: list[DirtyKey]) -> None:
     that expired under a slow round may have been taken over by another
     round, still at work, whose claim must keep a third one off the key."""
     if claimed:
-        # To the back of the queue: uploads leave a busy key's mark as it is.
         DirtyKey.objects.filter(pk__in=[m.pk for m in claimed], claim=claimed[0].claim).update(
-            claimed_at=None, claim=None, marked_at=Now()
+            claimed_at=None, claim=None
         )
 
 

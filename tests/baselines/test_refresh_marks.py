@@ -154,23 +154,6 @@ def test_a_round_takes_at_most_its_limit_of_keys_and_counts_the_rest_rebuilds_in
     assert baselines_refresh(limit=1) == (1, 0)
 
 
-def test_a_key_left_marked_by_a_round_waits_behind_the_keys_marked_after_it(bob):
-    """Uploads leave a busy key's mark as they find it: the round that leaves it
-    marked (more runs than a round takes) sends it to the back, else the oldest mark
-    would be claimed first every round and a later key never."""
-    ((_, busy),) = set(_keys_by_rows(publish(bob, 1000.0, 1100.0, 1200.0, rows=100)))
-    ((_, later),) = set(_keys_by_rows(publish(bob, 2000.0, rows=200)))
-    assert DirtyKey.objects.get(fingerprint=busy).marked_at <= (
-        DirtyKey.objects.get(fingerprint=later).marked_at
-    )
-
-    assert baselines_refresh(limit=1, runs=1) == (1, 2)  # the busy key, two runs left
-    assert baselines_refresh(limit=1, runs=1) == (1, 1)  # the later key, done
-
-    assert not DirtyRun.objects.filter(fingerprint=later).exists()
-    assert DirtyRun.objects.filter(fingerprint=busy).count() == 2
-
-
 def test_the_nightly_marks_are_one_statement_for_a_few_keys(bob, django_assert_max_num_queries):
     two_keys(bob)
     publish(bob, 1000.0, rows=300)
