@@ -8,37 +8,18 @@ grow with the page."""
 from __future__ import annotations
 
 import gc
-import io
 
 import pytest
 
 from benchhub.results.models import Submission
 from benchhub.results.services import submission_create
-from benchhub.wsgi import application
 from tests.factories import sweep_document
+from tests.lib.wsgi_calls import call
 
 
 def get(path: str, query: str) -> bytes:
-    environ = {
-        "REQUEST_METHOD": "GET",
-        "PATH_INFO": path,
-        "QUERY_STRING": query,
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "80",
-        "HTTP_HOST": "127.0.0.1",
-        "wsgi.input": io.BytesIO(b""),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-    }
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer["status"] = status
-
-    chunks = application(environ, start_response)
-    body = b"".join(chunks)
-    chunks.close()  # as gunicorn does: the request_finished signal
-    assert answer["status"] == "200 OK", body[:500]
+    status, _, body = call("GET", path, query=query)
+    assert status == "200 OK", body[:500]
     return body
 
 

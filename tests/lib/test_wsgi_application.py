@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 
-from benchhub.wsgi import application
+from tests.lib import wsgi_calls
 
 
-def call(
-    path: str, content_type: str, body: bytes = b"{}", **headers: str
-) -> tuple[str, dict, bytes]:
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer["status"], answer["headers"] = status, dict(headers)
-
-    environ = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": path,
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "80",
-        "HTTP_HOST": "127.0.0.1",
-        "CONTENT_TYPE": content_type,
-        "CONTENT_LENGTH": str(len(body)),
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-        **headers,
-    }
-    chunks = application(environ, start_response)
-    return answer["status"], answer["headers"], b"".join(chunks)
+def call(path: str, content_type: str, **headers: str) -> tuple[str, dict, bytes]:
+    return wsgi_calls.call("POST", path, content_type=content_type, body=b"{}", **headers)
 
 
 @pytest.mark.parametrize("path", ["/api/v1/submissions/", "/api/v1/imports/", "/api/v1/nope/"])
