@@ -147,7 +147,7 @@ class ComparisonPointOutput(serializers.Serializer):
         # written out, as ComparisonVerdictOutput's
         return {
             "x": instance.x,
-            "value": median_shown(_float(instance.value), instance.n),
+            "value": self.get_value(instance),
             "n": None if instance.n is None else int(instance.n),
             "min": _float(instance.min),
             "max": _float(instance.max),
