@@ -46,7 +46,7 @@ nothing more at 1 M. docs/performance.md has the figures.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from django.db import connection, transaction
@@ -324,8 +324,25 @@ def _binary_cursor() -> CursorWrapper:
     return connection.make_cursor(raw)
 
 
+class FirstTry(Protocol):
+    """Another way to a comparison's cells, tried first in the same
+    transaction (from_packs.PackedCells): ``condition`` (SQL and its
+    parameters) is asked with the settings, in the same round trip; where it
+    holds, ``read`` gives the cells, or None (the rows are read then)."""
+
+    condition: tuple[str, list[Any]]
+
+    def read(self, cursor: CursorWrapper) -> Cells | None: ...
+
+    def not_read(self) -> None: ...
+
+
 def cells_in_postgresql(
-    queryset: QuerySet, query: ComparisonQuery, *, check_parameters: bool = False
+    queryset: QuerySet,
+    query: ComparisonQuery,
+    *,
+    check_parameters: bool = False,
+    first_try: FirstTry | None = None,
 ) -> Cells:
     assert connection.vendor == "postgresql"
     # Written before the transaction: a filter no row can match (cores=-1)
@@ -335,7 +352,18 @@ def cells_in_postgresql(
     # No savepoint inside a caller's transaction: the setting then lasts
     # until that transaction ends, which is harmless, and costs no round trip.
     with transaction.atomic(savepoint=False), _binary_cursor() as cursor:
-        cursor.execute(settings_statement())
+        if first_try is None:
+            cursor.execute(settings_statement())
+        else:
+            condition, params = first_try.condition
+            cursor.execute(
+                connection.ops.compose_sql(f"{settings_statement()}, {condition}", params)
+            )
+            if cursor.fetchone()[-1]:
+                cells = first_try.read(cursor)
+                if cells is not None:
+                    return cells
+            first_try.not_read()
         cursor.execute(connection.ops.compose_sql(*statement))
         rows = cursor.fetchall()
         if any(row[-1] and len(row[7] or ()) < aggregation.VERDICT_RUNS for row in rows):
@@ -344,7 +372,13 @@ def cells_in_postgresql(
             uncut = cells_statement(queryset, query, cut=False, mixed=check_parameters)
             cursor.execute(connection.ops.compose_sql(*uncut))
             rows = cursor.fetchall()
+    return cells_collected(query, rows)
 
+
+def cells_collected(query: ComparisonQuery, rows: list[tuple]) -> Cells:
+    """The cells of ``rows``, one per cell: (series key, x key, n, min, max,
+    approximate n, (q1, median, q3), first runs, their values, their only
+    measurements' ids, whether its parameter keys differ, anything)."""
     cells = Cells(parameters_may_differ=False)
     for (
         series_key,

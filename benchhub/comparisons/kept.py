@@ -178,6 +178,12 @@ def _versions(metric: int) -> tuple[str, str]:
     return _versions_and_entry(metric, None)[0]
 
 
+def data_versions(metric: int) -> tuple[str, str]:
+    """The versions of what an answer of ``metric`` reads: every metric's
+    and its own (packs.py builds from them too). Raises where the cache is away."""
+    return _versions(metric)
+
+
 def _versions_and_entry(metric: int, digest: str | None) -> tuple[tuple[str, str], Any]:
     """The versions of every metric and of ``metric``, made if missing, and
     the entry kept under ``digest`` (None: not read), in one round trip."""

@@ -35,6 +35,7 @@ from benchhub.comparisons.aggregation import (
     order_key,
     samples_wanted,
 )
+from benchhub.comparisons.from_packs import PackedCells, packs_can_answer
 from benchhub.comparisons.in_database import SplitGroups, cells_in_postgresql, key_expression
 from benchhub.comparisons.kept import kept_answer
 from benchhub.comparisons.query import PER, ComparisonQuery, InvalidComparison
@@ -101,7 +102,14 @@ def _comparison_compute(
         try:
             if connection.vendor != "postgresql":
                 raise SplitGroups
-            cells = cells_in_postgresql(measurements, query, check_parameters=check_parameters)
+            packed = (
+                PackedCells.of(query, check_parameters=check_parameters)
+                if packs_can_answer(user, query)
+                else None
+            )
+            cells = cells_in_postgresql(
+                measurements, query, check_parameters=check_parameters, first_try=packed
+            )
         except (SplitGroups, EmptyResultSet):
             # EmptyResultSet: a filter no row can match (cores=-1), for which
             # Django writes no statement; the ORM's read then answers no rows.

@@ -20,8 +20,10 @@ import time
 
 from celery import shared_task
 from django.conf import settings
+from django.db import connection
 
 from benchhub.comparisons.kept import kept_answer_forget_if_changed, kept_answers_stale, refreshing
+from benchhub.comparisons.packs import packs_build, packs_build_started
 from benchhub.comparisons.selectors import comparison_answer_refresh
 
 logger = logging.getLogger(__name__)
@@ -51,3 +53,13 @@ def comparisons_refresh_task() -> int:
     if refreshed:
         logger.info("comparisons: %d kept answers computed again", refreshed)
     return refreshed
+
+
+@shared_task
+def packs_build_task(metric_id: int) -> int:
+    """Build a metric's measurement packs (packs.py), asked for by the first
+    comparison that found them older than the data; how many."""
+    if connection.vendor != "postgresql":
+        return 0
+    packs_build_started(metric_id)
+    return packs_build(metric_id)

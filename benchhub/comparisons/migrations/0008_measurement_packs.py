@@ -1,0 +1,90 @@
+"""Measurement packs (models.py, packs.py): the table of packs and of the
+metrics whose packs are built. Built by the worker on a comparison's first
+request after a change, not here: until then comparisons read the rows.
+
+A large pack's bytes are stored out of line uncompressed (STORAGE
+EXTERNAL): numbers barely compress, and a comparison reads every byte.
+"""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+def _external(apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for column in ("vals", "runs", "ids"):
+        schema_editor.execute(
+            f'ALTER TABLE comparisons_measurementpack ALTER COLUMN "{column}" SET STORAGE EXTERNAL'
+        )
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("comparisons", "0007_kept_answers_in_the_cache"),
+        ("results", "0013_run_submission_status"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="PackedMetric",
+            fields=[
+                (
+                    "metric",
+                    models.OneToOneField(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        primary_key=True,
+                        related_name="+",
+                        serialize=False,
+                        to="results.metric",
+                    ),
+                ),
+                ("versions", models.CharField(max_length=100)),
+                ("built_at", models.DateTimeField()),
+                ("packs", models.PositiveIntegerField()),
+                ("seconds", models.FloatField()),
+            ],
+        ),
+        migrations.CreateModel(
+            name="MeasurementPack",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("approximate", models.BooleanField()),
+                ("parameters", models.JSONField()),
+                ("parameter_keys", models.JSONField()),
+                ("n", models.PositiveIntegerField()),
+                ("low", models.FloatField()),
+                ("high", models.FloatField()),
+                ("vals", models.BinaryField()),
+                ("runs", models.BinaryField()),
+                ("ids", models.BinaryField()),
+                (
+                    "metric",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="results.metric",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        db_index=False,
+                        help_text="one of the pack's runs, which stands for all of them in filters",
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="results.run",
+                    ),
+                ),
+            ],
+        ),
+        migrations.RunPython(_external, migrations.RunPython.noop),
+    ]

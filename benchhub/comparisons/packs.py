@@ -1,0 +1,168 @@
+"""Measurement packs: built, checked current, and asked for.
+
+A comparison at ten million measurements read 1.5 million rows for one
+answer, about 1.4 CPU-seconds of PostgreSQL on two cores
+(docs/performance.md); its answer needs each cell's values, runs and ids,
+not each row. A pack (models.py) is the approved measurements of one
+metric that no public comparison can tell apart, their values, run ids
+and ids packed as bytes: a comparison reads a pack per ~11 measurements
+(benchmarks/compare.py's 10 M data) and PostgreSQL concatenates bytes per
+cell instead of building arrays row by row (from_packs.py).
+
+Exact, never stale: a metric's packs are built from one snapshot, with the
+versions of its data (kept.py's, bumped on commit of every change a
+comparison could see: changes.py) read before it began. A comparison uses
+the packs only where those are still the current versions, checked in the
+same statement that reads the packs (one snapshot); otherwise it reads the
+rows as before and asks the worker to build the metric's packs again
+(``packs_wanted``). A change committed while packs are built bumps the
+versions after they were read: those packs are out of date at once and
+never used. Between a change's commit and its bump (the next statement of
+the same thread) a comparison may still read the packs from before it, as
+a kept answer may still be served: as if it had been asked a moment
+earlier.
+
+PostgreSQL only: the embedded default aggregates in Python.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.core.cache import caches
+from django.db import connection, transaction
+from django.utils import timezone
+
+from benchhub.comparisons import kept
+from benchhub.comparisons.models import PackedMetric
+from benchhub.results.models import Submission
+
+log = logging.getLogger(__name__)
+
+# What a pack's measurements share: everything a comparison filters or
+# groups on (benchhub.results.filters.MeasurementFilter, query.AXIS_DIMENSIONS)
+# but the run and its submission. JSON as text: two measurements whose
+# parameters differ only in spelling (20 and 20.0, equal as jsonb) are not
+# in one pack, so that any expression over the pack's copy gives what it
+# gives over each of them.
+PACK_KEY = (
+    "m.metric_id",
+    "m.approximate",
+    "m.parameters::text",
+    "m.parameter_keys::text",
+    "r.benchmark_id",
+    "r.benchmark_version",
+    "r.fingerprint",
+    "r.hardware_id",
+    "r.storage_id",
+    "r.os_id",
+    "r.server_id",
+    "r.client_id",
+    "r.noise",
+    "r.parameters::text",
+    "r.parameter_keys::text",
+)
+
+_BUILD = f"""
+    INSERT INTO comparisons_measurementpack
+        (metric_id, run_id, approximate, parameters, parameter_keys,
+         n, low, high, vals, runs, ids)
+    SELECT m.metric_id, min(m.run_id), m.approximate,
+           min(m.parameters::text)::jsonb, min(m.parameter_keys::text)::jsonb,
+           count(*), min(m.value), max(m.value),
+           string_agg(float8send(m.value), '' ORDER BY m.id),
+           string_agg(int8send(m.run_id), '' ORDER BY m.id),
+           string_agg(int8send(m.id), '' ORDER BY m.id)
+    FROM results_measurement AS m
+    JOIN results_run AS r ON r.id = m.run_id
+    WHERE m.metric_id = %s AND r.submission_status = %s
+    GROUP BY {", ".join(PACK_KEY)}
+"""  # noqa: S608 -- our own column names
+
+# A metric's packs are built by one transaction at a time: two would each
+# delete the packs they see and insert their own.
+_BUILD_LOCK = 0x7061636B  # "pack"
+
+# How long a build asked for is not asked again (the worker clears it as it
+# starts, so a change during a build asks for the next one).
+WANTED_SECONDS = 600
+
+
+def _versions_text(metric_id: int) -> str:
+    """The current versions of ``metric_id``'s data, as a pack stores them."""
+    return ":".join(kept.data_versions(metric_id))
+
+
+def packs_build(metric_id: int) -> int:
+    """Build ``metric_id``'s packs from the approved rows; how many."""
+    assert connection.vendor == "postgresql"
+    started = time.monotonic()
+    # Read before the snapshot the packs are built from (see the module).
+    versions = _versions_text(metric_id)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_BUILD_LOCK, metric_id])
+        # The same work memory as a comparison: the grouping's arrays.
+        cursor.execute("SELECT set_config('work_mem', '64MB', true)")
+        cursor.execute("DELETE FROM comparisons_measurementpack WHERE metric_id = %s", [metric_id])
+        cursor.execute(_BUILD, [metric_id, Submission.Status.APPROVED])
+        count = cursor.rowcount
+        # The planner's counts of packs per metric, as they are now: a build
+        # replaces a metric's packs at once, long before autovacuum looks.
+        cursor.execute("ANALYZE comparisons_measurementpack")
+        PackedMetric.objects.update_or_create(
+            metric_id=metric_id,
+            defaults={
+                "versions": versions,
+                "built_at": timezone.now(),
+                "packs": count,
+                "seconds": time.monotonic() - started,
+            },
+        )
+    log.info("comparisons: %d packs of metric %d built", count, metric_id)
+    return count
+
+
+def packs_current_clause(metric_id: int) -> tuple[str, list[str]] | None:
+    """A condition (and its parameters) true where ``metric_id``'s packs were
+    built from the data as it is now, for the statement that reads them; None
+    where the versions cannot be read (the cache is away: the rows are read)."""
+    try:
+        versions = _versions_text(metric_id)
+    except Exception as exc:
+        log.warning("comparisons: versions unread, packs not used: %s", exc)
+        return None
+    return (
+        f"EXISTS (SELECT 1 FROM {PackedMetric._meta.db_table} "  # noqa: S608 -- our table
+        "WHERE metric_id = %s AND versions = %s)",
+        [metric_id, versions],
+    )
+
+
+def packs_wanted(metric_id: int) -> None:
+    """Ask the worker to build ``metric_id``'s packs, once however many ask
+    (until it starts or ``WANTED_SECONDS`` pass), after the current
+    transaction commits."""
+    from benchhub.comparisons.tasks import packs_build_task
+
+    def ask() -> None:
+        try:
+            if not caches["kept"].add(_wanted_key(metric_id), 1, timeout=WANTED_SECONDS):
+                return
+        except Exception as exc:
+            log.warning("comparisons: packs asked for without the cache: %s", exc)
+        packs_build_task.delay(metric_id)
+
+    transaction.on_commit(ask)
+
+
+def packs_build_started(metric_id: int) -> None:
+    """The worker starts a build: a change from now on asks for another."""
+    try:
+        caches["kept"].delete(_wanted_key(metric_id))
+    except Exception as exc:
+        log.warning("comparisons: packs asked for not cleared: %s", exc)
+
+
+def _wanted_key(metric_id: int) -> str:
+    return f"packs-wanted:{metric_id}"
