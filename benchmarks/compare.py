@@ -19,6 +19,11 @@ One run:
    data changes (benchhub/comparisons/kept.py; in Redis, ``--redis-url``);
 3. prints the plan (EXPLAIN ANALYZE) of the cells query of each case.
 
+Computed answers come from the measurement packs (benchhub/comparisons/packs.py)
+where they are current: before timing, each case's metric has its packs built if
+they are not (the build's time is printed), and each line says whether the packs or
+the rows answered. ``--rows`` times the rows' statement instead (packs not read).
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bh_stats_bench \\
         .venv/bin/python benchmarks/compare.py --measurements 1000000
 
@@ -28,6 +33,7 @@ Targets (issue 10): p95 < 150 ms at 1 M measurements, < 500 ms at 10 M.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
@@ -452,20 +458,64 @@ def percentile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def plan(query: dict) -> str:
+def plan(query: dict, *, packed: bool) -> str:
     from django.contrib.auth.models import AnonymousUser
     from django.db import connection, transaction
 
     from benchhub.comparisons import selectors
+    from benchhub.comparisons.from_packs import PackedCells
     from benchhub.comparisons.in_database import cells_statement, settings_statement
     from benchhub.comparisons.query import comparison_query_parse
 
     parsed = comparison_query_parse({k: [v] for k, v in query.items()})
-    sql, params = cells_statement(selectors._measurements(AnonymousUser(), parsed), parsed)
+    if packed:
+        sql, params = PackedCells.of(parsed).statement
+    else:
+        sql, params = cells_statement(selectors._measurements(AnonymousUser(), parsed), parsed)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(settings_statement())
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS OFF) " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def packs_ready() -> None:
+    """Each case's metric with current packs: built where they are not, timed."""
+    from benchhub.comparisons import packs
+    from benchhub.comparisons.models import PackedMetric
+    from benchhub.results.models import Metric
+
+    for query in CASES.values():
+        metric = Metric.objects.get(benchmark__name=query["benchmark"], name=query["metric"])
+        built = PackedMetric.objects.filter(metric=metric).first()
+        if built is not None and built.versions == packs._versions_text(metric.pk):
+            continue
+        started = time.perf_counter()
+        count = packs.packs_build(metric.pk)
+        print(
+            f"packs of {query['benchmark']} {query['metric']} built: {count:,} packs "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
+
+
+@contextlib.contextmanager
+def packs_counted():
+    """How many cells were read from packs while inside (a list, filled)."""
+    from benchhub.comparisons.from_packs import PackedCells
+
+    read = PackedCells.read
+    counted: list[int] = []
+
+    def counting(self, cursor):
+        cells = read(self, cursor)
+        if cells is not None:
+            counted.append(1)
+        return cells
+
+    PackedCells.read = counting
+    try:
+        yield counted
+    finally:
+        PackedCells.read = read
 
 
 def main() -> int:
@@ -478,6 +528,9 @@ def main() -> int:
     parser.add_argument("--refill", action="store_true")
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--plans", action="store_true", help="print EXPLAIN ANALYZE of each case")
+    parser.add_argument(
+        "--rows", action="store_true", help="computed answers from the rows, not the packs"
+    )
     parser.add_argument(
         "--redis-url",
         default="redis://127.0.0.1:6379/7",
@@ -509,6 +562,9 @@ def main() -> int:
     from benchhub.lib.collector import freeze_what_startup_loaded
 
     freeze_what_startup_loaded()  # as benchhub/wsgi.py does in every web process
+    settings.BENCHHUB_COMPARISON_PACKS = not args.rows
+    if not args.rows:
+        packs_ready()
     client = Client()
     keep = settings.BENCHHUB_COMPARISON_KEEP_SECONDS
     for name, query in CASES.items():
@@ -518,16 +574,21 @@ def main() -> int:
             # (benchhub/comparisons/kept.py), as every later one is.
             for mode, seconds in (("computed", 0), ("kept", keep)):
                 settings.BENCHHUB_COMPARISON_KEEP_SECONDS = seconds
-                timings, queries, size, database, cpu = measure(client, path, query, args.requests)
+                with packs_counted() as packed:
+                    timings, queries, size, database, cpu = measure(
+                        client, path, query, args.requests
+                    )
+                source = "kept" if mode == "kept" else "packs" if packed else "rows"
                 print(
-                    f"{name:66} {path:22} {mode:8} p50 {statistics.median(timings):6.0f} ms  "
+                    f"{name:66} {path:22} {mode:8} {source:5} "
+                    f"p50 {statistics.median(timings):6.0f} ms  "
                     f"p95 {percentile(timings, 0.95):6.0f} ms  {queries} queries  "
                     f"{size / 1024:.0f} kB  (p50: database {statistics.median(database):.0f} ms, "
                     f"Python CPU {statistics.median(cpu):.0f} ms)"
                 )
             settings.BENCHHUB_COMPARISON_KEEP_SECONDS = keep
         if args.plans:
-            print(plan(query))
+            print(plan(query, packed=not args.rows))
     print(f"load average {os.getloadavg()[0]:.2f} after")
     return 0
 

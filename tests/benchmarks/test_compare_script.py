@@ -35,5 +35,9 @@ def test_the_comparison_benchmark_fills_and_times_every_case(tmp_path):
     timed = [line for line in done.stdout.splitlines() if " p95 " in line]
     assert len(timed) == 12, done.stdout  # 3 cases x 2 endpoints x computed and kept
     assert sum(" computed " in line for line in timed) == 6
+    # computed from the packs, built before the timing (packs.py)
+    assert sum(" computed packs " in line for line in timed) == 6, timed
+    # two metrics: select-update throughput (cases 1 and 2), sql-bench seconds
+    assert len(re.findall(r"packs of .* built: [\d,]+ packs", done.stdout)) == 2, done.stdout
     # where each case's time went: the database's wait and Python's CPU, each a number
     assert all(re.search(r"database \d+ ms, Python CPU \d+ ms", line) for line in timed), timed
