@@ -1,8 +1,8 @@
 """A comparison's cells computed from measurement packs (packs.py): the same
 cells as in_database.py computes from the rows, bit for bit.
 
-PostgreSQL keeps the packs the comparison's filters keep (each pack's run
-stands for all of its runs: models.py) and concatenates, per cell, the
+PostgreSQL keeps the packs the comparison's filters keep (on each pack's
+copy of what its measurements share: models.py) and concatenates, per cell, the
 packed values, run ids and ids of the runs a verdict may sample (all, or
 the quiet ones) and the values of the others: one row per cell, as bytes.
 NumPy then does what the rows' statement has PostgreSQL do:
@@ -26,11 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import django_filters
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, Value
+from django.db.models.fields.json import KeyTextTransform
 from django.utils.datastructures import MultiValueDict
 
 from benchhub.comparisons import aggregation
@@ -44,8 +46,8 @@ from benchhub.comparisons.in_database import (
 )
 from benchhub.comparisons.models import MeasurementPack
 from benchhub.comparisons.packs import packs_current_clause, packs_wanted
-from benchhub.comparisons.query import ComparisonQuery
-from benchhub.results.filters import MeasurementFilter
+from benchhub.comparisons.query import Axis, ComparisonQuery
+from benchhub.results.filters import PARAM_NAME, FlagFilter, filterset_with_run_fields
 
 # What a pack does not keep apart: its runs' submissions (and so their
 # submitters, sources and statuses) and the runs themselves.
@@ -53,6 +55,29 @@ NOT_IN_PACKS = frozenset({"submission", "source", "status", "submitter", "run"})
 
 _FLOAT = np.dtype(">f8")
 _INTEGER = np.dtype(">i8")
+
+
+# The measurement filters, named on a pack: run__hardware__cores is
+# run_hardware__cores (no run filter: packs_can_answer refuses it).
+PackFilter = filterset_with_run_fields(
+    MeasurementPack,
+    "run_",
+    metric=django_filters.CharFilter(method="filter_metric"),
+    approximate=FlagFilter(field_name="approximate"),
+    measurement_params=True,
+)
+
+
+def _key_expression(axis: Axis):
+    """in_database.key_expression, on a pack's copies."""
+    if axis.name.startswith("run_param."):
+        name = axis.name.removeprefix("run_param.")
+        if not PARAM_NAME.match(name):
+            raise ValueError(f"{name!r} is not a parameter name")
+        return KeyTextTransform(name, "run_parameter_keys")
+    if axis.is_parameter:
+        return key_expression(axis)  # the pack's own parameter_keys
+    return F("run_" + axis.path.removeprefix("run__"))
 
 
 def packs_can_answer(user: User | AnonymousUser, query: ComparisonQuery) -> bool:
@@ -123,24 +148,24 @@ def _statement(
 ) -> tuple[str, list]:
     packs = MeasurementPack.objects.filter(metric=query.metric)
     data = MultiValueDict({key: values for key, values in query.filters.items() if values})
-    # The filters of the rows' query, applied to each pack's run and point
-    # (selectors._measurements has refused any that is not valid).
+    # The filters of the rows' query, on the pack's copies (selectors._measurements
+    # has refused any that is not valid).
     keyed = (
-        MeasurementFilter(data=data, queryset=packs)
+        PackFilter(data=data, queryset=packs)
         .qs.order_by()
         .annotate(
-            _x=key_expression(query.x),
-            _s=key_expression(query.series)
+            _x=_key_expression(query.x),
+            _s=_key_expression(query.series)
             if query.series is not None
             else Value(query.metric.name),
-            _eligible=ExpressionWrapper(Q(run__noise=""), output_field=BooleanField())
+            _eligible=ExpressionWrapper(Q(run_noise=""), output_field=BooleanField())
             if query.quiet_verdicts
             else Value(True, output_field=BooleanField()),
         )
     )
     columns = ["_s", "_x", "n", "low", "high", "approximate", "vals", "runs", "ids", "_eligible"]
     if mixed:
-        keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run__parameter_keys"))
+        keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run_parameter_keys"))
         columns += ["_keys", "_run_keys"]
     inner, params = keyed.values(*columns).query.sql_with_params()
     condition, condition_params = current

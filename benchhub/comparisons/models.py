@@ -9,36 +9,55 @@ runs of the same benchmark version, fingerprint, machine, storage, OS,
 server, client, noise flags and run parameters (``packs.PACK_KEY``). What
 tells them apart is only their run and submission, so a comparison that
 filters or groups on those (submitter, submission, source, status, run)
-reads the rows. Because every run of a pack is alike in all of that, one
-of them (``run``) stands for all: the comparison's own filters, applied
-to that run and to the pack's point, keep or drop the whole pack exactly
-as they would keep or drop each of its measurements.
+reads the rows. A pack keeps its own copy of what its runs share (the
+``run_`` fields), so the comparison's own filters, applied to the pack,
+keep or drop the whole pack exactly as they would keep or drop each of its
+measurements, with no join to the runs.
 """
 
 from __future__ import annotations
 
 from django.db import models
 
-from benchhub.results.models import Metric, Run
+from benchhub.results.models import (
+    Benchmark,
+    Client,
+    DatabaseServer,
+    Hardware,
+    Metric,
+    OperatingSystem,
+    Storage,
+)
+
+
+def _copy(model, **options) -> models.ForeignKey:
+    # Not a constraint: a pack is rebuilt from the rows, never the other way
+    # round, and deleting a row must not wait for the packs.
+    return models.ForeignKey(
+        model, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", **options
+    )
 
 
 class MeasurementPack(models.Model):
-    # Not constraints: a pack is rebuilt from the rows, never the other way
-    # round, and deleting a run or metric must not wait for its packs.
-    metric = models.ForeignKey(
-        Metric, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
-    )
-    run = models.ForeignKey(
-        Run,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        related_name="+",
-        db_index=False,
-        help_text="one of the pack's runs, which stands for all of them in filters",
-    )
+    """What its measurements share (packs.PACK_KEY), named as the comparison
+    filters name it from a measurement with ``run__`` as ``run_``
+    (benchhub.results.filters.filterset_with_run_fields), and their numbers."""
+
+    metric = _copy(Metric)
     approximate = models.BooleanField()
     parameters = models.JSONField()
     parameter_keys = models.JSONField()
+    run_benchmark = _copy(Benchmark, db_index=False)
+    run_benchmark_version = models.CharField(max_length=20)
+    run_fingerprint = models.CharField(max_length=64)
+    run_hardware = _copy(Hardware, db_index=False)
+    run_storage = _copy(Storage, db_index=False)
+    run_os = _copy(OperatingSystem, db_index=False)
+    run_server = _copy(DatabaseServer, db_index=False)
+    run_client = _copy(Client, db_index=False)
+    run_noise = models.CharField(max_length=40)
+    run_parameters = models.JSONField()
+    run_parameter_keys = models.JSONField()
     n = models.PositiveIntegerField()
     low = models.FloatField()
     high = models.FloatField()
@@ -49,7 +68,7 @@ class MeasurementPack(models.Model):
     ids = models.BinaryField()
 
     def __str__(self) -> str:
-        return f"{self.n} measurements of metric {self.metric_id} like run {self.run_id}'s"
+        return f"{self.n} measurements of metric {self.metric_id} alike"
 
 
 class PackedMetric(models.Model):

@@ -64,12 +64,36 @@ PACK_KEY = (
     "r.parameter_keys::text",
 )
 
+# Each PACK_KEY column and the pack's field that keeps its copy.
+_COPIES = {
+    "m.metric_id": "metric_id",
+    "m.approximate": "approximate",
+    "m.parameters::text": "parameters",
+    "m.parameter_keys::text": "parameter_keys",
+    "r.benchmark_id": "run_benchmark_id",
+    "r.benchmark_version": "run_benchmark_version",
+    "r.fingerprint": "run_fingerprint",
+    "r.hardware_id": "run_hardware_id",
+    "r.storage_id": "run_storage_id",
+    "r.os_id": "run_os_id",
+    "r.server_id": "run_server_id",
+    "r.client_id": "run_client_id",
+    "r.noise": "run_noise",
+    "r.parameters::text": "run_parameters",
+    "r.parameter_keys::text": "run_parameter_keys",
+}
+assert tuple(_COPIES) == PACK_KEY
+
+
+def _copied(column: str) -> str:
+    # JSON grouped as text goes back to jsonb (each pack's is one text)
+    return f"{column}::jsonb" if column.endswith("::text") else column
+
+
 _BUILD = f"""
     INSERT INTO comparisons_measurementpack
-        (metric_id, run_id, approximate, parameters, parameter_keys,
-         n, low, high, vals, runs, ids)
-    SELECT m.metric_id, min(m.run_id), m.approximate,
-           min(m.parameters::text)::jsonb, min(m.parameter_keys::text)::jsonb,
+        ({", ".join(_COPIES.values())}, n, low, high, vals, runs, ids)
+    SELECT {", ".join(_copied(column) for column in PACK_KEY)},
            count(*), min(m.value), max(m.value),
            string_agg(float8send(m.value), '' ORDER BY m.id),
            string_agg(int8send(m.run_id), '' ORDER BY m.id),

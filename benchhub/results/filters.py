@@ -543,7 +543,9 @@ class ParameterFilterSet(django_filters.FilterSet):
         return queryset
 
 
-def _filterset(model: type, run_prefix: str, **extra: object) -> type[ParameterFilterSet]:
+def filterset_with_run_fields(
+    model: type, run_prefix: str, **extra: object
+) -> type[ParameterFilterSet]:
     """A FilterSet with one filter per RUN_FIELDS entry, reached from
     ``model`` through ``run_prefix``."""
     attrs: dict[str, object] = {
@@ -557,8 +559,8 @@ def _filterset(model: type, run_prefix: str, **extra: object) -> type[ParameterF
     return type(f"{model.__name__}Filter", (ParameterFilterSet,), attrs)
 
 
-RunFilter = _filterset(Run, "")
-MeasurementFilter = _filterset(
+RunFilter = filterset_with_run_fields(Run, "")
+MeasurementFilter = filterset_with_run_fields(
     Measurement,
     "run__",
     metric=django_filters.CharFilter(method="filter_metric"),
