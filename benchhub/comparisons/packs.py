@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import caches
 from django.db import connection, transaction
 from django.utils import timezone
 
 from benchhub.comparisons import kept
 from benchhub.comparisons.models import PackedMetric
+from benchhub.lib.queueing import task_queue
 from benchhub.results.models import Submission
 
 log = logging.getLogger(__name__)
@@ -108,9 +111,14 @@ _BUILD = f"""
 # delete the packs they see and insert their own.
 _BUILD_LOCK = 0x7061636B  # "pack"
 
-# How long a build asked for is not asked again (the worker clears it as it
-# starts, so a change during a build asks for the next one).
+# How long a build asked for is not asked again (the worker clears it once
+# the build committed, so a change during a build asks for the next one).
 WANTED_SECONDS = 600
+# Packs are used at most this long after their build, as kept answers are
+# kept (BENCHHUB_COMPARISON_KEEP_SECONDS's default): a change whose bump was
+# lost (the cache refused it and the process that would retry it ended, or
+# Redis came back without it) is not missed for longer.
+MAX_AGE_SECONDS = 86_400
 
 
 def _versions_text(metric_id: int) -> str:
@@ -147,7 +155,7 @@ def packs_build(metric_id: int) -> int:
     return count
 
 
-def packs_current_clause(metric_id: int) -> tuple[str, list[str]] | None:
+def packs_current_clause(metric_id: int) -> tuple[str, list] | None:
     """A condition (and its parameters) true where ``metric_id``'s packs were
     built from the data as it is now, for the statement that reads them; None
     where the versions cannot be read (the cache is away: the rows are read)."""
@@ -158,15 +166,32 @@ def packs_current_clause(metric_id: int) -> tuple[str, list[str]] | None:
         return None
     return (
         f"EXISTS (SELECT 1 FROM {PackedMetric._meta.db_table} "  # noqa: S608 -- our table
-        "WHERE metric_id = %s AND versions = %s)",
-        [metric_id, versions],
+        "WHERE metric_id = %s AND versions = %s AND built_at > %s)",
+        [metric_id, versions, timezone.now() - timedelta(seconds=MAX_AGE_SECONDS)],
     )
+
+
+def packs_current(metric_id: int) -> bool:
+    """Whether ``metric_id``'s packs are current now (the worker skips a
+    build asked for twice)."""
+    try:
+        versions = _versions_text(metric_id)
+    except Exception:
+        return False
+    return PackedMetric.objects.filter(
+        metric_id=metric_id,
+        versions=versions,
+        built_at__gt=timezone.now() - timedelta(seconds=MAX_AGE_SECONDS),
+    ).exists()
 
 
 def packs_wanted(metric_id: int) -> None:
     """Ask the worker to build ``metric_id``'s packs, once however many ask
-    (until it starts or ``WANTED_SECONDS`` pass), after the current
-    transaction commits."""
+    (until that build has committed, or ``WANTED_SECONDS`` passed), after the
+    current transaction commits. Not where tasks run in the request (no
+    worker): a build at scale takes seconds, and the rows answer as before."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
     from benchhub.comparisons.tasks import packs_build_task
 
     def ask() -> None:
@@ -175,13 +200,17 @@ def packs_wanted(metric_id: int) -> None:
                 return
         except Exception as exc:
             log.warning("comparisons: packs asked for without the cache: %s", exc)
-        packs_build_task.delay(metric_id)
+        left_to = "the next comparison of the metric (the rows answer meanwhile)"
+        if not task_queue(packs_build_task, metric_id, left_to=left_to):
+            packs_build_done(metric_id)
 
     transaction.on_commit(ask)
 
 
-def packs_build_started(metric_id: int) -> None:
-    """The worker starts a build: a change from now on asks for another."""
+def packs_build_done(metric_id: int) -> None:
+    """A build has committed (or was not queued): the next comparison that
+    finds the packs out of date asks for another. Cleared after the build,
+    not before: a comparison during it would ask for the same build again."""
     try:
         caches["kept"].delete(_wanted_key(metric_id))
     except Exception as exc:

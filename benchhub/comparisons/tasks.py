@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection
 
 from benchhub.comparisons.kept import kept_answer_forget_if_changed, kept_answers_stale, refreshing
-from benchhub.comparisons.packs import packs_build, packs_build_started
+from benchhub.comparisons.packs import packs_build, packs_build_done, packs_current
 from benchhub.comparisons.selectors import comparison_answer_refresh
 
 logger = logging.getLogger(__name__)
@@ -58,8 +58,12 @@ def comparisons_refresh_task() -> int:
 @shared_task
 def packs_build_task(metric_id: int) -> int:
     """Build a metric's measurement packs (packs.py), asked for by the first
-    comparison that found them older than the data; how many."""
+    comparison that found them out of date; how many (0: none needed)."""
     if connection.vendor != "postgresql":
         return 0
-    packs_build_started(metric_id)
-    return packs_build(metric_id)
+    try:
+        if packs_current(metric_id):  # asked for twice, built once
+            return 0
+        return packs_build(metric_id)
+    finally:
+        packs_build_done(metric_id)

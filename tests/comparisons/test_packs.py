@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import caches
 from django.db import connection
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerFailed
 
 from benchhub.celery import app
-from benchhub.comparisons import aggregation, from_packs, packs, selectors
+from benchhub.comparisons import aggregation, from_packs, kept, packs, selectors, tasks
 from benchhub.comparisons.from_packs import (
     NOT_IN_PACKS,
     cells_from_packs,
@@ -27,6 +30,7 @@ from benchhub.comparisons.in_database import cells_in_postgresql
 from benchhub.comparisons.models import MeasurementPack, PackedMetric
 from benchhub.comparisons.packs import PACK_KEY, packs_build
 from benchhub.comparisons.query import AXIS_DIMENSIONS, comparison_query_parse
+from benchhub.comparisons.tasks import packs_build_task
 from benchhub.moderation.services import submission_moderate
 from benchhub.results.filters import RUN_FIELDS
 from benchhub.results.models import Measurement, Metric, Run, Submission
@@ -54,6 +58,12 @@ FILTERED = [
     {"x": "cores", "series": "filesystem", "param.point": "text", "verdicts": "quiet"},
     {"x": "filesystem", "series": "run_param.rows", "benchmark_version": "1"},
 ]
+
+
+URL = (
+    "/api/v1/comparisons/?benchmark=select-update&metric=throughput"
+    "&x=param.point&series=filesystem&reference=ext4"
+)
 
 
 def query_of(given: dict):
@@ -332,10 +342,6 @@ def test_first_runs_are_the_first_rows_where_each_run_is_there_once():
 def test_the_comparison_api_answers_the_same_from_packs(stored, anonymous_api, settings):
     """Through the whole request (verdicts, scores, the JSON), with the
     packs read and without."""
-    url = (
-        "/api/v1/comparisons/?benchmark=select-update&metric=throughput"
-        "&x=param.point&series=filesystem&reference=ext4"
-    )
     settings.BENCHHUB_COMPARISON_KEEP_SECONDS = 0
     read = []
     real = from_packs.cells_collected
@@ -343,9 +349,9 @@ def test_the_comparison_api_answers_the_same_from_packs(stored, anonymous_api, s
     settings.BENCHHUB_COMPARISON_PACKS = True
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(from_packs, "cells_collected", from_packs_cells)
-        packed = anonymous_api.get(url)
+        packed = anonymous_api.get(URL)
     settings.BENCHHUB_COMPARISON_PACKS = False
-    rows = anonymous_api.get(url)
+    rows = anonymous_api.get(URL)
     assert read  # the packs answered the first
     assert packed.status_code == rows.status_code == 200
     assert packed.json() == rows.json()
@@ -360,10 +366,6 @@ def test_a_worker_builds_the_packs_the_first_comparison_asked_for(bob, anonymous
         upload(bob, "ext4", 2, scale)
         upload(bob, "xfs", 4, scale * 1.1)
     metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
-    url = (
-        "/api/v1/comparisons/?benchmark=select-update&metric=throughput"
-        "&x=param.point&series=filesystem&reference=ext4"
-    )
     caches["kept"].delete(packs._wanted_key(metric.pk))  # an earlier test's ask
     app.control.purge()
     read = []
@@ -373,13 +375,86 @@ def test_a_worker_builds_the_packs_the_first_comparison_asked_for(bob, anonymous
             from_packs, "cells_collected", lambda query, rows: read.append(1) or real(query, rows)
         )
         with in_process_worker():
-            first = anonymous_api.get(url)
+            first = anonymous_api.get(URL)
             deadline = time.monotonic() + 60
             while not PackedMetric.objects.filter(metric=metric).exists():
                 assert time.monotonic() < deadline, "the worker built no packs"
                 time.sleep(0.1)
         assert not read  # the first read the rows
-        second = anonymous_api.get(url)
+        second = anonymous_api.get(URL)
     assert read  # the second, the packs
     assert first.status_code == second.status_code == 200
     assert first.json() == second.json()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_comparison_answers_while_the_broker_refuses_the_packs_build(
+    bob, anonymous_api, settings, monkeypatch
+):
+    """Redis refusing writes (maxmemory, a read-only replica) while it still
+    answers reads: the packs are out of date, the build cannot be queued,
+    and the rows answer (found in review: a 500 when it was queued with
+    delay() from the comparison's on_commit)."""
+    settings.BENCHHUB_COMPARISON_KEEP_SECONDS = 0
+    upload(bob, "ext4", 2, 1.0)
+    upload(bob, "xfs", 4, 1.1)
+    metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
+    caches["kept"].delete(packs._wanted_key(metric.pk))  # an earlier test's ask
+
+    def refused(*args, **kwargs):
+        raise BrokerFailed("OOM command not allowed when used memory > 'maxmemory'.")
+
+    monkeypatch.setattr(packs_build_task, "apply_async", refused)
+    anonymous_api.raise_request_exception = False
+
+    response = anonymous_api.get(URL)
+
+    assert response.status_code == 200
+    assert response.json()["series"]
+    # not left asked for: the next comparison asks again
+    assert caches["kept"].get(packs._wanted_key(metric.pk)) is None
+
+
+def test_packs_are_used_no_longer_than_a_day_after_a_lost_bump(
+    stored, bob, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A change whose bump was lost (the cache refused it and the process
+    that would retry it ended, or Redis came back without it) is missed by
+    the packs at most MAX_AGE_SECONDS after their build, as a kept answer is
+    kept at most a day (found in review: built_at was never read)."""
+    query = query_of({"x": "param.point", "series": "filesystem"})
+    cache = caches["kept"]
+
+    def refused(*args, **kwargs):
+        raise ConnectionError("Redis restarting")
+
+    with monkeypatch.context() as patch, django_capture_on_commit_callbacks(execute=True):
+        patch.setattr(cache, "set_many", refused)
+        upload(bob, "btrfs", 2, 1.7)  # approved, committed; its bump refused
+    kept._unbumped.clear()  # the process that would have retried it ended
+    rows = cells_in_postgresql(selectors._measurements(AnonymousUser(), query), query)
+    assert "btrfs" not in cells_from_packs(query).series_values  # missed, within the day
+
+    PackedMetric.objects.filter(metric=query.metric).update(
+        built_at=timezone.now() - timedelta(seconds=packs.MAX_AGE_SECONDS + 1)
+    )
+
+    assert cells_from_packs(query) is None
+    packs_build(query.metric.pk)
+    assert_identical(cells_from_packs(query), rows)
+    assert "btrfs" in rows.series_values
+
+
+def test_a_build_asked_for_twice_is_made_once(stored, monkeypatch):
+    """A comparison during a build found the packs out of date too and
+    asked again (found in review): the worker skips a build whose packs are
+    already current, and the ask is cleared only once the build is over."""
+    metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
+    caches["kept"].set(packs._wanted_key(metric.pk), 1)
+    built = []
+    monkeypatch.setattr(tasks, "packs_build", built.append)
+
+    assert packs_build_task(metric.pk) == 0
+
+    assert built == []
+    assert caches["kept"].get(packs._wanted_key(metric.pk)) is None
