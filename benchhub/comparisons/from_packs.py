@@ -238,7 +238,9 @@ def first_runs(
         # can be among the first count + 1: sorted, not every row.
         rows = np.flatnonzero(sample <= np.partition(sample, count)[count])
     first = rows[np.lexsort((runs[rows], sample[rows]))][: count + 1]
-    if len(np.unique(runs[first])) == len(first):
+    in_order = runs[first]
+    # in (sample, run) order a run's rows are side by side
+    if not (in_order[1:] == in_order[:-1]).any():
         taken = first[:count]
         return runs[taken].tolist(), values[taken].tolist(), ids[taken].tolist()
     # A run is there twice (pooled points): each run's median in the cell.
