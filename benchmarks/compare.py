@@ -478,16 +478,15 @@ def plan(query: dict, *, packed: bool) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
-def packs_ready() -> None:
-    """Each case's metric with current packs: built where they are not, timed."""
+def packs_ready(queries=None) -> None:
+    """Each query's metric (each case's: None) with current packs: built
+    where they are not, timed."""
     from benchhub.comparisons import packs
-    from benchhub.comparisons.models import PackedMetric
     from benchhub.results.models import Metric
 
-    for query in CASES.values():
+    for query in CASES.values() if queries is None else queries:
         metric = Metric.objects.get(benchmark__name=query["benchmark"], name=query["metric"])
-        built = PackedMetric.objects.filter(metric=metric).first()
-        if built is not None and built.versions == packs._versions_text(metric.pk):
+        if packs.packs_current(metric.pk):
             continue
         started = time.perf_counter()
         count = packs.packs_build(metric.pk)

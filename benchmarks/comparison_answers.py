@@ -12,6 +12,16 @@ database that benchmarks/compare.py fills, then compare the two folders:
 The comparisons: compare.py's three cases and nine more that reach a
 reference, quiet verdicts, a minimum effect, small cells (bootstraps from
 repetitions) and an axis that is a run field.
+
+Every answer is computed (none kept). They come from the measurement packs
+(benchhub/comparisons/packs.py: each query's metric has them built first where
+they are out of date); ``--rows`` computes them from the rows instead, so
+
+    .venv/bin/python benchmarks/comparison_answers.py --out /tmp/answers-packs
+    .venv/bin/python benchmarks/comparison_answers.py --rows --out /tmp/answers-rows
+    diff -r /tmp/answers-packs /tmp/answers-rows && echo identical
+
+holds the packs to the rows' answers, byte for byte.
 """
 
 from __future__ import annotations
@@ -76,25 +86,34 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/bh_stats_bench")
     parser.add_argument("--out", type=Path, required=True, help="folder to write the answers to")
+    parser.add_argument("--rows", action="store_true", help="from the rows, not the packs")
     args = parser.parse_args()
     if not compare.exists(args.database):
         print(f"{args.database} does not exist: fill it with benchmarks/compare.py first")
         return 2
     compare.setup_django(args.database)
+    from django.conf import settings
     from django.test import Client
 
+    settings.BENCHHUB_COMPARISON_KEEP_SECONDS = 0  # each answer computed
+    settings.BENCHHUB_COMPARISON_PACKS = not args.rows
+    if not args.rows:
+        compare.packs_ready(QUERIES)
     args.out.mkdir(parents=True, exist_ok=True)
     client = Client()
     failed = 0
-    for number, query in enumerate(QUERIES):
-        for answer_format in ("json", "csv"):
-            response = client.get("/api/v1/comparisons/", {**query, "format": answer_format})
-            path = args.out / f"{number:02d}.{answer_format}"
-            path.write_bytes(response.content)
-            digest = hashlib.sha256(response.content).hexdigest()[:12]
-            size = len(response.content)
-            print(f"{path.name}  {response.status_code}  {size:7,} bytes  {digest}")
-            failed += response.status_code != 200
+    with compare.packs_counted() as packed:
+        for number, query in enumerate(QUERIES):
+            for answer_format in ("json", "csv"):
+                response = client.get("/api/v1/comparisons/", {**query, "format": answer_format})
+                path = args.out / f"{number:02d}.{answer_format}"
+                path.write_bytes(response.content)
+                digest = hashlib.sha256(response.content).hexdigest()[:12]
+                size = len(response.content)
+                print(f"{path.name}  {response.status_code}  {size:7,} bytes  {digest}")
+                failed += response.status_code != 200
+    asked = 2 * len(QUERIES)
+    print(f"packs answered {len(packed)} of {asked}" if not args.rows else f"rows answered {asked}")
     return 1 if failed else 0
 
 
