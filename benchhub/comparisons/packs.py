@@ -111,9 +111,13 @@ _BUILD = f"""
 # delete the packs they see and insert their own.
 _BUILD_LOCK = 0x7061636B  # "pack"
 
-# How long a build asked for is not asked again (the worker clears it once
-# the build committed, so a change during a build asks for the next one).
+# How long a build asked for is not asked again, beyond its wait (build_wait;
+# the worker clears it once the build is over, so a change during a build
+# asks for the next one).
 WANTED_SECONDS = 600
+# A metric's packs are built again at most once in this many times the
+# last build's duration (from its end): a fifth of a worker process at most.
+BUILD_SPACING = 4
 # Packs are used at most this long after their build, as kept answers are
 # kept (BENCHHUB_COMPARISON_KEEP_SECONDS's default): a change whose bump was
 # lost (the cache refused it and the process that would retry it ended, or
@@ -195,16 +199,30 @@ def packs_wanted(metric_id: int) -> None:
     from benchhub.comparisons.tasks import packs_build_task
 
     def ask() -> None:
+        wait = build_wait(metric_id)
         try:
-            if not caches["kept"].add(_wanted_key(metric_id), 1, timeout=WANTED_SECONDS):
+            if not caches["kept"].add(_wanted_key(metric_id), 1, timeout=WANTED_SECONDS + wait):
                 return
         except Exception as exc:
             log.warning("comparisons: packs asked for without the cache: %s", exc)
         left_to = "the next comparison of the metric (the rows answer meanwhile)"
-        if not task_queue(packs_build_task, metric_id, left_to=left_to):
+        options = {"countdown": wait}
+        if not task_queue(packs_build_task, metric_id, left_to=left_to, options=options):
             packs_build_done(metric_id)
 
     transaction.on_commit(ask)
+
+
+def build_wait(metric_id: int) -> float:
+    """Seconds before the next build of ``metric_id``'s packs may start: a
+    metric whose results change more often than its packs take to build
+    would otherwise keep a worker process building it (17 s at ten million
+    measurements), while the baselines and the kept answers wait."""
+    last = PackedMetric.objects.filter(metric_id=metric_id).first()
+    if last is None:
+        return 0.0
+    since = (timezone.now() - last.built_at).total_seconds()
+    return max(0.0, BUILD_SPACING * last.seconds - since)
 
 
 def packs_build_done(metric_id: int) -> None:

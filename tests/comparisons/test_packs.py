@@ -458,3 +458,28 @@ def test_a_build_asked_for_twice_is_made_once(stored, monkeypatch):
 
     assert built == []
     assert caches["kept"].get(packs._wanted_key(metric.pk)) is None
+
+
+@pytest.mark.parametrize(("built_ago", "wait"), [(15, 25), (100, 0)])
+def test_a_metric_is_built_again_only_after_four_times_its_last_build(
+    stored, monkeypatch, django_capture_on_commit_callbacks, built_ago, wait
+):
+    """A metric whose results change faster than its packs build must not
+    keep a worker process building it: the next build waits until four
+    times the last build's duration has passed since it ended."""
+    metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
+    PackedMetric.objects.filter(metric=metric).update(
+        seconds=10.0, built_at=timezone.now() - timedelta(seconds=built_ago)
+    )
+    caches["kept"].delete(packs._wanted_key(metric.pk))
+    queued = []
+    monkeypatch.setattr(
+        packs_build_task, "apply_async", lambda args, kwargs, **options: queued.append(options)
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        packs.packs_wanted(metric.pk)
+        packs.packs_wanted(metric.pk)  # asked twice: queued once
+
+    (options,) = queued
+    assert wait - 1 < options["countdown"] <= wait
