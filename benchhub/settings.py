@@ -269,9 +269,10 @@ BENCHHUB_COMPARISON_KEEP_ENTRIES = envint("BENCHHUB_COMPARISON_KEEP_ENTRIES", 20
 # A kept answer whose data changed is served for this many seconds after the
 # change, while the worker computes it again (0: computed on request at once).
 BENCHHUB_COMPARISON_STALE_SECONDS = envint("BENCHHUB_COMPARISON_STALE_SECONDS", 30, minimum=0)
-# Large comparisons read measurement packs (benchhub/comparisons/packs.py)
-# where they are current; 0 reads the rows always (to compare the two).
-BENCHHUB_COMPARISON_PACKS = bool(envint("BENCHHUB_COMPARISON_PACKS", 1, minimum=0))
+# Computed comparisons of the public view read measurement packs
+# (benchhub/comparisons/packs.py) where they are current; false reads the
+# rows always (to compare the two).
+BENCHHUB_COMPARISON_PACKS = envbool("BENCHHUB_COMPARISON_PACKS", True)
 
 # One cache for throttles and sign-in counters: shared by every process on
 # Redis in production, per process on the embedded default. Two sites (or two

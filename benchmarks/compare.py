@@ -17,7 +17,8 @@ One run:
    Each twice: "computed" with no answer kept (every request computes, as the
    first after a change of the data does), and "kept", served again until the
    data changes (benchhub/comparisons/kept.py; in Redis, ``--redis-url``);
-3. prints the plan (EXPLAIN ANALYZE) of the cells query of each case.
+3. with ``--plans``, prints the plan (EXPLAIN ANALYZE) of each case's cells statement: the
+   packs' one, or the rows' with ``--rows``.
 
 Computed answers come from the measurement packs (benchhub/comparisons/packs.py)
 where they are current: before timing, each case's metric has its packs built if
@@ -42,6 +43,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import psycopg
@@ -469,7 +471,10 @@ def plan(query: dict, *, packed: bool) -> str:
 
     parsed = comparison_query_parse({k: [v] for k, v in query.items()})
     if packed:
-        sql, params = PackedCells.of(parsed).statement
+        cells = PackedCells.of(parsed)
+        if cells is None:
+            return "packs: the versions of the data could not be read (is Redis there?)"
+        sql, params = cells.statement
     else:
         sql, params = cells_statement(selectors._measurements(AnonymousUser(), parsed), parsed)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -478,9 +483,8 @@ def plan(query: dict, *, packed: bool) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
-def packs_ready(queries=None) -> None:
-    """Each query's metric (each case's: None) with current packs: built
-    where they are not, timed."""
+def packs_ready(queries: Iterable[dict] | None = None) -> None:
+    """Build the packs of each query's metric (every case's: None) where out of date, timed."""
     from benchhub.comparisons import packs
     from benchhub.results.models import Metric
 
@@ -498,7 +502,7 @@ def packs_ready(queries=None) -> None:
 
 @contextlib.contextmanager
 def packs_counted():
-    """How many cells were read from packs while inside (a list, filled)."""
+    """While inside, one entry per comparison the packs answered (use len())."""
     from benchhub.comparisons.from_packs import PackedCells
 
     read = PackedCells.read

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from benchhub_contract.verdicts import (
     MIN_RUNS_FOR_U,
@@ -37,6 +37,9 @@ from benchhub.lib.spread import spread_of
 from benchhub.results.filters import NORMALIZERS, parameter_canonical, parameter_number
 from benchhub.results.normalization.empty import EMPTY_SHOWN, means_empty
 from benchhub.results.normalization.versions import version_order
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # (series value, x value, value, approximate, run id, measurement id, run noise flags)
 Row = tuple[Any, Any, float, bool, int, int, str]
@@ -272,6 +275,12 @@ def run_sample_key(run_id: int) -> tuple[int, int]:
     run ids without collisions below 2**31, and picks runs spread over the
     whole history rather than the oldest or newest; the id breaks a tie."""
     return (run_id % SAMPLE_MODULUS) * SAMPLE_MULTIPLIER % SAMPLE_MODULUS, run_id
+
+
+def sample_keys(run_ids: np.ndarray) -> np.ndarray:
+    """``run_sample_key``'s first part of each run id (int64: the products
+    stay below 2**62), for from_packs.py."""
+    return (run_ids % SAMPLE_MODULUS) * SAMPLE_MULTIPLIER % SAMPLE_MODULUS
 
 
 def cells_from_rows(query: ComparisonQuery, rows: Iterable[Row]) -> Cells:

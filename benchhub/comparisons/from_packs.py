@@ -2,8 +2,8 @@
 cells as in_database.py computes from the rows, bit for bit.
 
 PostgreSQL keeps the packs the comparison's filters keep (on each pack's
-copy of what its measurements share: models.py) and concatenates, per cell, the
-packed values, run ids and ids of the runs a verdict may sample (all, or
+copy of what its measurements share: models.py) and concatenates, per
+cell, the packed values, run ids and ids of the runs a verdict may sample (all, or
 the quiet ones) and the values of the others: one row per cell, as bytes.
 NumPy then does what the rows' statement has PostgreSQL do:
 
@@ -15,10 +15,12 @@ NumPy then does what the rows' statement has PostgreSQL do:
   same rule: the first rows in sample order if no run is among them twice,
   else each run's median in the cell.
 
-A query the packs cannot answer (``packs_can_answer``) or packs older than
-the data (``packs_current_clause``, checked in the statement that reads
-them) leave the rows' statement to answer; the second asks for a build.
-tests/comparisons/test_packs.py holds the two to the same answers.
+A query the packs cannot answer (``packs_can_answer``), or packs that are
+not current (built from older versions of the data, or over
+``packs.MAX_AGE_SECONDS`` ago: ``packs_current_clause``, checked in the
+statement that reads them), leave the rows' statement to answer; in the
+second case a build is asked for. tests/comparisons/test_packs.py and
+benchmarks/comparison_answers.py hold the two to the same answers.
 """
 
 from __future__ import annotations
@@ -32,27 +34,25 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, Value
-from django.db.models.fields.json import KeyTextTransform
 from django.utils.datastructures import MultiValueDict
 
 from benchhub.comparisons import aggregation
-from benchhub.comparisons.aggregation import SAMPLE_MODULUS, SAMPLE_MULTIPLIER, Cells
+from benchhub.comparisons.aggregation import Cells, sample_keys
 from benchhub.comparisons.in_database import (
-    _MIXED,
-    _binary_cursor,
+    MIXED_PARAMETERS_SQL,
+    binary_cursor,
     cells_collected,
     key_expression,
     settings_statement,
 )
 from benchhub.comparisons.models import MeasurementPack
-from benchhub.comparisons.packs import packs_current_clause, packs_wanted
-from benchhub.comparisons.query import Axis, ComparisonQuery
-from benchhub.results.filters import PARAM_NAME, FlagFilter, filterset_with_run_fields
+from benchhub.comparisons.packs import NOT_IN_PACKS, packs_build_ask, packs_current_clause
+from benchhub.comparisons.query import ComparisonQuery
+from benchhub.results.filters import FlagFilter, filterset_with_run_fields
 
-# What a pack does not keep apart: its runs' submissions (and so their
-# submitters, sources and statuses) and the runs themselves.
-NOT_IN_PACKS = frozenset({"submission", "source", "status", "submitter", "run"})
-
+# As float8send and int8send write them. The run ids are turned into the
+# machine's order (their sample keys are computed); the values and ids are
+# only selected and read, as fast either way.
 _FLOAT = np.dtype(">f8")
 _INTEGER = np.dtype(">i8")
 
@@ -68,24 +68,15 @@ PackFilter = filterset_with_run_fields(
 )
 
 
-def _key_expression(axis: Axis):
-    """in_database.key_expression, on a pack's copies."""
-    if axis.name.startswith("run_param."):
-        name = axis.name.removeprefix("run_param.")
-        if not PARAM_NAME.match(name):
-            raise ValueError(f"{name!r} is not a parameter name")
-        return KeyTextTransform(name, "run_parameter_keys")
-    if axis.is_parameter:
-        return key_expression(axis)  # the pack's own parameter_keys
-    return F("run_" + axis.path.removeprefix("run__"))
-
-
 def packs_can_answer(user: User | AnonymousUser, query: ComparisonQuery) -> bool:
     """Whether packs can answer ``query`` for ``user``: the public view
     (packs hold approved results only), no derived value (``per`` divides
     each by its machine's cores or RAM), and nothing filtered or grouped on
-    that a pack does not keep apart."""
+    that a pack does not keep apart. Nor where tasks run in the request
+    (no worker to build packs: packs.packs_build_ask)."""
     if not settings.BENCHHUB_COMPARISON_PACKS or connection.vendor != "postgresql":
+        return False
+    if settings.CELERY_TASK_ALWAYS_EAGER:
         return False
     if user.is_authenticated or query.per is not None:
         return False
@@ -98,7 +89,7 @@ class PackedCells:
     packs, tried first by in_database.cells_in_postgresql: ``condition``
     says whether they are current (a hint: the statement that reads them
     checks again, in its own snapshot); ``read`` gives the cells, or None
-    where they are not current; ``not_read`` asks for a build."""
+    where they are not current; ``ask_for_build`` asks the worker for them."""
 
     def __init__(self, query: ComparisonQuery, condition: tuple[str, list], *, mixed: bool):
         self.query = query
@@ -118,12 +109,14 @@ class PackedCells:
     def read(self, cursor) -> Cells | None:
         cursor.execute(connection.ops.compose_sql(*self.statement))
         rows = cursor.fetchall()
-        if not next(row[7] for row in rows if row[0]):
-            return None  # built again between the hint and the statement
         verdict_runs = aggregation.VERDICT_RUNS
         cells = []
-        for _, s, x, n, low, high, approximate_n, mixed, vals, runs, ids, others in rows:
-            if n is None:  # the row that says whether the packs were current
+        for check_row, s, x, n, low, high, approximate_n, mixed, vals, runs, ids, others in rows:
+            if check_row:
+                # the statement's last row: whether the packs were current
+                # (in the column of ``mixed``)
+                if not mixed:
+                    return None  # built again between the hint and the statement
                 continue
             eligible = np.frombuffer(vals or b"", _FLOAT)
             values = np.concatenate((eligible, np.frombuffer(others or b"", _FLOAT)))
@@ -139,12 +132,12 @@ class PackedCells:
             cells.append((s, x, n, low, high, approximate_n, quartiles, *first, mixed, False))
         return cells_collected(self.query, cells)
 
-    def not_read(self) -> None:
-        packs_wanted(self.query.metric.pk)
+    def ask_for_build(self) -> None:
+        packs_build_ask(self.query.metric.pk)
 
 
 def _statement(
-    query: ComparisonQuery, current: tuple[str, list], *, mixed: bool
+    query: ComparisonQuery, condition: tuple[str, list], *, mixed: bool
 ) -> tuple[str, list]:
     packs = MeasurementPack.objects.filter(metric=query.metric)
     data = MultiValueDict({key: values for key, values in query.filters.items() if values})
@@ -154,8 +147,8 @@ def _statement(
         PackFilter(data=data, queryset=packs)
         .qs.order_by()
         .annotate(
-            _x=_key_expression(query.x),
-            _s=_key_expression(query.series)
+            _x=key_expression(query.x, run_prefix="run_"),
+            _s=key_expression(query.series, run_prefix="run_")
             if query.series is not None
             else Value(query.metric.name),
             _eligible=ExpressionWrapper(Q(run_noise=""), output_field=BooleanField())
@@ -168,11 +161,11 @@ def _statement(
         keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run_parameter_keys"))
         columns += ["_keys", "_run_keys"]
     inner, params = keyed.values(*columns).query.sql_with_params()
-    condition, condition_params = current
+    condition, condition_params = condition
     sql = f"""
         SELECT false, _s, _x, sum(n)::bigint, min(low), max(high),
                coalesce(sum(n) FILTER (WHERE approximate), 0)::bigint,
-               {_MIXED if mixed else "true"},
+               {MIXED_PARAMETERS_SQL if mixed else "true"},
                string_agg(vals, '') FILTER (WHERE _eligible),
                string_agg(runs, '') FILTER (WHERE _eligible),
                string_agg(ids, '') FILTER (WHERE _eligible),
@@ -181,7 +174,8 @@ def _statement(
         WHERE {condition}
         GROUP BY _s, _x
         UNION ALL
-        -- Whether the packs were current, in the same snapshot as they were read.
+        -- Whether the packs were current, in the same snapshot as they were
+        -- read (in the column of mixed).
         SELECT true, NULL, NULL, NULL, NULL, NULL, NULL, {condition},
                NULL, NULL, NULL, NULL
     """  # noqa: S608 -- Django's own SQL and ours
@@ -190,15 +184,17 @@ def _statement(
 
 def cells_from_packs(query: ComparisonQuery, *, check_parameters: bool = False) -> Cells | None:
     """The cells of ``query`` from the packs alone, in a transaction of their
-    own; None where they are not current (a build is asked for)."""
+    own; None where they are not current (a build is asked for) or where the
+    versions cannot be read (none is). For the tests and benchmarks: a
+    comparison goes through in_database.cells_in_postgresql(packed=...)."""
     packed = PackedCells.of(query, check_parameters=check_parameters)
     if packed is None:
         return None
-    with transaction.atomic(savepoint=False), _binary_cursor() as cursor:
+    with transaction.atomic(savepoint=False), binary_cursor() as cursor:
         cursor.execute(settings_statement())
         cells = packed.read(cursor)
     if cells is None:
-        packed.not_read()
+        packed.ask_for_build()
     return cells
 
 
@@ -231,7 +227,7 @@ def first_runs(
     one measurement there: the rows' statement's rule (in_database.py)."""
     if not len(runs):
         return [], [], []
-    sample = (runs % SAMPLE_MODULUS) * SAMPLE_MULTIPLIER % SAMPLE_MODULUS
+    sample = sample_keys(runs)
     rows = np.arange(len(runs))
     if len(runs) > count + 1:
         # Only the rows at or below the (count + 1)th smallest sample key
@@ -245,7 +241,7 @@ def first_runs(
         return runs[taken].tolist(), values[taken].tolist(), ids[taken].tolist()
     # A run is there twice (pooled points): each run's median in the cell.
     unique, inverse, counts = np.unique(runs, return_inverse=True, return_counts=True)
-    unique_sample = (unique % SAMPLE_MODULUS) * SAMPLE_MULTIPLIER % SAMPLE_MODULUS
+    unique_sample = sample_keys(unique)
     chosen = np.lexsort((unique, unique_sample))[:count]
     grouped = np.argsort(inverse, kind="stable")
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))

@@ -46,7 +46,7 @@ nothing more at 1 M. docs/performance.md has the figures.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from django.db import connection, transaction
@@ -67,6 +67,9 @@ from benchhub.comparisons.aggregation import (
 from benchhub.comparisons.query import Axis, ComparisonQuery
 from benchhub.results.filters import PARAM_NAME
 from benchhub.results.points import point_from_key
+
+if TYPE_CHECKING:
+    from benchhub.comparisons.from_packs import PackedCells
 
 WORK_MEM = "64MB"
 SETTINGS = {
@@ -105,15 +108,20 @@ def settings_statement() -> str:
 SAMPLED_ROWS = 4
 
 
-def key_expression(axis: Axis):
-    """What a comparison groups ``axis`` by: a parameter's stored key, or the field."""
-    for prefix, column in (("param.", "parameter_keys"), ("run_param.", "run__parameter_keys")):
+def key_expression(axis: Axis, run_prefix: str = "run__"):
+    """What a comparison groups ``axis`` by: a parameter's stored key, or the
+    field; reached from a measurement (``run__``) or from a pack's copies of
+    its runs' fields (``run_``: from_packs.py)."""
+    for prefix, column in (
+        ("param.", "parameter_keys"),
+        ("run_param.", f"{run_prefix}parameter_keys"),
+    ):
         if axis.name.startswith(prefix):
             name = axis.name.removeprefix(prefix)
             if not PARAM_NAME.match(name):
                 raise ValueError(f"{name!r} is not a parameter name")
             return KeyTextTransform(name, column)
-    return F(axis.path)
+    return F(run_prefix + axis.path.removeprefix("run__"))
 
 
 def _decode(axis: Axis | None, key: Any) -> Any:
@@ -132,7 +140,7 @@ class SplitGroups(Exception):
     beyond 2**63 beside the float of the same value)."""
 
 
-_MIXED = """min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
+MIXED_PARAMETERS_SQL = """min(jsonb_hash(_keys)) <> max(jsonb_hash(_keys))
                    OR min(jsonb_hash(_run_keys)) <> max(jsonb_hash(_run_keys))"""
 
 
@@ -193,7 +201,7 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
             SELECT _s, _x, count(*) AS n, min({value}) AS low, max({value}) AS high,
                    count(*) FILTER (WHERE approximate) AS approximate_n,
                    -- jsonb's own hash function (of its hash index support)
-                   {_MIXED if mixed else "true"} AS mixed,
+                   {MIXED_PARAMETERS_SQL if mixed else "true"} AS mixed,
                    array_agg({value}) AS vals,
                    CASE WHEN %s::bigint IS NOT NULL AND count(*) > %s::bigint
                    THEN {SAMPLE_MODULUS}::bigint * %s::bigint / count(*)
@@ -300,13 +308,13 @@ def cells_statement(
 class _BinaryResults(psycopg.Cursor):
     """A cursor whose rows come back in PostgreSQL's binary format, and which
     never prepares: a comparison's statement is written out whole, each once
-    (``_binary_cursor``), as Django's client-side cursor never prepares."""
+    (``binary_cursor``), as Django's client-side cursor never prepares."""
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=False, binary=True)
 
 
-def _binary_cursor() -> CursorWrapper:
+def binary_cursor() -> CursorWrapper:
     """A cursor of the connection whose rows come back in PostgreSQL's binary
     format. The cells' arrays hold tens of thousands of numbers (a run id,
     a value and an id per run per cell): parsed from text they were most of
@@ -324,26 +332,18 @@ def _binary_cursor() -> CursorWrapper:
     return connection.make_cursor(raw)
 
 
-class FirstTry(Protocol):
-    """Another way to a comparison's cells, tried first in the same
-    transaction (from_packs.PackedCells): ``condition`` (SQL and its
-    parameters) is asked with the settings, in the same round trip; where it
-    holds, ``read`` gives the cells, or None (the rows are read then)."""
-
-    condition: tuple[str, list[Any]]
-
-    def read(self, cursor: CursorWrapper) -> Cells | None: ...
-
-    def not_read(self) -> None: ...
-
-
 def cells_in_postgresql(
     queryset: QuerySet,
     query: ComparisonQuery,
     *,
     check_parameters: bool = False,
-    first_try: FirstTry | None = None,
+    packed: PackedCells | None = None,
 ) -> Cells:
+    """The cells of ``queryset`` for ``query``: from the measurement packs
+    where ``packed`` (from_packs.py) is given and they are current, else
+    from the rows. Whether they are current is asked with the statement's
+    settings, in the same round trip; where they are not (or turn out not
+    to be when read), a build is asked for and the rows answer."""
     assert connection.vendor == "postgresql"
     # Written before the transaction: a filter no row can match (cores=-1)
     # has no statement (EmptyResultSet, for the caller), and raised inside
@@ -351,19 +351,19 @@ def cells_in_postgresql(
     statement = cells_statement(queryset, query, mixed=check_parameters)
     # No savepoint inside a caller's transaction: the setting then lasts
     # until that transaction ends, which is harmless, and costs no round trip.
-    with transaction.atomic(savepoint=False), _binary_cursor() as cursor:
-        if first_try is None:
+    with transaction.atomic(savepoint=False), binary_cursor() as cursor:
+        if packed is None:
             cursor.execute(settings_statement())
         else:
-            condition, params = first_try.condition
+            condition, params = packed.condition
             cursor.execute(
                 connection.ops.compose_sql(f"{settings_statement()}, {condition}", params)
             )
             if cursor.fetchone()[-1]:
-                cells = first_try.read(cursor)
+                cells = packed.read(cursor)
                 if cells is not None:
                     return cells
-            first_try.not_read()
+            packed.ask_for_build()
         cursor.execute(connection.ops.compose_sql(*statement))
         rows = cursor.fetchall()
         if any(row[-1] and len(row[7] or ()) < aggregation.VERDICT_RUNS for row in rows):
@@ -378,7 +378,8 @@ def cells_in_postgresql(
 def cells_collected(query: ComparisonQuery, rows: list[tuple]) -> Cells:
     """The cells of ``rows``, one per cell: (series key, x key, n, min, max,
     approximate n, (q1, median, q3), first runs, their values, their only
-    measurements' ids, whether its parameter keys differ, anything)."""
+    measurements' ids, whether its parameter keys differ, whether it was cut
+    (not read here))."""
     cells = Cells(parameters_may_differ=False)
     for (
         series_key,

@@ -180,7 +180,7 @@ def _versions(metric: int) -> tuple[str, str]:
 
 def data_versions(metric: int) -> tuple[str, str]:
     """The versions of what an answer of ``metric`` reads: every metric's
-    and its own (packs.py builds from them too). Raises where the cache is away."""
+    and its own (packs.py stamps each build with them). Raises where the cache is away."""
     return _versions(metric)
 
 

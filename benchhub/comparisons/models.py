@@ -1,6 +1,7 @@
-"""Packs: a comparison's measurements kept grouped, so that a large one
-reads a group per pack instead of a row per measurement (packs.py builds
-them, from_packs.py computes cells from them).
+"""The comparisons app's tables: measurement packs, a comparison's
+measurements kept grouped, so that a large one reads a group per pack
+instead of a row per measurement (packs.py builds them, from_packs.py
+computes cells from them).
 
 A pack holds the approved measurements of one metric that nothing a
 public comparison filters or groups on can tell apart: the same point
@@ -61,8 +62,8 @@ class MeasurementPack(models.Model):
     n = models.PositiveIntegerField()
     low = models.FloatField()
     high = models.FloatField()
-    # n big-endian float8 (float8send), n int8 run ids, n int8 measurement
-    # ids, in measurement id order.
+    # Bytes, not relations: n big-endian float8 (float8send), n int8 run ids,
+    # n int8 measurement ids, in measurement id order.
     vals = models.BinaryField()
     runs = models.BinaryField()
     ids = models.BinaryField()
@@ -74,15 +75,19 @@ class MeasurementPack(models.Model):
 class PackedMetric(models.Model):
     """A metric whose packs were built, and from which data: the versions
     (kept.py) of its measurements and of what every metric reads, as read
-    before the build. Its packs are current while those versions are."""
+    before the build. Its packs are current while those versions are current
+    and ``built_at`` is less than ``packs.MAX_AGE_SECONDS`` ago."""
 
     metric = models.OneToOneField(
         Metric, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True, related_name="+"
     )
     versions = models.CharField(max_length=100)
     built_at = models.DateTimeField()
-    packs = models.PositiveIntegerField()
-    seconds = models.FloatField()
+    pack_count = models.PositiveIntegerField(help_text="how many packs the build wrote")
+    build_seconds = models.FloatField(
+        help_text="how long the build took, its lock's wait included (packs.build_wait spaces "
+        "the next build by it)"
+    )
 
     def __str__(self) -> str:
-        return f"metric {self.metric_id}: {self.packs} packs built {self.built_at:%Y-%m-%d %H:%M}"
+        return f"metric {self.metric_id}: {self.pack_count} packs, {self.built_at:%Y-%m-%d %H:%M}"

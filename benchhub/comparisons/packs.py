@@ -1,21 +1,25 @@
-"""Measurement packs: built, checked current, and asked for.
+"""Measurement packs: what a pack keeps apart, built, checked current, and
+asked for (the tables: models.py; cells read from them: from_packs.py; the
+worker's task: tasks.py).
 
 A comparison at ten million measurements read 1.5 million rows for one
 answer, about 1.4 CPU-seconds of PostgreSQL on two cores
 (docs/performance.md); its answer needs each cell's values, runs and ids,
 not each row. A pack (models.py) is the approved measurements of one
 metric that no public comparison can tell apart, their values, run ids
-and ids packed as bytes: a comparison reads a pack per ~11 measurements
-(benchmarks/compare.py's 10 M data) and PostgreSQL concatenates bytes per
-cell instead of building arrays row by row (from_packs.py).
+and ids packed as bytes: a comparison reads a pack per ~14 measurements
+(select-update's throughput at 10 M, docs/performance.md) and PostgreSQL
+concatenates bytes per cell instead of building arrays row by row.
 
-Exact, never stale: a metric's packs are built from one snapshot, with the
+Exact: a metric's packs are built from one snapshot, stamped with the
 versions of its data (kept.py's, bumped on commit of every change a
 comparison could see: changes.py) read before it began. A comparison uses
-the packs only where those are still the current versions, checked in the
-same statement that reads the packs (one snapshot); otherwise it reads the
-rows as before and asks the worker to build the metric's packs again
-(``packs_wanted``). A change committed while packs are built bumps the
+the packs only while those versions are still current and the build is
+less than ``MAX_AGE_SECONDS`` old, checked in the same statement that
+reads the packs (one snapshot). Otherwise it reads the rows and asks the
+worker for one build (``packs_build_ask``), which starts no sooner than
+``BUILD_SPACING`` times the last build's duration after that build ended
+(``build_wait``). A change committed while packs are built bumps the
 versions after they were read: those packs are out of date at once and
 never used. Between a change's commit and its bump (the next statement of
 the same thread) a comparison may still read the packs from before it, as
@@ -37,37 +41,19 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchhub.comparisons import kept
+from benchhub.comparisons.in_database import WORK_MEM
 from benchhub.comparisons.models import PackedMetric
 from benchhub.lib.queueing import task_queue
 from benchhub.results.models import Submission
 
 log = logging.getLogger(__name__)
 
-# What a pack's measurements share: everything a comparison filters or
-# groups on (benchhub.results.filters.MeasurementFilter, query.AXIS_DIMENSIONS)
-# but the run and its submission. JSON as text: two measurements whose
-# parameters differ only in spelling (20 and 20.0, equal as jsonb) are not
-# in one pack, so that any expression over the pack's copy gives what it
-# gives over each of them.
-PACK_KEY = (
-    "m.metric_id",
-    "m.approximate",
-    "m.parameters::text",
-    "m.parameter_keys::text",
-    "r.benchmark_id",
-    "r.benchmark_version",
-    "r.fingerprint",
-    "r.hardware_id",
-    "r.storage_id",
-    "r.os_id",
-    "r.server_id",
-    "r.client_id",
-    "r.noise",
-    "r.parameters::text",
-    "r.parameter_keys::text",
-)
-
-# Each PACK_KEY column and the pack's field that keeps its copy.
+# What a pack's measurements share, each column and the pack's field that
+# keeps its copy: everything a comparison filters or groups on
+# (benchhub.results.filters.MeasurementFilter, query.AXIS_DIMENSIONS) but
+# what NOT_IN_PACKS names. JSON as text: two measurements whose parameters
+# differ only in spelling (20 and 20.0, equal as jsonb) are not in one pack,
+# so that any expression over the pack's copy gives what it gives over each.
 _COPIES = {
     "m.metric_id": "metric_id",
     "m.approximate": "approximate",
@@ -85,7 +71,13 @@ _COPIES = {
     "r.parameters::text": "run_parameters",
     "r.parameter_keys::text": "run_parameter_keys",
 }
-assert tuple(_COPIES) == PACK_KEY
+PACK_KEY = tuple(_COPIES)
+# What a pack does not keep apart, as filters and axes: its runs'
+# submissions (and so their submitters, sources and statuses) and the runs
+# themselves. A comparison that names one reads the rows (from_packs.py).
+# A filter or axis added to the measurements goes in PACK_KEY (with a field
+# of models.MeasurementPack and a migration) or here.
+NOT_IN_PACKS = frozenset({"submission", "source", "status", "submitter", "run"})
 
 
 def _copied(column: str) -> str:
@@ -111,10 +103,11 @@ _BUILD = f"""
 # delete the packs they see and insert their own.
 _BUILD_LOCK = 0x7061636B  # "pack"
 
-# How long a build asked for is not asked again, beyond its wait (build_wait;
-# the worker clears it once the build is over, so a change during a build
-# asks for the next one).
-WANTED_SECONDS = 600
+# How long an ask for a build stops further asks, on top of its countdown
+# (build_wait). The worker clears it when the build is over (committed,
+# skipped or failed): a comparison during the build asks for nothing, and
+# the first one after it that finds the packs out of date asks for the next.
+ASKED_SECONDS = 600
 # A metric's packs are built again at most once in this many times the
 # last build's duration (from its end): a fifth of a worker process at most.
 BUILD_SPACING = 4
@@ -126,7 +119,8 @@ MAX_AGE_SECONDS = 86_400
 
 
 def _versions_text(metric_id: int) -> str:
-    """The current versions of ``metric_id``'s data, as a pack stores them."""
+    """The current versions of ``metric_id``'s data, joined as
+    PackedMetric.versions stores them."""
     return ":".join(kept.data_versions(metric_id))
 
 
@@ -138,8 +132,8 @@ def packs_build(metric_id: int) -> int:
     versions = _versions_text(metric_id)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_BUILD_LOCK, metric_id])
-        # The same work memory as a comparison: the grouping's arrays.
-        cursor.execute("SELECT set_config('work_mem', '64MB', true)")
+        # A comparison's work memory: the grouping holds a pack's bytes.
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
         cursor.execute("DELETE FROM comparisons_measurementpack WHERE metric_id = %s", [metric_id])
         cursor.execute(_BUILD, [metric_id, Submission.Status.APPROVED])
         count = cursor.rowcount
@@ -151,8 +145,8 @@ def packs_build(metric_id: int) -> int:
             defaults={
                 "versions": versions,
                 "built_at": timezone.now(),
-                "packs": count,
-                "seconds": time.monotonic() - started,
+                "pack_count": count,
+                "build_seconds": time.monotonic() - started,
             },
         )
     log.info("comparisons: %d packs of metric %d built", count, metric_id)
@@ -161,8 +155,9 @@ def packs_build(metric_id: int) -> int:
 
 def packs_current_clause(metric_id: int) -> tuple[str, list] | None:
     """A condition (and its parameters) true where ``metric_id``'s packs were
-    built from the data as it is now, for the statement that reads them; None
-    where the versions cannot be read (the cache is away: the rows are read)."""
+    built from the data as it is now, less than ``MAX_AGE_SECONDS`` ago, for
+    the statement that reads them; None where the versions cannot be read
+    (the cache is away: the rows are read)."""
     try:
         versions = _versions_text(metric_id)
     except Exception as exc:
@@ -176,24 +171,22 @@ def packs_current_clause(metric_id: int) -> tuple[str, list] | None:
 
 
 def packs_current(metric_id: int) -> bool:
-    """Whether ``metric_id``'s packs are current now (the worker skips a
-    build asked for twice)."""
-    try:
-        versions = _versions_text(metric_id)
-    except Exception:
+    """Whether ``metric_id``'s packs are current now, by the condition a
+    comparison checks (the worker skips a build that is not needed)."""
+    condition = packs_current_clause(metric_id)
+    if condition is None:
         return False
-    return PackedMetric.objects.filter(
-        metric_id=metric_id,
-        versions=versions,
-        built_at__gt=timezone.now() - timedelta(seconds=MAX_AGE_SECONDS),
-    ).exists()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {condition[0]}", condition[1])
+        return cursor.fetchone()[0]
 
 
-def packs_wanted(metric_id: int) -> None:
-    """Ask the worker to build ``metric_id``'s packs, once however many ask
-    (until that build has committed, or ``WANTED_SECONDS`` passed), after the
-    current transaction commits. Not where tasks run in the request (no
-    worker): a build at scale takes seconds, and the rows answer as before."""
+def packs_build_ask(metric_id: int) -> None:
+    """Ask the worker to build ``metric_id``'s packs once the current
+    transaction commits, queued with a countdown of ``build_wait``; once
+    however many ask, until that build is over or ``ASKED_SECONDS`` after
+    its countdown have passed. Nothing is asked where tasks run in the
+    request (no worker): the rows answer."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
     from benchhub.comparisons.tasks import packs_build_task
@@ -201,14 +194,14 @@ def packs_wanted(metric_id: int) -> None:
     def ask() -> None:
         wait = build_wait(metric_id)
         try:
-            if not caches["kept"].add(_wanted_key(metric_id), 1, timeout=WANTED_SECONDS + wait):
+            if not caches["kept"].add(_asked_key(metric_id), 1, timeout=ASKED_SECONDS + wait):
                 return
         except Exception as exc:
             log.warning("comparisons: packs asked for without the cache: %s", exc)
         left_to = "the next comparison of the metric (the rows answer meanwhile)"
         options = {"countdown": wait}
         if not task_queue(packs_build_task, metric_id, left_to=left_to, options=options):
-            packs_build_done(metric_id)
+            packs_build_ask_clear(metric_id)
 
     transaction.on_commit(ask)
 
@@ -222,18 +215,20 @@ def build_wait(metric_id: int) -> float:
     if last is None:
         return 0.0
     since = (timezone.now() - last.built_at).total_seconds()
-    return max(0.0, BUILD_SPACING * last.seconds - since)
+    return max(0.0, BUILD_SPACING * last.build_seconds - since)
 
 
-def packs_build_done(metric_id: int) -> None:
-    """A build has committed (or was not queued): the next comparison that
-    finds the packs out of date asks for another. Cleared after the build,
-    not before: a comparison during it would ask for the same build again."""
+def packs_build_ask_clear(metric_id: int) -> None:
+    """The ask for ``metric_id``'s build is over: the build committed, was
+    skipped as not needed, failed, or could not be queued. The next
+    comparison that finds the packs out of date asks again. Cleared when the
+    build ends, not when it starts: a comparison during the build would ask
+    for the same build again."""
     try:
-        caches["kept"].delete(_wanted_key(metric_id))
+        caches["kept"].delete(_asked_key(metric_id))
     except Exception as exc:
-        log.warning("comparisons: packs asked for not cleared: %s", exc)
+        log.warning("comparisons: the ask for packs not cleared: %s", exc)
 
 
-def _wanted_key(metric_id: int) -> str:
-    return f"packs-wanted:{metric_id}"
+def _asked_key(metric_id: int) -> str:
+    return f"packs-asked:{metric_id}"

@@ -1,11 +1,12 @@
 """The reads of a comparison, handed to the pure aggregation (aggregation.py).
 
-On PostgreSQL the database computes the cells (in_database.py): a row per
-cell and a bounded sample of runs per cell come back, whatever the number
-of measurements. The embedded default (SQLite) has no percentile aggregate:
-there the matching measurements come back as values-only rows (at most
-MAX_ROWS) and Python computes the same cells (``cells_from_rows``). Either
-way there is never a query per cell.
+On PostgreSQL the database computes the cells: from the measurement packs
+where they can answer and are current (from_packs.py, packs.py), else from
+the rows (in_database.py); a row per cell and a bounded sample of runs per
+cell come back, whatever the number of measurements. The embedded default
+(SQLite) has no percentile aggregate: there the matching measurements come
+back as values-only rows (at most MAX_ROWS) and Python computes the same
+cells (``cells_from_rows``). Either way there is never a query per cell.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def _comparison_compute(
                 else None
             )
             cells = cells_in_postgresql(
-                measurements, query, check_parameters=check_parameters, first_try=packed
+                measurements, query, check_parameters=check_parameters, packed=packed
             )
         except (SplitGroups, EmptyResultSet):
             # EmptyResultSet: a filter no row can match (cores=-1), for which

@@ -11,6 +11,9 @@ beat every ``BENCHHUB_COMPARISON_REFRESH_SECONDS`` for every other change
 (a row deleted in the admin, a catalog edit). Without a worker (the
 embedded default runs tasks in the request) nothing is refreshed and a
 stale answer is simply computed on request.
+
+It also builds a metric's measurement packs when a comparison asks for them
+(``packs_build_task``, packs.py).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from django.conf import settings
 from django.db import connection
 
 from benchhub.comparisons.kept import kept_answer_forget_if_changed, kept_answers_stale, refreshing
-from benchhub.comparisons.packs import packs_build, packs_build_done, packs_current
+from benchhub.comparisons.packs import packs_build, packs_build_ask_clear, packs_current
 from benchhub.comparisons.selectors import comparison_answer_refresh
 
 logger = logging.getLogger(__name__)
@@ -66,4 +69,4 @@ def packs_build_task(metric_id: int) -> int:
             return 0
         return packs_build(metric_id)
     finally:
-        packs_build_done(metric_id)
+        packs_build_ask_clear(metric_id)

@@ -20,7 +20,6 @@ from kombu.exceptions import OperationalError as BrokerFailed
 from benchhub.celery import app
 from benchhub.comparisons import aggregation, from_packs, kept, packs, selectors, tasks
 from benchhub.comparisons.from_packs import (
-    NOT_IN_PACKS,
     cells_from_packs,
     first_runs,
     packs_can_answer,
@@ -28,7 +27,7 @@ from benchhub.comparisons.from_packs import (
 )
 from benchhub.comparisons.in_database import cells_in_postgresql
 from benchhub.comparisons.models import MeasurementPack, PackedMetric
-from benchhub.comparisons.packs import PACK_KEY, packs_build
+from benchhub.comparisons.packs import NOT_IN_PACKS, PACK_KEY, packs_build
 from benchhub.comparisons.query import AXIS_DIMENSIONS, comparison_query_parse
 from benchhub.comparisons.tasks import packs_build_task
 from benchhub.moderation.services import submission_moderate
@@ -42,7 +41,8 @@ pytestmark = pytest.mark.skipif(
     reason="packs are PostgreSQL's (the embedded default has none)",
 )
 
-# Filters of every kind a pack's run and point answer for its measurements.
+# Filters of every kind that a pack's run_ copies and its point answer for
+# all its measurements.
 FILTERED = [
     {"x": "param.point", "series": "filesystem", "cores": "8"},
     {"x": "param.point", "series": "cores", "filesystem": "xfs"},
@@ -196,11 +196,11 @@ def test_a_pack_holds_the_measurements_alike_and_only_them(stored):
     ],
     ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()),
 )
-def test_what_a_pack_does_not_keep_apart_is_read_from_the_rows(stored, given):
+def test_packs_refuse_submission_and_run_filters_and_axes_and_per(stored, given):
     assert not packs_can_answer(AnonymousUser(), query_of(given))
 
 
-def test_a_submitter_with_results_not_public_sees_them_from_the_rows(stored, bob):
+def test_a_signed_in_user_is_answered_from_the_rows(stored, bob):
     assert not packs_can_answer(bob, query_of({"x": "param.point"}))
 
 
@@ -208,7 +208,7 @@ def test_every_filter_and_axis_a_pack_answers_is_in_its_key_and_copied():
     """A filter added to the measurements (RUN_FIELDS) or an axis must be
     either in the packs' key and copied to the pack, or in NOT_IN_PACKS:
     else one pack would hold runs that the filter tells apart."""
-    key = " ".join(PACK_KEY)
+    key = {column.removesuffix("::text") for column in PACK_KEY}
     paths = {name: path for name, (path, _) in RUN_FIELDS.items()} | {
         name: path.removeprefix("run__") for name, path in AXIS_DIMENSIONS.items()
     }
@@ -218,7 +218,7 @@ def test_every_filter_and_axis_a_pack_answers_is_in_its_key_and_copied():
         first = path.split("__")[0]
         column = f"r.{first}_id" if "__" in path else f"r.{first}"
         assert column in key, f"{name} ({path}) is not in the packs' key"
-        assert MeasurementPack._meta.get_field(f"run_{first}"), name
+        MeasurementPack._meta.get_field(f"run_{first}")  # raises FieldDoesNotExist
 
 
 def test_packs_older_than_the_data_are_not_used_and_a_build_is_asked_for(
@@ -226,8 +226,7 @@ def test_packs_older_than_the_data_are_not_used_and_a_build_is_asked_for(
 ):
     query = query_of({"x": "param.point", "series": "filesystem"})
     asked = []
-    monkeypatch.setattr(packs, "packs_wanted", asked.append)
-    monkeypatch.setattr(from_packs, "packs_wanted", asked.append)
+    monkeypatch.setattr(from_packs, "packs_build_ask", asked.append)
     assert cells_from_packs(query) is not None and not asked
 
     with django_capture_on_commit_callbacks(execute=True):  # the change's bump
@@ -243,7 +242,7 @@ def test_packs_older_than_the_data_are_not_used_and_a_build_is_asked_for(
     assert "btrfs" in packed.series_values
 
 
-def test_a_moderation_makes_the_packs_old(stored, bob, django_capture_on_commit_callbacks):
+def test_a_moderation_makes_the_packs_out_of_date(stored, bob, django_capture_on_commit_callbacks):
     query = query_of({"x": "param.point", "series": "filesystem"})
     moderator = type(bob).objects.create_superuser(username="mod", password="x" * 16)
     hidden = Submission.objects.filter(runs__storage__filesystem="xfs").first()
@@ -258,10 +257,11 @@ def test_a_moderation_makes_the_packs_old(stored, bob, django_capture_on_commit_
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_change_committed_while_packs_are_built_leaves_them_old(bob):
+def test_a_change_committed_while_packs_are_built_leaves_them_out_of_date(bob):
     """A change that commits after the packs' statement took its snapshot
     (so it is not in them) bumps the versions after the build read them:
-    the packs are never used. Read after the statement, they would be."""
+    the packs are never used. (Had the build read the versions after its
+    INSERT, these packs would pass as current.)"""
     upload(bob, "ext4", 2, 1.0)
     metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
     built, go_on = threading.Event(), threading.Event()
@@ -286,6 +286,7 @@ def test_a_change_committed_while_packs_are_built_leaves_them_old(bob):
     upload(bob, "ext4", 2, 2.0)  # committed, and its bump with it
     go_on.set()
     builder.join(30)
+    assert not builder.is_alive()
 
     assert PackedMetric.objects.filter(metric=metric).exists()
     query = query_of({"x": "param.point"})
@@ -339,26 +340,40 @@ def test_first_runs_are_the_first_rows_where_each_run_is_there_once():
     )
 
 
-def test_the_comparison_api_answers_the_same_from_packs(stored, anonymous_api, settings):
+@pytest.fixture
+def packs_answered(monkeypatch) -> list[int]:
+    """One entry per comparison the packs answered (its number of cells)."""
+    answered: list[int] = []
+    collect = from_packs.cells_collected
+
+    def counted(query, rows):
+        answered.append(len(rows))
+        return collect(query, rows)
+
+    monkeypatch.setattr(from_packs, "cells_collected", counted)
+    return answered
+
+
+def test_the_comparison_api_answers_the_same_from_packs(
+    stored, anonymous_api, settings, packs_answered
+):
     """Through the whole request (verdicts, scores, the JSON), with the
     packs read and without."""
     settings.BENCHHUB_COMPARISON_KEEP_SECONDS = 0
-    read = []
-    real = from_packs.cells_collected
-    from_packs_cells = lambda query, rows: read.append(len(rows)) or real(query, rows)  # noqa: E731
     settings.BENCHHUB_COMPARISON_PACKS = True
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(from_packs, "cells_collected", from_packs_cells)
-        packed = anonymous_api.get(URL)
+    packed = anonymous_api.get(URL)
+    assert len(packs_answered) == 1  # the packs answered
     settings.BENCHHUB_COMPARISON_PACKS = False
     rows = anonymous_api.get(URL)
-    assert read  # the packs answered the first
+    assert len(packs_answered) == 1  # the rows answered
     assert packed.status_code == rows.status_code == 200
     assert packed.json() == rows.json()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_builds_the_packs_the_first_comparison_asked_for(bob, anonymous_api, settings):
+def test_a_worker_builds_the_packs_the_first_comparison_asked_for(
+    bob, anonymous_api, settings, packs_answered
+):
     """End to end: the first request reads the rows and asks; a real worker
     (Redis, Celery) builds; the next request reads the packs, same answer."""
     settings.BENCHHUB_COMPARISON_KEEP_SECONDS = 0
@@ -366,23 +381,17 @@ def test_a_worker_builds_the_packs_the_first_comparison_asked_for(bob, anonymous
         upload(bob, "ext4", 2, scale)
         upload(bob, "xfs", 4, scale * 1.1)
     metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
-    caches["kept"].delete(packs._wanted_key(metric.pk))  # an earlier test's ask
+    caches["kept"].delete(packs._asked_key(metric.pk))  # an earlier test's ask
     app.control.purge()
-    read = []
-    real = from_packs.cells_collected
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            from_packs, "cells_collected", lambda query, rows: read.append(1) or real(query, rows)
-        )
-        with in_process_worker():
-            first = anonymous_api.get(URL)
-            deadline = time.monotonic() + 60
-            while not PackedMetric.objects.filter(metric=metric).exists():
-                assert time.monotonic() < deadline, "the worker built no packs"
-                time.sleep(0.1)
-        assert not read  # the first read the rows
-        second = anonymous_api.get(URL)
-    assert read  # the second, the packs
+    with in_process_worker():
+        first = anonymous_api.get(URL)
+        deadline = time.monotonic() + 60
+        while not PackedMetric.objects.filter(metric=metric).exists():
+            assert time.monotonic() < deadline, "the worker built no packs"
+            time.sleep(0.1)
+    assert not packs_answered  # the first read the rows
+    second = anonymous_api.get(URL)
+    assert len(packs_answered) == 1  # the second, the packs
     assert first.status_code == second.status_code == 200
     assert first.json() == second.json()
 
@@ -399,7 +408,7 @@ def test_a_comparison_answers_while_the_broker_refuses_the_packs_build(
     upload(bob, "ext4", 2, 1.0)
     upload(bob, "xfs", 4, 1.1)
     metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
-    caches["kept"].delete(packs._wanted_key(metric.pk))  # an earlier test's ask
+    caches["kept"].delete(packs._asked_key(metric.pk))  # an earlier test's ask
 
     def refused(*args, **kwargs):
         raise BrokerFailed("OOM command not allowed when used memory > 'maxmemory'.")
@@ -412,7 +421,7 @@ def test_a_comparison_answers_while_the_broker_refuses_the_packs_build(
     assert response.status_code == 200
     assert response.json()["series"]
     # not left asked for: the next comparison asks again
-    assert caches["kept"].get(packs._wanted_key(metric.pk)) is None
+    assert caches["kept"].get(packs._asked_key(metric.pk)) is None
 
 
 def test_packs_are_used_no_longer_than_a_day_after_a_lost_bump(
@@ -445,23 +454,23 @@ def test_packs_are_used_no_longer_than_a_day_after_a_lost_bump(
     assert "btrfs" in rows.series_values
 
 
-def test_a_build_asked_for_twice_is_made_once(stored, monkeypatch):
+def test_the_worker_skips_a_build_whose_packs_are_current_and_clears_the_ask(stored, monkeypatch):
     """A comparison during a build found the packs out of date too and
     asked again (found in review): the worker skips a build whose packs are
     already current, and the ask is cleared only once the build is over."""
     metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
-    caches["kept"].set(packs._wanted_key(metric.pk), 1)
+    caches["kept"].set(packs._asked_key(metric.pk), 1)
     built = []
     monkeypatch.setattr(tasks, "packs_build", built.append)
 
     assert packs_build_task(metric.pk) == 0
 
     assert built == []
-    assert caches["kept"].get(packs._wanted_key(metric.pk)) is None
+    assert caches["kept"].get(packs._asked_key(metric.pk)) is None
 
 
 @pytest.mark.parametrize(("built_ago", "wait"), [(15, 25), (100, 0)])
-def test_a_metric_is_built_again_only_after_four_times_its_last_build(
+def test_an_ask_is_queued_once_with_a_countdown_to_four_times_the_last_builds_duration(
     stored, monkeypatch, django_capture_on_commit_callbacks, built_ago, wait
 ):
     """A metric whose results change faster than its packs build must not
@@ -469,17 +478,35 @@ def test_a_metric_is_built_again_only_after_four_times_its_last_build(
     times the last build's duration has passed since it ended."""
     metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
     PackedMetric.objects.filter(metric=metric).update(
-        seconds=10.0, built_at=timezone.now() - timedelta(seconds=built_ago)
+        build_seconds=10.0, built_at=timezone.now() - timedelta(seconds=built_ago)
     )
-    caches["kept"].delete(packs._wanted_key(metric.pk))
+    caches["kept"].delete(packs._asked_key(metric.pk))
     queued = []
     monkeypatch.setattr(
         packs_build_task, "apply_async", lambda args, kwargs, **options: queued.append(options)
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        packs.packs_wanted(metric.pk)
-        packs.packs_wanted(metric.pk)  # asked twice: queued once
+        packs.packs_build_ask(metric.pk)
+        packs.packs_build_ask(metric.pk)  # asked twice: queued once
 
     (options,) = queued
     assert wait - 1 < options["countdown"] <= wait
+
+
+def test_the_ask_for_a_build_is_cleared_when_the_build_ends_not_when_it_starts(stored, monkeypatch):
+    """A comparison during a build must not ask for the same build again:
+    the ask stays while the build runs, and goes once it is over."""
+    metric = Metric.objects.get(name="throughput", benchmark__name="select-update")
+    PackedMetric.objects.filter(metric=metric).update(versions="out of date")
+    key = packs._asked_key(metric.pk)
+    caches["kept"].set(key, 1)
+    seen_during = []
+    monkeypatch.setattr(
+        tasks, "packs_build", lambda metric_id: seen_during.append(caches["kept"].get(key)) or 7
+    )
+
+    assert packs_build_task(metric.pk) == 7
+
+    assert seen_during == [1]
+    assert caches["kept"].get(key) is None

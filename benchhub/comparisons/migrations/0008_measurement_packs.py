@@ -1,6 +1,7 @@
 """Measurement packs (models.py, packs.py): the table of packs and of the
-metrics whose packs are built. Built by the worker on a comparison's first
-request after a change, not here: until then comparisons read the rows.
+metrics whose packs are built. Asked for by the first comparison that finds
+them out of date and built by the worker (no sooner than packs.build_wait
+allows), not here: until then comparisons read the rows.
 
 A large pack's bytes are stored out of line uncompressed (STORAGE
 EXTERNAL): numbers barely compress, and a comparison reads every byte.
@@ -42,8 +43,16 @@ class Migration(migrations.Migration):
                 ),
                 ("versions", models.CharField(max_length=100)),
                 ("built_at", models.DateTimeField()),
-                ("packs", models.PositiveIntegerField()),
-                ("seconds", models.FloatField()),
+                (
+                    "pack_count",
+                    models.PositiveIntegerField(help_text="how many packs the build wrote"),
+                ),
+                (
+                    "build_seconds",
+                    models.FloatField(
+                        help_text="how long the build took, its lock's wait included (packs.build_wait spaces the next build by it)"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
