@@ -28,12 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import django_filters
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, Value
 from django.utils.datastructures import MultiValueDict
 
 from benchhub.comparisons import aggregation
@@ -42,13 +40,13 @@ from benchhub.comparisons.in_database import (
     MIXED_PARAMETERS_SQL,
     binary_cursor,
     cells_collected,
-    key_expression,
+    keyed_for_cells,
     settings_statement,
 )
 from benchhub.comparisons.models import MeasurementPack
 from benchhub.comparisons.packs import NOT_IN_PACKS, packs_build_ask, packs_current_clause
 from benchhub.comparisons.query import ComparisonQuery
-from benchhub.results.filters import FlagFilter, filterset_with_run_fields
+from benchhub.results.filters import measurement_filterset
 
 # As float8send and int8send write them. The run ids are turned into the
 # machine's order (their sample keys are computed); the values and ids are
@@ -59,13 +57,7 @@ _INTEGER = np.dtype(">i8")
 
 # The measurement filters, named on a pack: run__hardware__cores is
 # run_hardware__cores (no run filter: packs_can_answer refuses it).
-PackFilter = filterset_with_run_fields(
-    MeasurementPack,
-    "run_",
-    metric=django_filters.CharFilter(method="filter_metric"),
-    approximate=FlagFilter(field_name="approximate"),
-    measurement_params=True,
-)
+PackFilter = measurement_filterset(MeasurementPack, "run_")
 
 
 def packs_can_answer(user: User | AnonymousUser, query: ComparisonQuery) -> bool:
@@ -142,24 +134,11 @@ def _statement(
     data = MultiValueDict({key: values for key, values in query.filters.items() if values})
     # The filters of the rows' query, on the pack's copies (selectors._measurements
     # has refused any that is not valid).
-    keyed = (
-        PackFilter(data=data, queryset=packs)
-        .qs.order_by()
-        .annotate(
-            _x=key_expression(query.x, run_prefix="run_"),
-            _s=key_expression(query.series, run_prefix="run_")
-            if query.series is not None
-            else Value(query.metric.name),
-            _eligible=ExpressionWrapper(Q(run_noise=""), output_field=BooleanField())
-            if query.quiet_verdicts
-            else Value(True, output_field=BooleanField()),
-        )
+    keyed, columns = keyed_for_cells(
+        PackFilter(data=data, queryset=packs).qs, query, mixed=mixed, run_prefix="run_"
     )
-    columns = ["_s", "_x", "n", "low", "high", "approximate", "vals", "runs", "ids", "_eligible"]
-    if mixed:
-        keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run_parameter_keys"))
-        columns += ["_keys", "_run_keys"]
-    inner, params = keyed.values(*columns).query.sql_with_params()
+    keyed = keyed.values("n", "low", "high", "approximate", "vals", "runs", "ids", *columns)
+    inner, params = keyed.query.sql_with_params()
     condition, condition_params = condition
     sql = f"""
         SELECT false, _s, _x, sum(n)::bigint, min(low), max(high),

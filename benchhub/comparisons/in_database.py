@@ -271,6 +271,31 @@ def _statement(inner: str, *, mixed: bool, value: str = "value") -> str:
     """  # noqa: S608 -- Django's own SQL and our integers
 
 
+def keyed_for_cells(
+    queryset: QuerySet, query: ComparisonQuery, *, mixed: bool, run_prefix: str = "run__"
+) -> tuple[QuerySet, list[str]]:
+    """``queryset`` with what a comparison's cells group by (``_s``, ``_x``),
+    whether a row's run may be sampled for a verdict (``_eligible``) and,
+    with ``mixed``, the parameter keys (``_keys``, ``_run_keys``), and those
+    columns' names; of measurements (``run__``) or of packs (``run_``)."""
+    keyed = queryset.order_by().annotate(
+        _x=key_expression(query.x, run_prefix),
+        _s=key_expression(query.series, run_prefix)
+        if query.series is not None
+        else Value(query.metric.name),
+        _eligible=ExpressionWrapper(Q(**{f"{run_prefix}noise": ""}), output_field=BooleanField())
+        if query.quiet_verdicts
+        else Value(True, output_field=BooleanField()),
+    )
+    columns = ["_s", "_x", "_eligible"]
+    if mixed:
+        keyed = keyed.annotate(
+            _keys=F("parameter_keys"), _run_keys=F(f"{run_prefix}parameter_keys")
+        )
+        columns += ["_keys", "_run_keys"]
+    return keyed, columns
+
+
 def cells_statement(
     queryset: QuerySet, query: ComparisonQuery, *, cut: bool = True, mixed: bool = False
 ) -> tuple[str, list[Any]]:
@@ -279,19 +304,9 @@ def cells_statement(
     ``mixed``, each cell says whether its parameter keys differ (else it
     says they may: the check costs a tenth of the statement, and only the
     page asks)."""
-    keyed = queryset.order_by().annotate(
-        _x=key_expression(query.x),
-        _s=key_expression(query.series) if query.series is not None else Value(query.metric.name),
-        _eligible=ExpressionWrapper(Q(run__noise=""), output_field=BooleanField())
-        if query.quiet_verdicts
-        else Value(True, output_field=BooleanField()),
-    )
+    keyed, columns = keyed_for_cells(queryset, query, mixed=mixed)
     value = "value" if query.per is None else "_value"  # selectors.per_divided
-    columns = ["_s", "_x", value, "approximate", "run_id", "id", "_eligible"]
-    if mixed:
-        keyed = keyed.annotate(_keys=F("parameter_keys"), _run_keys=F("run__parameter_keys"))
-        columns += ["_keys", "_run_keys"]
-    keyed = keyed.values(*columns)
+    keyed = keyed.values(value, "approximate", "run_id", "id", *columns)
     inner, params = keyed.query.sql_with_params()
     rows = SAMPLED_ROWS * aggregation.VERDICT_RUNS
     runs = aggregation.VERDICT_RUNS

@@ -173,15 +173,11 @@ def versions_bump(metrics: Iterable[int] | None) -> None:
             _failed("when a version changed could not be kept", exc)
 
 
-def _versions(metric: int) -> tuple[str, str]:
-    """The versions of every metric and of ``metric``, made if missing."""
-    return _versions_and_entry(metric, None)[0]
-
-
 def data_versions(metric: int) -> tuple[str, str]:
     """The versions of what an answer of ``metric`` reads: every metric's
-    and its own (packs.py stamps each build with them). Raises where the cache is away."""
-    return _versions(metric)
+    and its own, made if missing (packs.py stamps each build with them).
+    Raises where the cache is away."""
+    return _versions_and_entry(metric, None)[0]
 
 
 def _versions_and_entry(metric: int, digest: str | None) -> tuple[tuple[str, str], Any]:
@@ -330,7 +326,7 @@ def kept_answers_stale(*, served_within: int, limit: int) -> list[tuple[str, Any
         if not isinstance(entry, Entry) or entry.request is None:
             continue
         if entry.metric not in current:
-            current[entry.metric] = _versions(entry.metric)
+            current[entry.metric] = data_versions(entry.metric)
         if entry.versions != current[entry.metric]:
             stale.append((digest, entry.request, entry.served))
             if len(stale) == limit:
@@ -357,7 +353,7 @@ def kept_answer_forget_if_changed(digest: str) -> None:
     nor served after the grace."""
     kept = _cache()
     entry = kept.get(_answer_key(digest))
-    if isinstance(entry, Entry) and entry.versions != _versions(entry.metric):
+    if isinstance(entry, Entry) and entry.versions != data_versions(entry.metric):
         kept.delete(_answer_key(digest))
 
 
@@ -403,7 +399,7 @@ def _store(digest: str, versions: tuple[str, str], metric: int, answer: Any, req
     if len(data) > MAX_ANSWER_BYTES:
         return
     try:
-        if _versions(metric) != versions:
+        if data_versions(metric) != versions:
             return
     except Exception as exc:
         _failed("kept comparison answers could not be read", exc)

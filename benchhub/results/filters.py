@@ -559,12 +559,23 @@ def filterset_with_run_fields(
     return type(f"{model.__name__}Filter", (ParameterFilterSet,), attrs)
 
 
+def measurement_filterset(
+    model: type, run_prefix: str, **extra: object
+) -> type[ParameterFilterSet]:
+    """The measurement filters (the run's, the metric, approximate, param.*)
+    on ``model``: measurements, or comparisons' packs (their copies of the
+    run's fields, ``run_``)."""
+    return filterset_with_run_fields(
+        model,
+        run_prefix,
+        metric=django_filters.CharFilter(method="filter_metric"),
+        approximate=FlagFilter(field_name="approximate"),
+        measurement_params=True,
+        **extra,
+    )
+
+
 RunFilter = filterset_with_run_fields(Run, "")
-MeasurementFilter = filterset_with_run_fields(
-    Measurement,
-    "run__",
-    metric=django_filters.CharFilter(method="filter_metric"),
-    approximate=FlagFilter(field_name="approximate"),
-    run=WholeNumberFilter(field_name="run_id"),
-    measurement_params=True,
+MeasurementFilter = measurement_filterset(
+    Measurement, "run__", run=WholeNumberFilter(field_name="run_id")
 )
